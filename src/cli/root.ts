@@ -1,0 +1,163 @@
+// The command line: yargs turns argv into one plain ParsedCommand value (kubectx's
+// parseArgs -> Op), which tests compare and main.ts dispatches. Nothing here does I/O.
+import yargs, { type Argv } from "yargs";
+import type { KubeFlags } from "../kube/client";
+import { parseDuration, ConfigError } from "../kube/client";
+import { UsageError } from "./errors";
+
+declare const __VERSION__: string;
+
+export type DryRun = "none" | "client" | "server";
+export type Output = "table" | "wide" | "json" | "yaml" | "name";
+
+export type ParsedCommand =
+  | { kind: "text"; text: string }
+  | { kind: "show"; flags: KubeFlags; name?: string; allNamespaces: boolean; selector?: string; output: Output }
+  | { kind: "diff"; flags: KubeFlags; name: string; directives: string[]; output?: "json" | "yaml" }
+  | {
+      kind: "set";
+      flags: KubeFlags;
+      name: string;
+      directives: string[];
+      dryRun: DryRun;
+      yes: boolean;
+      force: boolean;
+      timeoutMs: number;
+      output?: "json" | "yaml" | "name";
+    };
+
+export const commandName = "kubectl appstorage";
+
+function kubeOptions(y: Argv): Argv {
+  return y
+    .option("kubeconfig", { type: "string", describe: "Path to the kubeconfig file to use", group: "Connection:" })
+    .option("context", { type: "string", describe: "The name of the kubeconfig context to use", group: "Connection:" })
+    .option("namespace", { alias: "n", type: "string", describe: "If present, the namespace scope for this request", group: "Connection:" })
+    .option("request-timeout", {
+      type: "string",
+      describe: 'How long to wait for a single server request ("0" waits forever; 30s, 1m)',
+      default: "30s",
+      group: "Connection:",
+    });
+}
+
+function kubeFlags(argv: Record<string, unknown>): KubeFlags {
+  const flags: KubeFlags = {};
+  if (typeof argv["kubeconfig"] === "string") flags.kubeconfig = argv["kubeconfig"];
+  if (typeof argv["context"] === "string") flags.context = argv["context"];
+  if (typeof argv["namespace"] === "string") {
+    if (!argv["namespace"]) throw new UsageError("--namespace must not be empty");
+    flags.namespace = argv["namespace"];
+  }
+  if (typeof argv["request-timeout"] === "string") {
+    flags.requestTimeout = argv["request-timeout"];
+    duration(flags.requestTimeout, "--request-timeout");
+  }
+  return flags;
+}
+
+function duration(text: string, flag: string): number {
+  try {
+    return parseDuration(text);
+  } catch (e) {
+    if (e instanceof ConfigError) throw new UsageError(`invalid ${flag} "${text}": use a duration such as 30s or 5m`);
+    throw e;
+  }
+}
+
+function oneOf<T extends string>(value: unknown, allowed: readonly T[], flag: string): T {
+  if (typeof value !== "string" || !(allowed as readonly string[]).includes(value)) {
+    throw new UsageError(`invalid ${flag} "${String(value)}": must be one of ${allowed.join(", ")}`);
+  }
+  return value as T;
+}
+
+function parser(): Argv {
+  return kubeOptions(yargs())
+    .scriptName(commandName)
+    .usage(`${commandName}: change a StatefulSet's volume claim templates safely\n\nUsage: ${commandName} <command> [flags]`)
+    .command("show [statefulset]", "Show claim templates and every claim per ordinal", (y) =>
+      y
+        .positional("statefulset", { type: "string", describe: "StatefulSet name (default: all in the namespace)" })
+        .option("all-namespaces", { alias: "A", type: "boolean", default: false, describe: "List StatefulSets in every namespace" })
+        .option("selector", { alias: "l", type: "string", describe: "Label selector for StatefulSets" })
+        .option("output", { alias: "o", type: "string", default: "table", describe: "table|wide|json|yaml" }),
+    )
+    .command("diff <statefulset> <directives..>", "Show what set would change (exit 0: none, 1: changes, >1: error)", (y) =>
+      y
+        .positional("statefulset", { type: "string", describe: "StatefulSet name" })
+        .positional("directives", { type: "string", array: true, describe: "CLAIM=SIZE[,CLASS] ..." })
+        .option("output", { alias: "o", type: "string", describe: "json|yaml: print the plan as data" }),
+    )
+    .command("set <statefulset> <directives..>", "Change claim templates: orphan-delete and re-create, pods keep running", (y) =>
+      y
+        .positional("statefulset", { type: "string", describe: "StatefulSet name" })
+        .positional("directives", { type: "string", array: true, describe: "CLAIM=SIZE[,CLASS] ..., e.g. pgdata=2Gi or pgdata=2Gi,fast-ssd" })
+        .option("dry-run", { type: "string", default: "none", describe: "none|client (print the plan)|server (let the server validate, persist nothing)" })
+        .option("yes", { alias: "y", type: "boolean", default: false, describe: "Do not ask for confirmation" })
+        .option("force", { type: "boolean", default: false, describe: "Proceed past warnings that are not data-safety refusals (rollout in progress, controller owner)" })
+        .option("timeout", { type: "string", default: "5m", describe: "How long to wait for each step (deletion, adoption)" })
+        .option("output", { alias: "o", type: "string", describe: "json|yaml|name" }),
+    )
+    .example(`${commandName} show postgresql-k8s`, "Claims per ordinal and their drift from the template")
+    .example(`${commandName} diff postgresql-k8s pgdata=2Gi`, "What would change")
+    .example(`${commandName} set postgresql-k8s pgdata=2Gi`, "New ordinals get 2Gi; running pods are not restarted")
+    .version(typeof __VERSION__ === "string" ? __VERSION__ : "dev")
+    .help()
+    .alias("help", "h")
+    .strict()
+    .demandCommand(1, "no command given: use show, diff or set")
+    .wrap(null)
+    .exitProcess(false);
+}
+
+/** Parses argv (without node and script). Help and version come back as text to print. */
+export function parseArgs(args: readonly string[]): ParsedCommand {
+  let failure: string | undefined;
+  let output = "";
+  const argv = parser()
+    .fail((msg, err) => {
+      failure = msg ?? err?.message ?? "invalid command line";
+    })
+    .parseSync([...args], {}, (_err, _argv, out) => {
+      output = out;
+    }) as Record<string, unknown>;
+  if (failure) throw new UsageError(failure.split("\n")[0]!);
+  if (output) return { kind: "text", text: output.endsWith("\n") ? output : `${output}\n` };
+  const command = (argv["_"] as string[])[0];
+  if (command === "show") {
+    return {
+      kind: "show",
+      flags: kubeFlags(argv),
+      ...(typeof argv["statefulset"] === "string" ? { name: argv["statefulset"] } : {}),
+      allNamespaces: argv["all-namespaces"] === true,
+      ...(typeof argv["selector"] === "string" ? { selector: argv["selector"] } : {}),
+      output: oneOf(argv["output"], ["table", "wide", "json", "yaml"] as const, "--output"),
+    };
+  }
+  const name = String(argv["statefulset"]);
+  const directives = (argv["directives"] as unknown[]).map(String);
+  if (command === "diff") {
+    return {
+      kind: "diff",
+      flags: kubeFlags(argv),
+      name,
+      directives,
+      ...(argv["output"] !== undefined ? { output: oneOf(argv["output"], ["json", "yaml"] as const, "--output") } : {}),
+    };
+  }
+  if (command === "set") {
+    return {
+      kind: "set",
+      flags: kubeFlags(argv),
+      name,
+      directives,
+      dryRun: oneOf(argv["dry-run"], ["none", "client", "server"] as const, "--dry-run"),
+      yes: argv["yes"] === true,
+      force: argv["force"] === true,
+      timeoutMs: duration(String(argv["timeout"]), "--timeout"),
+      ...(argv["output"] !== undefined ? { output: oneOf(argv["output"], ["json", "yaml", "name"] as const, "--output") } : {}),
+    };
+  }
+  throw new UsageError(`unknown command "${String(command)}": use show, diff or set`);
+}

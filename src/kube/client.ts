@@ -1,0 +1,175 @@
+// The narrow client the rest of the tool uses: raw JSON requests and watches against the API
+// server. Objects stay plain JSON as the server sent them: a typed model would drop fields it
+// does not know, and a re-created StatefulSet must carry its pod template unchanged.
+// @kubernetes/client-node does what kubectl's client does for credentials (kubeconfig
+// merging, contexts, client certificates, tokens, exec and auth plugins); it is loaded only by
+// commands that talk to a cluster, to keep start-up fast.
+import * as http from "node:http";
+import * as https from "node:https";
+import { apiErrorFromBody, UnreachableError } from "./errors";
+
+export interface KubeFlags {
+  kubeconfig?: string;
+  context?: string;
+  namespace?: string;
+  /** kubectl's --request-timeout: "0" (none), "30s", "1m", or a number of seconds. */
+  requestTimeout?: string;
+}
+
+export interface RequestSpec {
+  method: "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
+  path: string;
+  query?: Record<string, string | number | boolean | undefined>;
+  body?: unknown;
+  contentType?: string;
+}
+
+export interface WatchEvent<T = unknown> {
+  type: "ADDED" | "MODIFIED" | "DELETED" | "BOOKMARK" | "ERROR";
+  object: T;
+}
+
+export interface KubeClient {
+  /** The namespace from -n, else the context's, else "default". */
+  readonly namespace: string;
+  readonly server: string;
+  request<T>(spec: RequestSpec): Promise<T>;
+  /**
+   * Streams watch events to onEvent until it returns true (then resolves true), the server
+   * ends the watch (resolves false), or the signal aborts (resolves false).
+   */
+  watch<T>(path: string, query: RequestSpec["query"], onEvent: (e: WatchEvent<T>) => boolean, signal?: AbortSignal): Promise<boolean>;
+}
+
+/** Thrown for a kubeconfig or context problem, before any request. */
+export class ConfigError extends Error {}
+
+export function parseDuration(text: string): number {
+  const m = /^(\d+(?:\.\d+)?)(ms|s|m|h)?$/.exec(text.trim());
+  if (!m) throw new ConfigError(`invalid duration "${text}": use a number with a unit, such as 30s or 5m`);
+  const n = Number(m[1]);
+  const unit = m[2] ?? "s";
+  return Math.round(n * { ms: 1, s: 1000, m: 60_000, h: 3_600_000 }[unit]!);
+}
+
+function queryString(query: RequestSpec["query"]): string {
+  const params = new URLSearchParams();
+  for (const [k, v] of Object.entries(query ?? {})) if (v !== undefined) params.set(k, String(v));
+  const s = params.toString();
+  return s ? `?${s}` : "";
+}
+
+export async function connect(flags: KubeFlags): Promise<KubeClient> {
+  const { KubeConfig } = await import("@kubernetes/client-node");
+  const kc = new KubeConfig();
+  try {
+    if (flags.kubeconfig) kc.loadFromFile(flags.kubeconfig);
+    else kc.loadFromDefault();
+  } catch (e) {
+    const err = e as NodeJS.ErrnoException;
+    if (err.code === "ENOENT") throw new ConfigError(`kubeconfig "${err.path ?? flags.kubeconfig}" does not exist; pass --kubeconfig with a valid file`);
+    throw new ConfigError(`cannot load kubeconfig${flags.kubeconfig ? ` "${flags.kubeconfig}"` : ""}: ${err.message.split("\n")[0]}`);
+  }
+  if (flags.context) {
+    if (!kc.getContextObject(flags.context)) throw new ConfigError(`context "${flags.context}" does not exist in the kubeconfig; list contexts with: kubectl config get-contexts`);
+    kc.setCurrentContext(flags.context);
+  }
+  const cluster = kc.getCurrentCluster();
+  if (!cluster) throw new ConfigError("no cluster in the kubeconfig's current context; set one with kubectl config use-context, or pass --kubeconfig");
+  const context = kc.getContextObject(kc.getCurrentContext());
+  const namespace = flags.namespace || context?.namespace || "default";
+  const timeoutMs = flags.requestTimeout === undefined ? 30_000 : parseDuration(flags.requestTimeout);
+  const base = new URL(cluster.server);
+  const transport = base.protocol === "http:" ? http : https;
+  const agentOptions: https.RequestOptions = {};
+  await kc.applyToHTTPSOptions(agentOptions);
+  const agent = base.protocol === "http:" ? new http.Agent({ keepAlive: true }) : new https.Agent({ ...(agentOptions as https.AgentOptions), keepAlive: true });
+  const basePath = base.pathname.replace(/\/$/, "");
+
+  function open(spec: RequestSpec, timeout: number, signal?: AbortSignal): Promise<http.IncomingMessage> {
+    const body = spec.body === undefined ? undefined : JSON.stringify(spec.body);
+    return new Promise((resolve, reject) => {
+      // Fresh credentials per request: exec plugins and token files may rotate them.
+      const options: https.RequestOptions = {};
+      kc.applyToHTTPSOptions(options)
+        .then(() => {
+          const req = transport.request(
+            {
+              protocol: base.protocol,
+              hostname: base.hostname,
+              port: base.port,
+              path: basePath + spec.path + queryString(spec.query),
+              method: spec.method,
+              agent,
+              auth: options.auth,
+              headers: {
+                ...(options.headers ?? {}),
+                Accept: "application/json",
+                "User-Agent": "kubectl-appstorage",
+                ...(body !== undefined ? { "Content-Type": spec.contentType ?? "application/json", "Content-Length": Buffer.byteLength(body) } : {}),
+              },
+              signal,
+            },
+            resolve,
+          );
+          if (timeout > 0) {
+            req.setTimeout(timeout, () => req.destroy(new UnreachableError(`the server ${cluster!.server} did not answer within ${timeout / 1000}s; check the server or raise --request-timeout`)));
+          }
+          req.on("error", (e: NodeJS.ErrnoException) => {
+            if (e instanceof UnreachableError || e.name === "AbortError") reject(e);
+            else reject(new UnreachableError(`the connection to the server ${base.host} failed (${e.code ?? e.message}) - did you specify the right host or port?`));
+          });
+          req.end(body);
+        })
+        .catch(reject);
+    });
+  }
+
+  async function readAll(res: http.IncomingMessage): Promise<string> {
+    const chunks: Buffer[] = [];
+    for await (const c of res) chunks.push(c as Buffer);
+    return Buffer.concat(chunks).toString("utf8");
+  }
+
+  return {
+    namespace,
+    server: cluster.server,
+    async request<T>(spec: RequestSpec): Promise<T> {
+      const res = await open(spec, timeoutMs);
+      const text = await readAll(res);
+      const code = res.statusCode ?? 0;
+      if (code < 200 || code >= 300) throw apiErrorFromBody(code, text);
+      return (text ? JSON.parse(text) : {}) as T;
+    },
+    async watch<T>(path: string, query: RequestSpec["query"], onEvent: (e: WatchEvent<T>) => boolean, signal?: AbortSignal): Promise<boolean> {
+      const local = new AbortController();
+      const onAbort = () => local.abort();
+      signal?.addEventListener("abort", onAbort, { once: true });
+      try {
+        const res = await open({ method: "GET", path, query: { ...query, watch: 1, allowWatchBookmarks: true } }, 0, local.signal);
+        const code = res.statusCode ?? 0;
+        if (code < 200 || code >= 300) throw apiErrorFromBody(code, await readAll(res));
+        let buffered = "";
+        for await (const chunk of res) {
+          buffered += (chunk as Buffer).toString("utf8");
+          let nl: number;
+          while ((nl = buffered.indexOf("\n")) >= 0) {
+            const line = buffered.slice(0, nl).trim();
+            buffered = buffered.slice(nl + 1);
+            if (line && onEvent(JSON.parse(line) as WatchEvent<T>)) {
+              local.abort();
+              return true;
+            }
+          }
+        }
+        return false;
+      } catch (e) {
+        if ((e as Error).name === "AbortError" || local.signal.aborted) return false;
+        throw e;
+      } finally {
+        signal?.removeEventListener("abort", onAbort);
+        local.abort();
+      }
+    },
+  };
+}

@@ -1,0 +1,104 @@
+// The parts of Kubernetes objects this tool reads, as plain JSON. Objects are kept as the
+// server sent them (never round-tripped through typed models) so that fields this tool
+// does not know about, including ones newer than it, are copied unchanged.
+
+export interface ObjectMeta {
+  name?: string;
+  namespace?: string;
+  uid?: string;
+  resourceVersion?: string;
+  generation?: number;
+  creationTimestamp?: string;
+  deletionTimestamp?: string;
+  labels?: Record<string, string>;
+  annotations?: Record<string, string>;
+  ownerReferences?: OwnerReference[];
+  finalizers?: string[];
+  [key: string]: unknown;
+}
+
+export interface OwnerReference {
+  apiVersion: string;
+  kind: string;
+  name: string;
+  uid: string;
+  controller?: boolean;
+  blockOwnerDeletion?: boolean;
+}
+
+export interface KubeObject {
+  apiVersion?: string;
+  kind?: string;
+  metadata: ObjectMeta;
+  [key: string]: unknown;
+}
+
+export interface ClaimSpec {
+  accessModes?: string[];
+  storageClassName?: string;
+  volumeMode?: string;
+  volumeName?: string;
+  volumeAttributesClassName?: string;
+  resources?: { requests?: Record<string, string>; limits?: Record<string, string> };
+  [key: string]: unknown;
+}
+
+export interface ClaimTemplate {
+  apiVersion?: string;
+  kind?: string;
+  metadata: ObjectMeta;
+  spec: ClaimSpec;
+  [key: string]: unknown;
+}
+
+export interface PersistentVolumeClaim extends KubeObject {
+  spec: ClaimSpec;
+  status?: {
+    phase?: string;
+    capacity?: Record<string, string>;
+    conditions?: { type: string; status: string; message?: string; reason?: string }[];
+    [key: string]: unknown;
+  };
+}
+
+export interface StatefulSetSpec {
+  replicas?: number;
+  serviceName?: string;
+  selector: { matchLabels?: Record<string, string>; matchExpressions?: unknown[] };
+  template: { metadata?: ObjectMeta; spec: { volumes?: { name: string }[]; [key: string]: unknown } };
+  volumeClaimTemplates?: ClaimTemplate[];
+  podManagementPolicy?: string;
+  updateStrategy?: { type?: string; rollingUpdate?: { partition?: number; maxUnavailable?: unknown } };
+  persistentVolumeClaimRetentionPolicy?: { whenDeleted?: string; whenScaled?: string };
+  ordinals?: { start?: number };
+  [key: string]: unknown;
+}
+
+export interface StatefulSet extends KubeObject {
+  spec: StatefulSetSpec;
+  status?: {
+    observedGeneration?: number;
+    replicas?: number;
+    readyReplicas?: number;
+    currentReplicas?: number;
+    updatedReplicas?: number;
+    currentRevision?: string;
+    updateRevision?: string;
+    [key: string]: unknown;
+  };
+}
+
+export interface Pod extends KubeObject {
+  spec?: { volumes?: { name: string; persistentVolumeClaim?: { claimName: string } }[]; [key: string]: unknown };
+  status?: { phase?: string; conditions?: { type: string; status: string }[]; [key: string]: unknown };
+}
+
+export interface StorageClass extends KubeObject {
+  provisioner?: string;
+  allowVolumeExpansion?: boolean;
+}
+
+export interface ObjectList<T> {
+  metadata: { resourceVersion?: string; continue?: string };
+  items: T[];
+}

@@ -1,0 +1,64 @@
+// Process entry: the only file that touches process.* and the only one that exits.
+import { ExitCode, RefusedError, UsageError } from "./cli/errors";
+import { commandName, parseArgs, type ParsedCommand } from "./cli/root";
+import type { IOStreams } from "./cli/streams";
+import { ConfigError } from "./kube/client";
+import { ApiError, UnreachableError } from "./kube/errors";
+
+async function dispatch(cmd: ParsedCommand, streams: IOStreams): Promise<void> {
+  const deps = { streams, env: process.env, now: () => new Date() };
+  switch (cmd.kind) {
+    case "text":
+      streams.out.write(cmd.text);
+      return;
+    case "show": {
+      const { runShow } = await import("./commands/show");
+      return runShow(cmd, deps);
+    }
+    case "diff": {
+      const { runDiff } = await import("./commands/diff");
+      return runDiff(cmd, deps);
+    }
+    case "set": {
+      const { runSet } = await import("./commands/set");
+      const controller = new AbortController();
+      // Ctrl-C: stop waiting; the journal lets the next run finish the job.
+      process.once("SIGINT", () => controller.abort(new Error("interrupted")));
+      return runSet(cmd, { ...deps, signal: controller.signal });
+    }
+  }
+}
+
+/** kubectl's exit codes: 0 ok, 1 error; diff: 0 same, 1 differences, >1 error. */
+function exitCodeFor(err: unknown, command: string | undefined): number {
+  if (err instanceof ExitCode) return err.code;
+  return command === "diff" ? 2 : 1;
+}
+
+function messageFor(err: unknown): string {
+  if (err instanceof UsageError) return `${err.message} (see '${commandName} --help')`;
+  if (err instanceof RefusedError || err instanceof ConfigError || err instanceof UnreachableError || err instanceof ApiError) return err.message;
+  if (err instanceof Error) return err.message;
+  return String(err);
+}
+
+async function main(): Promise<void> {
+  const streams: IOStreams = { in: process.stdin, out: process.stdout, errOut: process.stderr };
+  const args = process.argv.slice(2);
+  const command = args.find((a) => ["show", "diff", "set"].includes(a));
+  try {
+    await dispatch(parseArgs(args), streams);
+    process.exitCode = 0;
+  } catch (err) {
+    if (!(err instanceof ExitCode)) {
+      const line = messageFor(err).split("\n")[0];
+      streams.errOut.write(`error: ${line}\n`);
+      if (process.env["APPSTORAGE_DEBUG"] && err instanceof Error) streams.errOut.write(`${err.stack}\n`);
+    }
+    process.exitCode = exitCodeFor(err, command);
+  }
+  // Keep-alive sockets and watches must not hold the process open after the command ends.
+  setImmediate(() => process.exit(process.exitCode ?? 0));
+}
+
+void main();

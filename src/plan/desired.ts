@@ -1,0 +1,87 @@
+// The StatefulSet to create: the original, byte for byte, except its claim templates.
+// Any change to spec.template changes the pod template hash and restarts every pod, so the
+// spec is copied whole (unknown fields included) and only the claim templates are edited.
+import type { ClaimTemplate, StatefulSet } from "../kube/types";
+import type { Directive } from "./directive";
+import { sameQuantity } from "./quantity";
+
+/** Server-set metadata that must not be sent on create. */
+const serverMetadata = [
+  "uid",
+  "resourceVersion",
+  "creationTimestamp",
+  "generation",
+  "managedFields",
+  "deletionTimestamp",
+  "deletionGracePeriodSeconds",
+  "selfLink",
+];
+/** Finalizers the API server adds during deletion; a new object must not start with them. */
+const deletionFinalizers = new Set(["orphan", "foregroundDeletion"]);
+
+export const changeAnnotation = "appstorage.kubectl.io/last-change";
+
+function clone<T>(value: T): T {
+  return JSON.parse(JSON.stringify(value)) as T;
+}
+
+/** The object as a user would write it: no status, no server-set metadata. */
+export function stripForCreate(sts: StatefulSet): StatefulSet {
+  const copy = clone(sts);
+  delete copy.status;
+  for (const key of serverMetadata) delete copy.metadata[key];
+  if (copy.metadata.finalizers) {
+    copy.metadata.finalizers = copy.metadata.finalizers.filter((f) => !deletionFinalizers.has(f));
+    if (copy.metadata.finalizers.length === 0) delete copy.metadata.finalizers;
+  }
+  copy.apiVersion = "apps/v1";
+  copy.kind = "StatefulSet";
+  return copy;
+}
+
+export function templateSize(t: ClaimTemplate): string | undefined {
+  return t.spec?.resources?.requests?.storage;
+}
+
+export function applyDirective(t: ClaimTemplate, d: Directive): ClaimTemplate {
+  const copy = clone(t);
+  if (d.size !== undefined && !sameQuantity(templateSize(t) ?? "", d.size)) {
+    copy.spec.resources = { ...(copy.spec.resources ?? {}), requests: { ...(copy.spec.resources?.requests ?? {}), storage: d.size } };
+  }
+  if (d.storageClass !== undefined) copy.spec.storageClassName = d.storageClass;
+  return copy;
+}
+
+export interface ChangeRecord {
+  by: string;
+  at: string;
+  from: string[];
+  to: string[];
+}
+
+/** The original, stripped, with the directives applied to its claim templates. */
+export function desiredStatefulSet(original: StatefulSet, directives: readonly Directive[], change?: ChangeRecord): StatefulSet {
+  const desired = stripForCreate(original);
+  const byClaim = new Map(directives.map((d) => [d.claim, d]));
+  desired.spec.volumeClaimTemplates = (desired.spec.volumeClaimTemplates ?? []).map((t) => {
+    const d = byClaim.get(t.metadata.name ?? "");
+    return d ? applyDirective(t, d) : t;
+  });
+  if (change) {
+    desired.metadata.annotations = { ...(desired.metadata.annotations ?? {}), [changeAnnotation]: JSON.stringify(change) };
+  }
+  return desired;
+}
+
+/** Claim templates compared by what matters: names, sizes by value, classes. */
+export function sameClaimTemplates(a: readonly ClaimTemplate[] = [], b: readonly ClaimTemplate[] = []): boolean {
+  if (a.length !== b.length) return false;
+  return a.every((t, i) => {
+    const u = b[i]!;
+    return (
+      t.metadata.name === u.metadata.name &&
+      sameQuantity(templateSize(t) ?? "", templateSize(u) ?? "") &&
+      (t.spec.storageClassName ?? "") === (u.spec.storageClassName ?? "")
+    );
+  });
+}

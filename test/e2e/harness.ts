@@ -1,0 +1,132 @@
+// End-to-end harness: the real local control plane (scripts/cluster), the real kubectl, and
+// the built plugin (dist/kubectl-appstorage) as a user runs it. Each test gets a fresh namespace.
+import { execFileSync, spawn, spawnSync } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { mkdtempSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join, resolve } from "node:path";
+import type { TestContext } from "node:test";
+import type { KubeObject, PersistentVolumeClaim, Pod, StatefulSet } from "../../src/kube/types";
+
+export const root = resolve(__dirname, "..", "..");
+export const plugin = join(root, "dist", "kubectl-appstorage");
+let kubeconfigPath: string | undefined;
+
+/** Brings the control plane up if needed (idempotent) and returns the admin kubeconfig. */
+export function kubeconfig(): string {
+  if (kubeconfigPath) return kubeconfigPath;
+  const up = spawnSync("bash", [join(root, "scripts", "cluster"), "up"], { encoding: "utf8", stdio: ["ignore", "pipe", "inherit"] });
+  if (up.status !== 0) throw new Error("scripts/cluster up failed");
+  kubeconfigPath = up.stdout.trim().split("\n").pop()!;
+  return kubeconfigPath;
+}
+
+export function kubectl(args: string[], opts: { input?: string; kubeconfig?: string } = {}): string {
+  return execFileSync("kubectl", ["--kubeconfig", opts.kubeconfig ?? kubeconfig(), ...args], {
+    encoding: "utf8",
+    input: opts.input,
+    stdio: ["pipe", "pipe", "pipe"],
+  });
+}
+
+export function kubectlJson<T = KubeObject>(args: string[]): T {
+  return JSON.parse(kubectl([...args, "-o", "json"])) as T;
+}
+
+/** Tries kubectl; returns exit code and output instead of throwing. */
+export function kubectlTry(args: string[], opts: { input?: string; kubeconfig?: string } = {}): { code: number; stdout: string; stderr: string } {
+  const r = spawnSync("kubectl", ["--kubeconfig", opts.kubeconfig ?? kubeconfig(), ...args], { encoding: "utf8", input: opts.input });
+  return { code: r.status ?? -1, stdout: r.stdout, stderr: r.stderr };
+}
+
+export function apply(obj: unknown, ns: string): void {
+  kubectl(["create", "-n", ns, "-f", "-"], { input: JSON.stringify(obj) });
+}
+
+/** A fresh namespace for one test, deleted when the test ends. */
+export function namespace(t: TestContext, prefix = "e2e"): string {
+  const ns = `${prefix}-${randomBytes(4).toString("hex")}`;
+  kubectl(["create", "namespace", ns]);
+  t.after(() => {
+    kubectlTry(["delete", "namespace", ns, "--wait=false"]);
+  });
+  return ns;
+}
+
+export interface RunResult {
+  code: number;
+  stdout: string;
+  stderr: string;
+}
+
+/** Runs the built plugin with the admin kubeconfig unless args give another. */
+export function runPlugin(args: string[], opts: { env?: Record<string, string>; input?: string; kubeconfig?: string; stateDir?: string } = {}): Promise<RunResult> {
+  const stateDir = opts.stateDir ?? mkdtempSync(join(tmpdir(), "appstorage-state-"));
+  return new Promise((resolvePromise) => {
+    const child = spawn(plugin, [...args, "--kubeconfig", opts.kubeconfig ?? kubeconfig()], {
+      env: { PATH: process.env["PATH"] ?? "", HOME: process.env["HOME"] ?? "", APPSTORAGE_STATE_DIR: stateDir, ...opts.env },
+      stdio: ["pipe", "pipe", "pipe"],
+    });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
+    child.stdin.end(opts.input ?? "");
+    child.on("close", (code) => resolvePromise({ code: code ?? -1, stdout, stderr }));
+  });
+}
+
+export function getSts(ns: string, name: string): StatefulSet {
+  return kubectlJson<StatefulSet>(["get", "statefulset", name, "-n", ns]);
+}
+
+export function pods(ns: string): Pod[] {
+  return kubectlJson<{ items: Pod[] }>(["get", "pods", "-n", ns]).items;
+}
+
+export function claims(ns: string): PersistentVolumeClaim[] {
+  return kubectlJson<{ items: PersistentVolumeClaim[] }>(["get", "pvc", "-n", ns]).items;
+}
+
+/** name -> uid of every pod and claim in the namespace: the no-data-loss check compares these. */
+export function uids(ns: string): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const p of pods(ns)) out[`pod/${p.metadata.name}`] = p.metadata.uid!;
+  for (const c of claims(ns)) out[`pvc/${c.metadata.name}`] = c.metadata.uid!;
+  return out;
+}
+
+export async function eventually<T>(what: string, f: () => T | undefined | false, timeoutMs = 30_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = f();
+    if (v) return v;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+/** Marks a pod Running and Ready, as a kubelet would (there is no kubelet here). */
+export function markReady(ns: string, pod: string): void {
+  const now = new Date().toISOString().replace(/\.\d+Z$/, "Z");
+  kubectl([
+    "patch", "pod", pod, "-n", ns, "--subresource=status", "--type=merge", "-p",
+    JSON.stringify({ status: { phase: "Running", conditions: [{ type: "Ready", status: "True", lastTransitionTime: now }, { type: "ContainersReady", status: "True", lastTransitionTime: now }] } }),
+  ]);
+}
+
+/** Waits until the StatefulSet controller created all pods and its status settled. */
+export async function settled(ns: string, name: string, replicas: number, opts: { ready?: boolean } = {}): Promise<StatefulSet> {
+  return eventually(`statefulset ${ns}/${name} to settle with ${replicas} pod(s)`, () => {
+    if (opts.ready) for (const p of pods(ns)) if (p.status?.phase !== "Running") markReady(ns, p.metadata.name!);
+    const s = getSts(ns, name);
+    const st = s.status ?? {};
+    const ok =
+      st.observedGeneration === s.metadata.generation &&
+      st.replicas === replicas &&
+      st.updatedReplicas === replicas &&
+      st.currentRevision === st.updateRevision &&
+      pods(ns).length === replicas;
+    return ok ? s : undefined;
+  });
+}
