@@ -111,6 +111,14 @@ function parser(): Argv {
     .exitProcess(false);
 }
 
+function friendly(message: string, args: readonly string[]): string {
+  const command = args.find((a) => a === "set" || a === "diff");
+  if (command && /^(Not enough non-option arguments|Missing required argument)/.test(message)) {
+    return `${command} needs a StatefulSet name and at least one CLAIM=SIZE[,CLASS] directive, for example: ${commandName} ${command} postgresql-k8s pgdata=2Gi`;
+  }
+  return message;
+}
+
 /** Parses argv (without node and script). Help and version come back as text to print. */
 export function parseArgs(args: readonly string[]): ParsedCommand {
   let failure: string | undefined;
@@ -122,7 +130,7 @@ export function parseArgs(args: readonly string[]): ParsedCommand {
     .parseSync([...args], {}, (_err, _argv, out) => {
       output = out;
     }) as Record<string, unknown>;
-  if (failure) throw new UsageError(failure.split("\n")[0]!);
+  if (failure) throw new UsageError(friendly(failure.split("\n")[0]!.replace(/^Error: /, ""), args));
   if (output) return { kind: "text", text: output.endsWith("\n") ? output : `${output}\n` };
   const command = (argv["_"] as string[])[0];
   if (command === "show") {

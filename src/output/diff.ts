@@ -1,7 +1,9 @@
 // A unified diff of two objects as YAML, in kubectl diff's layout, coloured on request.
 import { createTwoFilesPatch } from "diff";
-import { styleText } from "node:util";
 import { toYaml } from "./yaml";
+
+// Plain ANSI codes: the caller already decided that colour is wanted (a TTY, no NO_COLOR).
+const paint = (code: number, text: string) => `\u001b[${code}m${text}\u001b[0m`;
 
 export function unifiedDiff(fromName: string, toName: string, before: unknown, after: unknown, color: boolean): string {
   const a = toYaml(before);
@@ -12,7 +14,7 @@ export function unifiedDiff(fromName: string, toName: string, before: unknown, a
   const lines = patch.split("\n").filter((l, i) => !(i < 2 && (l.startsWith("Index:") || /^=+$/.test(l))));
   return `${lines
     .map((l) => l.replace(/^(---|\+\+\+) (\S+)\t$/, "$1 $2"))
-    .map((l) => (!color ? l : l.startsWith("+") ? styleText("green", l) : l.startsWith("-") ? styleText("red", l) : l.startsWith("@@") ? styleText("cyan", l) : l))
+    .map((l) => (!color ? l : l.startsWith("+") ? paint(32, l) : l.startsWith("-") ? paint(31, l) : l.startsWith("@@") ? paint(36, l) : l))
     .join("\n")
     .trimEnd()}\n`;
 }

@@ -230,6 +230,11 @@ function checkSafety(sts: StatefulSet, request: PlanRequest, observed: Observed,
  * so. Throws PlanError only for what makes a plan impossible (no object to plan for).
  */
 export function buildPlan(observed: Observed, request: PlanRequest): Plan {
+  // A plan is JSON data: without undefined fields, a plan read back equals the plan built.
+  return JSON.parse(JSON.stringify(planFor(observed, request))) as Plan;
+}
+
+function planFor(observed: Observed, request: PlanRequest): Plan {
   const journal = observed.journal;
   const sts = observed.statefulSet;
   const requestText = request.directives.map(formatDirective);

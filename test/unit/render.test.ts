@@ -1,0 +1,48 @@
+import assert from "node:assert/strict";
+import { describe, test } from "node:test";
+import { parseDirectives } from "../../src/plan/directive";
+import { buildPlan } from "../../src/plan/plan";
+import { unifiedDiff } from "../../src/output/diff";
+import { renderPlan } from "../../src/output/plan";
+import { renderTable } from "../../src/output/table";
+import { toJson, toYaml } from "../../src/output/yaml";
+import { claim, pod, storageClass, sts } from "../fixtures/builders";
+import { assertGolden } from "../fixtures/golden";
+
+function referencePlan() {
+  const s = sts("postgresql-k8s", "prod").withClaim("pgdata", "1Gi").withClaim("logs", "512Mi", "standard").replicas(2).live("uid-pg", "1234");
+  return buildPlan(
+    {
+      statefulSet: s,
+      claims: [
+        claim("pgdata-postgresql-k8s-0", "1Gi", { capacity: "1Gi", storageClass: "standard" }),
+        claim("pgdata-postgresql-k8s-1", "1536Mi", { capacity: "1536Mi", storageClass: "standard" }),
+        claim("logs-postgresql-k8s-0", "512Mi", { phase: "Pending", storageClass: "standard" }),
+        claim("pgdata-postgresql-k8s-4", "1Gi", { capacity: "1Gi", storageClass: "standard" }),
+      ],
+      pods: [pod("postgresql-k8s-0", s), pod("postgresql-k8s-1", s)],
+      storageClasses: [storageClass("standard", { default: true }), storageClass("fast-ssd", { expandable: true })],
+      user: "alice",
+      now: "2026-11-29T12:00:00.000Z",
+    },
+    { namespace: "prod", name: "postgresql-k8s", directives: parseDirectives(["pgdata=2Gi,fast-ssd"]), force: false },
+  );
+}
+
+describe("rendering (golden files)", () => {
+  test("the plan, as set shows it before asking", () => assertGolden("plan.txt", renderPlan(referencePlan())));
+  test("the plan as YAML (-o yaml)", () => assertGolden("plan.yaml", toYaml(referencePlan())));
+  test("the diff of the StatefulSet", () => {
+    const plan = referencePlan();
+    assertGolden("diff.txt", unifiedDiff("live/x", "merged/x", plan.original, plan.desired, false));
+  });
+  test("colour only when asked", () => {
+    const plan = referencePlan();
+    const coloured = unifiedDiff("live/x", "merged/x", plan.original, plan.desired, true);
+    assert.match(coloured, /\u001b\[3\dm-/);
+    assert.doesNotMatch(unifiedDiff("live/x", "merged/x", plan.original, plan.desired, false), /\u001b/);
+  });
+  test("no diff for equal objects", () => assert.equal(unifiedDiff("a", "b", { a: 1 }, { a: 1 }, false), ""));
+  test("a kubectl-style table", () => assertGolden("table.txt", renderTable(["name", "size"], [["a", "1Gi"], ["long-name", "10Gi"]])));
+  test("JSON is indented like kubectl's", () => assert.equal(toJson({ a: [1] }), '{\n    "a": [\n        1\n    ]\n}\n'));
+});
