@@ -70,10 +70,12 @@ export async function applyPlan(plan: Plan, ctx: ApplyContext): Promise<ApplyRes
   let journal: Journal | undefined = plan.journal;
   let renewal: NodeJS.Timeout | undefined;
   let saving: Promise<void> = Promise.resolve();
+  /** Only a run that holds the lock may write the journal again, even to release it. */
+  let acquired = false;
 
   const lease = () => new Date(ctx.now().getTime() + leaseSeconds * 1000).toISOString();
   const save = (step: JournalStep) => {
-    if (!journal) return Promise.resolve();
+    if (!journal || !acquired) return Promise.resolve();
     journal = { ...journal, step, updatedAt: ctx.now().toISOString(), holder: ctx.holder, leaseExpires: lease() };
     const j = journal;
     saving = saving.then(() => store.save(j));
@@ -106,6 +108,7 @@ export async function applyPlan(plan: Plan, ctx: ApplyContext): Promise<ApplyRes
               desired: plan.desired,
             };
       await store.acquire(journal);
+      acquired = true;
       progress.say(`saved the journal in secret/${store.secretName} and ${store.localPath}`);
       // Renew the lock while waiting, so a second run knows this one is alive.
       renewal = setInterval(() => void save(journal!.step).catch(() => undefined), (leaseSeconds * 1000) / 3);
@@ -175,7 +178,19 @@ export async function applyPlan(plan: Plan, ctx: ApplyContext): Promise<ApplyRes
       progress.say("removed the journal");
     }
     result.elapsedSeconds = Number(progress.elapsedSeconds().toFixed(3));
+    journal = undefined;
     return result;
+  } catch (e) {
+    // A run that fails on its own (not killed) releases its lock at once, keeping the journal,
+    // so the rerun that finishes the job need not wait for the lease to expire.
+    if (renewal) clearInterval(renewal);
+    renewal = undefined;
+    await saving.catch(() => undefined);
+    if (journal && acquired) {
+      const released: Journal = { ...journal, leaseExpires: ctx.now().toISOString(), updatedAt: ctx.now().toISOString() };
+      await store.save(released).catch(() => undefined);
+    }
+    throw e;
   } finally {
     if (renewal) clearInterval(renewal);
   }

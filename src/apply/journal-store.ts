@@ -80,6 +80,8 @@ export class JournalStore {
 
   /** Saves progress; a conflict means another run took the lock over: stop. */
   async save(journal: Journal): Promise<void> {
+    // Without the resourceVersion it read or wrote, an update would overwrite another run's lock.
+    if (!this.secret?.metadata.resourceVersion) throw new Error("internal: journal saved before it was acquired");
     try {
       this.secret = await updateSecret(this.client, this.namespace, this.body(journal));
     } catch (e) {

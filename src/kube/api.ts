@@ -55,8 +55,15 @@ export function orphanDelete(client: KubeClient, ns: string, name: string, pre: 
   return client.request<StatefulSet>({
     method: "DELETE",
     path: sts(ns, name),
-    query: { dryRun: serverDryRun(dryRun) },
-    body: { kind: "DeleteOptions", apiVersion: "v1", propagationPolicy: "Orphan", preconditions: { uid: pre.uid, resourceVersion: pre.resourceVersion } },
+    // With a body, the API server reads DeleteOptions from the body alone and ignores query
+    // parameters: dryRun must be in the body, or a "dry run" really deletes.
+    body: {
+      kind: "DeleteOptions",
+      apiVersion: "v1",
+      propagationPolicy: "Orphan",
+      preconditions: { uid: pre.uid, resourceVersion: pre.resourceVersion },
+      ...(dryRun === "server" ? { dryRun: ["All"] } : {}),
+    },
   });
 }
 

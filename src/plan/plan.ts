@@ -327,6 +327,8 @@ function resumePlan(observed: Observed, request: PlanRequest, journal: Journal, 
     steps = ["verify", "record", "remove-journal"];
     warnings.push(`${ref} was already re-created with the new claim templates; verifying and cleaning up`);
   }
+  // While refusing, the resume warnings ("re-creating it now") would say what does not happen.
+  if (refusals.length) warnings.length = 0;
   const desired = journal.desired;
   return {
     apiVersion: planApiVersion,
