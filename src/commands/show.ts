@@ -1,11 +1,77 @@
-// `show [STS]`: claim templates and every claim per ordinal. Its own issue builds the full
-// view; until then it says so instead of pretending.
+// `show [STS] [-n NS | -A] [-l SELECTOR]`: claim templates and every claim per ordinal.
+// A constant number of list requests, in parallel, whatever the number of StatefulSets.
 import { RefusedError } from "../cli/errors";
 import type { ParsedCommand } from "../cli/root";
-import type { CommandDeps } from "./deps";
+import { getStatefulSet, listAll, listClaims, listPods, listStatefulSets, listStorageClasses } from "../kube/api";
+import type { KubeClient } from "../kube/client";
+import { isForbidden } from "../kube/errors";
+import type { KubeObject, StatefulSet } from "../kube/types";
+import { type Journal, journalDataKey, parseJournal } from "../plan/journal";
+import { buildStorageReport } from "../plan/storage-view";
+import { renderStorageReport } from "../output/show";
+import { formatData } from "../output/yaml";
+import { connectWith, type CommandDeps } from "./deps";
 
 export type ShowOptions = Extract<ParsedCommand, { kind: "show" }>;
 
-export async function runShow(_opts: ShowOptions, _deps: CommandDeps): Promise<void> {
-  throw new RefusedError("show is not implemented yet");
+export function validateShow(opts: ShowOptions): void {
+  if (opts.name && opts.allNamespaces) throw new RefusedError("a StatefulSet name cannot be combined with --all-namespaces; pass -n NAMESPACE instead");
+  if (opts.name && opts.selector) throw new RefusedError("a StatefulSet name cannot be combined with --selector");
+}
+
+/** Pending journals; a user who may not list secrets still gets the rest of the view. */
+async function readJournals(client: KubeClient, ns: string | undefined, warn: (m: string) => void): Promise<Journal[]> {
+  const path = ns === undefined ? "/api/v1/secrets" : `/api/v1/namespaces/${encodeURIComponent(ns)}/secrets`;
+  try {
+    const secrets = await listAll<KubeObject & { data?: Record<string, string> }>(client, path, { labelSelector: "app.kubernetes.io/managed-by=kubectl-appstorage" });
+    return secrets.flatMap((s) => {
+      const data = s.data?.[journalDataKey];
+      if (!data) return [];
+      try {
+        return [parseJournal(Buffer.from(data, "base64").toString("utf8"))];
+      } catch {
+        warn(`secret/${s.metadata.name} in namespace ${s.metadata.namespace} is not a readable journal`);
+        return [];
+      }
+    });
+  } catch (e) {
+    if (!isForbidden(e)) throw e;
+    warn("you may not list secrets here, so interrupted changes (journals) are not shown");
+    return [];
+  }
+}
+
+export async function runShow(opts: ShowOptions, deps: CommandDeps): Promise<void> {
+  validateShow(opts);
+  const client = await connectWith(deps, opts.flags);
+  const ns = opts.allNamespaces ? undefined : client.namespace;
+  const warnings: string[] = [];
+  const warn = (m: string) => warnings.push(m);
+  const statefulSetsRead: Promise<StatefulSet[]> = opts.name
+    ? getStatefulSet(client, client.namespace, opts.name).then((s) => (s ? [s] : []))
+    : listStatefulSets(client, ns, opts.selector);
+  const [statefulSets, claims, pods, storageClasses, journals] = await Promise.all([
+    statefulSetsRead,
+    listClaims(client, ns),
+    listPods(client, ns),
+    listStorageClasses(client).catch((e) => {
+      if (!isForbidden(e)) throw e;
+      warn("you may not list storage classes, so default classes and expansion are shown as unknown");
+      return [];
+    }),
+    readJournals(client, ns, warn),
+  ]);
+  const wanted = opts.name ? journals.filter((j) => j.name === opts.name) : journals;
+  const report = buildStorageReport({ statefulSets, claims, pods, storageClasses, journals: wanted });
+  for (const w of warnings) deps.streams.errOut.write(`Warning: ${w}\n`);
+  if (opts.name && report.items.length === 0) throw new RefusedError(`statefulsets.apps "${opts.name}" not found in namespace "${client.namespace}"`);
+  if (opts.output === "json" || opts.output === "yaml") {
+    deps.streams.out.write(formatData(report, opts.output));
+    return;
+  }
+  if (report.items.length === 0) {
+    deps.streams.errOut.write(opts.allNamespaces ? "No resources found\n" : `No resources found in ${client.namespace} namespace.\n`);
+    return;
+  }
+  deps.streams.out.write(renderStorageReport(report, { wide: opts.output === "wide", namespaces: opts.allNamespaces }));
 }

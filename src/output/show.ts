@@ -1,0 +1,54 @@
+// `show` as tables: claim templates first, then every claim per ordinal, then pending changes.
+import type { StorageReport } from "../plan/storage-view";
+import { renderTable } from "./table";
+
+const none = (v: string | undefined) => (v === undefined || v === "" ? "<none>" : v);
+
+export function renderStorageReport(report: StorageReport, opts: { wide: boolean; namespaces: boolean }): string {
+  const nsCol = (ns: string) => (opts.namespaces ? [ns] : []);
+  const nsHead = opts.namespaces ? ["namespace"] : [];
+  const templateRows = report.items.flatMap((s) =>
+    s.templates.map((t) => [
+      ...nsCol(s.namespace),
+      s.exists ? s.name : `${s.name} (deleted)`,
+      t.name,
+      none(t.size),
+      t.storageClass ? `${t.storageClass}${t.defaultClass ? " (default)" : ""}` : "<none>",
+      t.expandable === null ? "unknown" : String(t.expandable),
+      `${s.retentionPolicy.whenDeleted}/${s.retentionPolicy.whenScaled}`,
+      ...(opts.wide ? [t.accessModes.join(",") || "<none>", none(t.volumeMode), none(t.volumeAttributesClass), String(s.replicas)] : []),
+    ]),
+  );
+  const claimRows = report.items.flatMap((s) =>
+    s.claims.map((c) => [
+      ...nsCol(s.namespace),
+      s.name,
+      c.name,
+      String(c.ordinal) + (c.leftover ? " (leftover)" : ""),
+      none(c.phase),
+      none(c.request),
+      none(c.capacity),
+      none(c.storageClass),
+      c.pod ? c.pod : "<none>",
+      ...(opts.wide ? [none(c.podPhase), c.accessModes.join(",") || "<none>", none(c.volumeAttributesClass), c.conditions.join(",") || "<none>"] : []),
+      c.differences.join("; ") || "-",
+    ]),
+  );
+  let text = renderTable(
+    [...nsHead, "statefulset", "template", "size", "class", "expandable", "retention (deleted/scaled)", ...(opts.wide ? ["access modes", "volume mode", "attributes class", "replicas"] : [])],
+    templateRows,
+  );
+  if (claimRows.length) {
+    text += `\n${renderTable(
+      [...nsHead, "statefulset", "claim", "ordinal", "phase", "request", "capacity", "class", "pod", ...(opts.wide ? ["pod phase", "access modes", "attributes class", "conditions"] : []), "differs from template"],
+      claimRows,
+    )}`;
+  }
+  for (const s of report.items) {
+    const p = s.pendingChange;
+    if (!p) continue;
+    text += `\npending change of statefulset.apps/${s.name} in namespace ${s.namespace}: ${p.request.join(" ")} (step ${p.step}, started ${p.startedAt} by ${p.by})`;
+    text += `${s.exists ? "" : "; the StatefulSet is deleted and its pods have no controller"}; finish it with: ${p.finishCommand}\n`;
+  }
+  return text;
+}

@@ -1,0 +1,209 @@
+// What `show` reports: each StatefulSet's claim templates and every claim that belongs to it,
+// with where a claim differs from its template. Pure: built from lists read once.
+// The JSON/YAML form (kind StorageReport) is a documented, versioned schema (README "show").
+import type { PersistentVolumeClaim, Pod, StatefulSet, StorageClass } from "../kube/types";
+import type { Journal } from "./journal";
+import { compareQuantities, parseQuantity, sameQuantity } from "./quantity";
+
+export const reportApiVersion = "appstorage.kubectl.io/v1alpha1";
+
+export interface TemplateView {
+  name: string;
+  size?: string;
+  /** The class named by the template, or the cluster default it resolves to. */
+  storageClass?: string;
+  defaultClass: boolean;
+  accessModes: string[];
+  volumeMode?: string;
+  volumeAttributesClass?: string;
+  /** allowVolumeExpansion of the class; null when the class is unknown. */
+  expandable: boolean | null;
+}
+
+export interface ClaimView {
+  name: string;
+  template: string;
+  ordinal: number;
+  phase?: string;
+  request?: string;
+  capacity?: string;
+  storageClass?: string;
+  accessModes: string[];
+  volumeAttributesClass?: string;
+  /** Conditions that matter to a resize: Resizing, FileSystemResizePending, ModifyingVolume. */
+  conditions: string[];
+  pod?: string;
+  podPhase?: string;
+  /** Beyond replicas (or below ordinals.start): left by an earlier scale-down. */
+  leftover: boolean;
+  /** Where the claim differs from its template, e.g. "template 2Gi, claim 1Gi". */
+  differences: string[];
+}
+
+export interface PendingChange {
+  request: string[];
+  step: string;
+  startedAt: string;
+  by: string;
+  leaseExpires: string;
+  finishCommand: string;
+}
+
+export interface StatefulSetStorage {
+  namespace: string;
+  name: string;
+  uid?: string;
+  /** false when only an interrupted change's journal knows it (the object is deleted). */
+  exists: boolean;
+  replicas: number;
+  ordinalsStart: number;
+  retentionPolicy: { whenDeleted: string; whenScaled: string };
+  templates: TemplateView[];
+  claims: ClaimView[];
+  pendingChange?: PendingChange;
+}
+
+export interface StorageReport {
+  apiVersion: typeof reportApiVersion;
+  kind: "StorageReport";
+  items: StatefulSetStorage[];
+}
+
+export interface StorageInputs {
+  statefulSets: StatefulSet[];
+  claims: PersistentVolumeClaim[];
+  pods: Pod[];
+  storageClasses: StorageClass[];
+  journals: Journal[];
+}
+
+const interestingConditions = new Set(["Resizing", "FileSystemResizePending", "ModifyingVolume", "ControllerResizeError", "NodeResizeError"]);
+
+function defaultClassName(classes: readonly StorageClass[]): string | undefined {
+  return classes.find(
+    (c) =>
+      c.metadata.annotations?.["storageclass.kubernetes.io/is-default-class"] === "true" ||
+      c.metadata.annotations?.["storageclass.beta.kubernetes.io/is-default-class"] === "true",
+  )?.metadata.name;
+}
+
+function templateView(t: NonNullable<StatefulSet["spec"]["volumeClaimTemplates"]>[number], classes: Map<string, StorageClass>, defaultClass: string | undefined): TemplateView {
+  // A template with no storageClassName gets the default class at claim creation; "" means none.
+  const named = t.spec.storageClassName;
+  const resolved = named === undefined ? defaultClass : named || undefined;
+  const cls = resolved ? classes.get(resolved) : undefined;
+  return {
+    name: t.metadata.name ?? "",
+    size: t.spec.resources?.requests?.storage,
+    storageClass: resolved,
+    defaultClass: named === undefined && resolved !== undefined,
+    accessModes: t.spec.accessModes ?? [],
+    volumeMode: t.spec.volumeMode,
+    volumeAttributesClass: t.spec.volumeAttributesClassName,
+    expandable: cls ? cls.allowVolumeExpansion === true : null,
+  };
+}
+
+function ordinalOf(name: string, prefix: string): number | undefined {
+  if (!name.startsWith(prefix)) return undefined;
+  const rest = name.slice(prefix.length);
+  return /^(0|[1-9]\d*)$/.test(rest) ? Number(rest) : undefined;
+}
+
+function differences(t: TemplateView, c: PersistentVolumeClaim): string[] {
+  const out: string[] = [];
+  const request = c.spec.resources?.requests?.storage;
+  if (t.size && request && !sameQuantity(t.size, request)) {
+    let direction = "";
+    try {
+      direction = compareQuantities(parseQuantity(request), parseQuantity(t.size)) < 0 ? " (smaller)" : " (larger)";
+    } catch {
+      // unparsable: no direction
+    }
+    out.push(`template ${t.size}, claim ${request}${direction}`);
+  }
+  const capacity = c.status?.capacity?.storage;
+  if (request && capacity && !sameQuantity(request, capacity) && c.status?.phase === "Bound") out.push(`requested ${request}, capacity ${capacity}`);
+  if (t.storageClass && c.spec.storageClassName !== undefined && c.spec.storageClassName !== t.storageClass) {
+    out.push(`template class ${t.storageClass}, claim class ${c.spec.storageClassName || "<none>"}`);
+  }
+  const vac = c.spec.volumeAttributesClassName;
+  if ((t.volumeAttributesClass ?? "") !== (vac ?? "")) out.push(`template attributes class ${t.volumeAttributesClass ?? "<none>"}, claim ${vac ?? "<none>"}`);
+  return out;
+}
+
+function describe(sts: StatefulSet, exists: boolean, inputs: StorageInputs, classes: Map<string, StorageClass>, defaultClass: string | undefined): StatefulSetStorage {
+  const ns = sts.metadata.namespace ?? "";
+  const name = sts.metadata.name ?? "";
+  const start = sts.spec.ordinals?.start ?? 0;
+  const replicas = sts.spec.replicas ?? 1;
+  const templates = (sts.spec.volumeClaimTemplates ?? []).map((t) => templateView(t, classes, defaultClass));
+  const pods = new Map(inputs.pods.filter((p) => p.metadata.namespace === ns).map((p) => [p.metadata.name, p]));
+  const claims: ClaimView[] = [];
+  for (const t of templates) {
+    for (const c of inputs.claims) {
+      if (c.metadata.namespace !== ns) continue;
+      const ordinal = ordinalOf(c.metadata.name ?? "", `${t.name}-${name}-`);
+      if (ordinal === undefined) continue;
+      const pod = pods.get(`${name}-${ordinal}`);
+      claims.push({
+        name: c.metadata.name!,
+        template: t.name,
+        ordinal,
+        phase: c.status?.phase,
+        request: c.spec.resources?.requests?.storage,
+        capacity: c.status?.capacity?.storage,
+        storageClass: c.spec.storageClassName,
+        accessModes: c.spec.accessModes ?? [],
+        volumeAttributesClass: c.spec.volumeAttributesClassName,
+        conditions: (c.status?.conditions ?? []).filter((x) => interestingConditions.has(x.type) && x.status === "True").map((x) => x.type),
+        pod: pod?.metadata.name,
+        podPhase: pod?.status?.phase,
+        leftover: ordinal < start || ordinal >= start + replicas,
+        differences: differences(t, c),
+      });
+    }
+  }
+  claims.sort((a, b) => a.ordinal - b.ordinal || a.template.localeCompare(b.template));
+  return {
+    namespace: ns,
+    name,
+    ...(exists && sts.metadata.uid ? { uid: sts.metadata.uid } : {}),
+    exists,
+    replicas,
+    ordinalsStart: start,
+    retentionPolicy: {
+      whenDeleted: sts.spec.persistentVolumeClaimRetentionPolicy?.whenDeleted ?? "Retain",
+      whenScaled: sts.spec.persistentVolumeClaimRetentionPolicy?.whenScaled ?? "Retain",
+    },
+    templates,
+    claims,
+  };
+}
+
+function pending(j: Journal): PendingChange {
+  return {
+    request: j.request,
+    step: j.step,
+    startedAt: j.startedAt,
+    by: j.by,
+    leaseExpires: j.leaseExpires,
+    finishCommand: `kubectl appstorage set ${j.name} ${j.request.join(" ")} -n ${j.namespace}`,
+  };
+}
+
+export function buildStorageReport(inputs: StorageInputs): StorageReport {
+  const classes = new Map(inputs.storageClasses.map((c) => [c.metadata.name!, c]));
+  const defaultClass = defaultClassName(inputs.storageClasses);
+  const journals = new Map(inputs.journals.map((j) => [`${j.namespace}/${j.name}`, j]));
+  const items = inputs.statefulSets.map((s) => {
+    const view = describe(s, true, inputs, classes, defaultClass);
+    const j = journals.get(`${view.namespace}/${view.name}`);
+    journals.delete(`${view.namespace}/${view.name}`);
+    return j ? { ...view, pendingChange: pending(j) } : view;
+  });
+  // A journal without its StatefulSet: an interrupted run deleted it and its pods have no controller.
+  for (const j of journals.values()) items.push({ ...describe(j.original, false, inputs, classes, defaultClass), pendingChange: pending(j) });
+  items.sort((a, b) => a.namespace.localeCompare(b.namespace) || a.name.localeCompare(b.name));
+  return JSON.parse(JSON.stringify({ apiVersion: reportApiVersion, kind: "StorageReport", items })) as StorageReport;
+}
