@@ -1,6 +1,7 @@
 // Reads everything a plan needs in a constant number of requests, all at once.
 import { localJournalDir, JournalStore } from "../apply/journal-store";
-import { getStatefulSet, listClaims, listPods, listStorageClasses, whoAmI } from "../kube/api";
+import { RefusedError } from "../cli/errors";
+import { getStatefulSet, listClaims, listPods, listStorageClasses, namespaceExists, whoAmI } from "../kube/api";
 import type { KubeClient } from "../kube/client";
 import type { Observed } from "../plan/plan";
 
@@ -15,5 +16,8 @@ export async function observe(client: KubeClient, name: string, env: Record<stri
     store.read(),
     whoAmI(client),
   ]);
+  if (!statefulSet && !journal && !(await namespaceExists(client, ns))) {
+    throw new RefusedError(`namespace "${ns}" not found; check -n, or list namespaces with: kubectl get namespaces`);
+  }
   return { observed: { statefulSet, claims, pods, storageClasses, journal, user, now: now.toISOString() }, store };
 }

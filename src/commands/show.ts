@@ -2,7 +2,7 @@
 // A constant number of list requests, in parallel, whatever the number of StatefulSets.
 import { RefusedError } from "../cli/errors";
 import type { ParsedCommand } from "../cli/root";
-import { getStatefulSet, listAll, listClaims, listPods, listStatefulSets, listStorageClasses } from "../kube/api";
+import { getStatefulSet, listAll, namespaceExists, listClaims, listPods, listStatefulSets, listStorageClasses } from "../kube/api";
 import type { KubeClient } from "../kube/client";
 import { isForbidden } from "../kube/errors";
 import type { KubeObject, StatefulSet } from "../kube/types";
@@ -64,6 +64,9 @@ export async function runShow(opts: ShowOptions, deps: CommandDeps): Promise<voi
   const wanted = opts.name ? journals.filter((j) => j.name === opts.name) : journals;
   const report = buildStorageReport({ statefulSets, claims, pods, storageClasses, journals: wanted });
   for (const w of warnings) deps.streams.errOut.write(`Warning: ${w}\n`);
+  if (!opts.allNamespaces && report.items.length === 0 && !(await namespaceExists(client, client.namespace))) {
+    throw new RefusedError(`namespace "${client.namespace}" not found; check -n, or list namespaces with: kubectl get namespaces`);
+  }
   if (opts.name && report.items.length === 0) throw new RefusedError(`statefulsets.apps "${opts.name}" not found in namespace "${client.namespace}"`);
   if (opts.output === "json" || opts.output === "yaml") {
     deps.streams.out.write(formatData(report, opts.output));

@@ -30,6 +30,17 @@ export async function getStatefulSet(client: KubeClient, ns: string, name: strin
   }
 }
 
+/** false only when the server says the namespace does not exist (not when it may not be read). */
+export async function namespaceExists(client: KubeClient, ns: string): Promise<boolean> {
+  try {
+    await client.request({ method: "GET", path: `/api/v1/namespaces/${encodeURIComponent(ns)}` });
+    return true;
+  } catch (e) {
+    if (isNotFound(e)) return false;
+    return true;
+  }
+}
+
 export function listStatefulSets(client: KubeClient, ns: string | undefined, labelSelector?: string): Promise<StatefulSet[]> {
   return listAll<StatefulSet>(client, ns === undefined ? "/apis/apps/v1/statefulsets" : sts(ns), { labelSelector });
 }

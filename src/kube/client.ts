@@ -67,8 +67,14 @@ export async function connect(flags: KubeFlags): Promise<KubeClient> {
     else kc.loadFromDefault();
   } catch (e) {
     const err = e as NodeJS.ErrnoException;
+    const where = flags.kubeconfig ? `"${flags.kubeconfig}"` : "from $KUBECONFIG or ~/.kube/config";
     if (err.code === "ENOENT") throw new ConfigError(`kubeconfig "${err.path ?? flags.kubeconfig}" does not exist; pass --kubeconfig with a valid file`);
-    throw new ConfigError(`cannot load kubeconfig${flags.kubeconfig ? ` "${flags.kubeconfig}"` : ""}: ${err.message.split("\n")[0]}`);
+    if (err instanceof TypeError) throw new ConfigError(`kubeconfig ${where} is empty or not a kubeconfig; pass --kubeconfig with a valid file`);
+    throw new ConfigError(`cannot load kubeconfig ${where}: ${err.message.split("\n")[0]}; pass --kubeconfig with a valid file`);
+  }
+  // With nothing to load, client-node falls back to http://localhost:8080, as old kubectl did.
+  if (!flags.kubeconfig && kc.getCurrentCluster()?.server === "http://localhost:8080" && kc.getContexts().every((c) => c.name === "loaded-context")) {
+    throw new ConfigError("no kubeconfig found (neither $KUBECONFIG nor ~/.kube/config): pass --kubeconfig, or set KUBECONFIG");
   }
   if (flags.context) {
     if (!kc.getContextObject(flags.context)) throw new ConfigError(`context "${flags.context}" does not exist in the kubeconfig; list contexts with: kubectl config get-contexts`);

@@ -130,3 +130,49 @@ export async function settled(ns: string, name: string, replicas: number, opts: 
     return ok ? s : undefined;
   });
 }
+
+/** A kubeconfig for a user with no permissions (scripts/cluster user NAME). */
+export function userKubeconfig(name: string): string {
+  kubeconfig();
+  return execFileSync("bash", [join(root, "scripts", "cluster"), "user", name], { encoding: "utf8" }).trim().split("\n").pop()!;
+}
+
+/** A cluster-scoped StorageClass for one test, deleted when the test ends. */
+export function storageClassFor(t: TestContext, ns: string, opts: { expandable: boolean; isDefault?: boolean }): string {
+  const name = `${ns}-${opts.expandable ? "expandable" : "fixed"}`;
+  apply(
+    {
+      apiVersion: "storage.k8s.io/v1",
+      kind: "StorageClass",
+      metadata: { name, ...(opts.isDefault ? { annotations: { "storageclass.kubernetes.io/is-default-class": "true" } } : {}) },
+      provisioner: "example.com/no-provisioner",
+      allowVolumeExpansion: opts.expandable,
+      volumeBindingMode: "Immediate",
+    },
+    ns,
+  );
+  t.after(() => kubectlTry(["delete", "storageclass", name, "--wait=false"]));
+  return name;
+}
+
+/** A PersistentVolume reserved for one claim (claimRef), so the binder binds them without a provisioner. */
+export function volumeFor(t: TestContext, ns: string, claimName: string, size: string, storageClass: string): void {
+  const name = `pv-${ns}-${claimName}`.slice(0, 63);
+  apply(
+    {
+      apiVersion: "v1",
+      kind: "PersistentVolume",
+      metadata: { name },
+      spec: {
+        capacity: { storage: size },
+        accessModes: ["ReadWriteOnce"],
+        persistentVolumeReclaimPolicy: "Retain",
+        storageClassName: storageClass,
+        hostPath: { path: `/tmp/appstorage-e2e/${name}` },
+        claimRef: { namespace: ns, name: claimName },
+      },
+    },
+    ns,
+  );
+  t.after(() => kubectlTry(["delete", "pv", name, "--wait=false"]));
+}
