@@ -1,4 +1,5 @@
 // What every command is handed: streams, environment, clock, and how to reach a cluster.
+import { appendFileSync } from "node:fs";
 import type { IOStreams } from "../cli/streams";
 import { connect, type KubeClient, type KubeFlags } from "../kube/client";
 
@@ -11,5 +12,8 @@ export interface CommandDeps {
 }
 
 export function connectWith(deps: CommandDeps, flags: KubeFlags): Promise<KubeClient> {
-  return (deps.connect ?? connect)(flags);
+  if (deps.connect) return deps.connect(flags);
+  // APPSTORAGE_REQUEST_LOG=FILE appends one line per API request: how benchmarks count them.
+  const log = deps.env["APPSTORAGE_REQUEST_LOG"];
+  return connect(flags, log ? { onRequest: (line) => appendFileSync(log, `${line}\n`) } : {});
 }

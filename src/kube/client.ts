@@ -16,6 +16,11 @@ export interface KubeFlags {
   requestTimeout?: string;
 }
 
+export interface ConnectOptions {
+  /** Called with "METHOD /path?query" for every request sent (benchmarks count them). */
+  onRequest?: (line: string) => void;
+}
+
 export interface RequestSpec {
   method: "GET" | "POST" | "PUT" | "PATCH" | "DELETE";
   path: string;
@@ -59,7 +64,7 @@ function queryString(query: RequestSpec["query"]): string {
   return s ? `?${s}` : "";
 }
 
-export async function connect(flags: KubeFlags): Promise<KubeClient> {
+export async function connect(flags: KubeFlags, options: ConnectOptions = {}): Promise<KubeClient> {
   const { KubeConfig } = await import("@kubernetes/client-node");
   const kc = new KubeConfig();
   try {
@@ -94,6 +99,7 @@ export async function connect(flags: KubeFlags): Promise<KubeClient> {
 
   function open(spec: RequestSpec, timeout: number, signal?: AbortSignal): Promise<http.IncomingMessage> {
     const body = spec.body === undefined ? undefined : JSON.stringify(spec.body);
+    options.onRequest?.(`${spec.method} ${spec.path}${queryString(spec.query)}`);
     return new Promise((resolve, reject) => {
       // Fresh credentials per request: exec plugins and token files may rotate them.
       const options: https.RequestOptions = {};
