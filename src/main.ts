@@ -5,12 +5,26 @@ import type { IOStreams } from "./cli/streams";
 import { ConfigError } from "./kube/client";
 import { ApiError, UnreachableError } from "./kube/errors";
 
+/** Signal 0 tests that a process exists; EPERM means it exists but is not ours. */
+function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
+
 async function dispatch(cmd: ParsedCommand, streams: IOStreams): Promise<void> {
-  const deps = { streams, env: process.env, now: () => new Date() };
+  const deps = { streams, env: process.env, now: () => new Date(), pid: process.pid, processAlive };
   switch (cmd.kind) {
     case "text":
       streams.out.write(cmd.text);
       return;
+    case "complete": {
+      const { runComplete } = await import("./commands/complete");
+      return runComplete(cmd, deps);
+    }
     case "show": {
       const { runShow } = await import("./commands/show");
       return runShow(cmd, deps);
@@ -44,6 +58,13 @@ function messageFor(err: unknown): string {
 
 async function main(): Promise<void> {
   const streams: IOStreams = { in: process.stdin, out: process.stdout, errOut: process.stderr };
+  // A reader that stops early (`| head`) closes the pipe: stop quietly, as kubectl does.
+  for (const s of [process.stdout, process.stderr]) {
+    s.on("error", (e: NodeJS.ErrnoException) => {
+      if (e.code !== "EPIPE") throw e;
+      process.exit(process.exitCode ?? 0);
+    });
+  }
   const args = process.argv.slice(2);
   const command = args.find((a) => ["show", "diff", "set"].includes(a));
   try {
@@ -57,8 +78,15 @@ async function main(): Promise<void> {
     }
     process.exitCode = exitCodeFor(err, command);
   }
-  // Keep-alive sockets and watches must not hold the process open after the command ends.
-  setImmediate(() => process.exit(process.exitCode ?? 0));
+  // Keep-alive sockets and watches must not hold the process open after the command ends; but
+  // output to a pipe is written asynchronously, and exiting at once cut `show -A -o json | jq`
+  // off at 64 KiB: exit once both streams have written everything they were given.
+  let unflushed = 2;
+  const exit = () => {
+    if (--unflushed === 0) setImmediate(() => process.exit(process.exitCode ?? 0));
+  };
+  process.stdout.write("", exit);
+  process.stderr.write("", exit);
 }
 
 void main();

@@ -4,12 +4,15 @@
 import { RefusedError } from "../cli/errors";
 import { createEvent, createStatefulSet, getStatefulSet, listClaims, orphanDelete, waitPods, waitStatefulSetGone } from "../kube/api";
 import type { KubeClient } from "../kube/client";
-import { isAlreadyExists, isConflict, isNotFound, UnreachableError } from "../kube/errors";
+import { isAlreadyExists, isConflict, isNotFound, isUnknownOutcome } from "../kube/errors";
 import type { Pod, StatefulSet } from "../kube/types";
 import { sameClaimTemplates } from "../plan/desired";
 import { type Journal, journalApiVersion, type JournalStep, leaseSeconds } from "../plan/journal";
 import type { Plan, Step } from "../plan/plan";
+import { journalRecord } from "../plan/resize";
+import { finishExisting } from "./existing";
 import type { JournalStore } from "./journal-store";
+import { type ExistingResult, growClaims } from "./resize";
 import type { Progress } from "./progress";
 
 export interface ApplyContext {
@@ -35,6 +38,8 @@ export interface ApplyResult {
   request: string[];
   pods: { name: string; uid: string; adopted: boolean; revision?: string }[];
   claims: { name: string; uid: string }[];
+  /** Existing claims patched, followed and pods restarted (--resize-existing and friends). */
+  existing?: ExistingResult;
   elapsedSeconds: number;
 }
 
@@ -106,6 +111,7 @@ export async function applyPlan(plan: Plan, ctx: ApplyContext): Promise<ApplyRes
               claims: plan.claims.map((c) => ({ name: c.name, uid: c.uid })),
               original: plan.original,
               desired: plan.desired,
+              ...(plan.existing ? { existing: journalRecord(plan.existing) } : {}),
             };
       await store.acquire(journal);
       acquired = true;
@@ -113,6 +119,13 @@ export async function applyPlan(plan: Plan, ctx: ApplyContext): Promise<ApplyRes
       // Renew the lock while waiting, so a second run knows this one is alive.
       renewal = setInterval(() => void save(journal!.step).catch(() => undefined), (leaseSeconds * 1000) / 3);
       renewal.unref();
+    }
+
+    // Existing claims grow before the StatefulSet is touched: a refusal leaves it as it was.
+    let grown: ExistingResult["claims"] = [];
+    if (has("grow-claims")) {
+      if (plan.mode === "fresh") await save("growing");
+      grown = await growClaims(plan, ctx);
     }
 
     if (has("orphan-delete")) {
@@ -177,6 +190,7 @@ export async function applyPlan(plan: Plan, ctx: ApplyContext): Promise<ApplyRes
       await store.remove();
       progress.say("removed the journal");
     }
+    if (plan.existing) result.existing = await finishExisting(plan, ctx, created, grown);
     result.elapsedSeconds = Number(progress.elapsedSeconds().toFixed(3));
     journal = undefined;
     return result;
@@ -212,7 +226,7 @@ async function deleteOriginal(plan: Plan, ctx: ApplyContext): Promise<void> {
       await ctx.store.remove().catch(() => undefined);
       throw new RefusedError(`${ref} changed since it was read (uid ${uid}, resourceVersion ${resourceVersion}); nothing was changed: run the command again to plan against its current state`);
     }
-    if (e instanceof UnreachableError) {
+    if (isUnknownOutcome(e)) {
       // The request may or may not have reached the server: look instead of repeating it.
       const current = await getStatefulSet(client, ns, name);
       if (current && current.metadata.uid === uid && !current.metadata.deletionTimestamp) throw e;
@@ -233,13 +247,14 @@ async function createDesired(plan: Plan, ctx: ApplyContext): Promise<StatefulSet
     progress.say(`created ${ref} with the new claim templates (uid ${created.metadata.uid})`);
     return created;
   } catch (e) {
-    if (!isAlreadyExists(e) && !(e instanceof UnreachableError)) {
-      throw new RefusedError(
+    const couldNot = () =>
+      new RefusedError(
         `could not re-create ${ref}: ${(e as Error).message.split("\n")[0]}; its pods keep running without a controller and the journal is kept: fix the cause, then run the same command again`,
       );
-    }
+    if (!isAlreadyExists(e) && !isUnknownOutcome(e)) throw couldNot();
+    // AlreadyExists, or an unknown outcome: what exists now decides.
     const current = await getStatefulSet(client, ns, name);
-    if (!current) throw e;
+    if (!current) throw couldNot();
     if (current.metadata.uid === plan.target.uid) throw new RefusedError(`${ref} (uid ${plan.target.uid}) still exists; run the same command again to finish`);
     if (!sameClaimTemplates(current.spec.volumeClaimTemplates, plan.desired.spec.volumeClaimTemplates)) {
       throw new RefusedError(`${ref} was re-created by someone else (uid ${current.metadata.uid}) with other claim templates; its pods are controlled again; run the command again to plan anew`);

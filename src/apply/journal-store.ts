@@ -7,7 +7,7 @@ import { join } from "node:path";
 import { RefusedError } from "../cli/errors";
 import { createSecret, deleteSecret, getSecret, updateSecret } from "../kube/api";
 import type { KubeClient } from "../kube/client";
-import { isAlreadyExists, isConflict } from "../kube/errors";
+import { isAlreadyExists, isConflict, isUnknownOutcome } from "../kube/errors";
 import type { KubeObject } from "../kube/types";
 import { type Journal, journalDataKey, journalSecretName, parseJournal } from "../plan/journal";
 
@@ -68,7 +68,9 @@ export class JournalStore {
    */
   async acquire(journal: Journal): Promise<void> {
     try {
-      this.secret = this.secret ? await updateSecret(this.client, this.namespace, this.body(journal)) : await createSecret(this.client, this.namespace, this.body(journal));
+      this.secret = await this.writeOrReadBack(journal, () =>
+        this.secret ? updateSecret(this.client, this.namespace, this.body(journal)) : createSecret(this.client, this.namespace, this.body(journal)),
+      );
     } catch (e) {
       if (isAlreadyExists(e) || isConflict(e)) {
         throw new RefusedError(`another kubectl appstorage set started on statefulset.apps/${this.name} at the same moment; nothing was changed: wait for it to finish`);
@@ -83,7 +85,7 @@ export class JournalStore {
     // Without the resourceVersion it read or wrote, an update would overwrite another run's lock.
     if (!this.secret?.metadata.resourceVersion) throw new Error("internal: journal saved before it was acquired");
     try {
-      this.secret = await updateSecret(this.client, this.namespace, this.body(journal));
+      this.secret = await this.writeOrReadBack(journal, () => updateSecret(this.client, this.namespace, this.body(journal)));
     } catch (e) {
       if (isConflict(e)) throw new RefusedError(`the journal of statefulset.apps/${this.name} was changed by another run; stopping so that only one run works on it`);
       throw e;
@@ -91,8 +93,34 @@ export class JournalStore {
     this.writeLocal(journal);
   }
 
+  /**
+   * Writes the journal; when the outcome is unknown, reads it back: our own content means the
+   * write happened; otherwise the write is tried once more against what is there now (its
+   * resourceVersion keeps that safe: another run's change makes it fail with a conflict).
+   */
+  private async writeOrReadBack(journal: Journal, write: () => Promise<KubeObject>): Promise<KubeObject> {
+    try {
+      return await write();
+    } catch (e) {
+      if (!isUnknownOutcome(e)) throw e;
+      const current = await getSecret(this.client, this.namespace, this.secretName);
+      const data = current?.data?.[journalDataKey];
+      const written = data ? (JSON.parse(Buffer.from(data, "base64").toString("utf8")) as Journal) : undefined;
+      if (current && written?.holder === journal.holder && written.updatedAt === journal.updatedAt) return current;
+      const ours = !current ? this.secret === undefined : written?.holder === journal.holder;
+      if (!ours) throw new RefusedError(`the journal of statefulset.apps/${this.name} is held by another run (${written?.by ?? "unknown"}); stopping so that only one run works on it`);
+      this.secret = current;
+      return write();
+    }
+  }
+
   async remove(): Promise<void> {
-    await deleteSecret(this.client, this.namespace, this.secretName, this.secret?.metadata.uid);
+    try {
+      await deleteSecret(this.client, this.namespace, this.secretName, this.secret?.metadata.uid);
+    } catch (e) {
+      if (!isUnknownOutcome(e)) throw e;
+      if (await getSecret(this.client, this.namespace, this.secretName).catch(() => undefined)) await deleteSecret(this.client, this.namespace, this.secretName, this.secret?.metadata.uid);
+    }
     this.secret = undefined;
     rmSync(this.localPath, { force: true });
   }

@@ -3,7 +3,10 @@
 import yargs, { type Argv } from "yargs";
 import type { KubeFlags } from "../kube/client";
 import { parseDuration, ConfigError } from "../kube/client";
+import type { ExistingOptions } from "../plan/resize";
+import { completionScript, completionShells } from "./completion";
 import { UsageError } from "./errors";
+import { existingClaimFlags, existingClaimOptions } from "./existing-flags";
 
 declare const __VERSION__: string;
 
@@ -12,8 +15,10 @@ export type Output = "table" | "wide" | "json" | "yaml" | "name";
 
 export type ParsedCommand =
   | { kind: "text"; text: string }
+  /** The hidden `__complete WORDS...` (cobra's protocol; `__completeNoDesc` without descriptions). */
+  | { kind: "complete"; words: string[]; descriptions: boolean }
   | { kind: "show"; flags: KubeFlags; name?: string; allNamespaces: boolean; selector?: string; output: Output }
-  | { kind: "diff"; flags: KubeFlags; name: string; directives: string[]; output?: "json" | "yaml" }
+  | { kind: "diff"; flags: KubeFlags; name: string; directives: string[]; output?: "json" | "yaml"; existing?: ExistingOptions }
   | {
       kind: "set";
       flags: KubeFlags;
@@ -24,6 +29,8 @@ export type ParsedCommand =
       force: boolean;
       timeoutMs: number;
       output?: "json" | "yaml" | "name";
+      /** --resize-existing, --vac-existing, --wait-resize, --restart-pods; absent when none is given. */
+      existing?: ExistingOptions;
     };
 
 export const commandName = "kubectl appstorage";
@@ -84,13 +91,13 @@ function parser(): Argv {
         .option("output", { alias: "o", type: "string", default: "table", describe: "table|wide|json|yaml" }),
     )
     .command("diff <statefulset> <directives..>", "Show what set would change (exit 0: none, 1: changes, >1: error)", (y) =>
-      y
+      existingClaimOptions(y)
         .positional("statefulset", { type: "string", describe: "StatefulSet name" })
         .positional("directives", { type: "string", array: true, describe: "CLAIM=SIZE[,CLASS] ..." })
         .option("output", { alias: "o", type: "string", describe: "json|yaml: print the plan as data" }),
     )
     .command("set <statefulset> <directives..>", "Change claim templates: orphan-delete and re-create, pods keep running", (y) =>
-      y
+      existingClaimOptions(y)
         .positional("statefulset", { type: "string", describe: "StatefulSet name" })
         .positional("directives", { type: "string", array: true, describe: "CLAIM=SIZE[,CLASS] ..., e.g. pgdata=2Gi or pgdata=2Gi,fast-ssd" })
         .option("dry-run", { type: "string", default: "none", describe: "none|client (print the plan)|server (let the server validate, persist nothing)" })
@@ -98,6 +105,9 @@ function parser(): Argv {
         .option("force", { type: "boolean", default: false, describe: "Proceed past warnings that are not data-safety refusals (rollout in progress, controller owner)" })
         .option("timeout", { type: "string", default: "5m", describe: "How long to wait for each step (deletion, adoption)" })
         .option("output", { alias: "o", type: "string", describe: "json|yaml|name" }),
+    )
+    .command("completion <shell>", "Print a bash or zsh completion script for the binary run by its own name (kubectl appstorage completes through kubectl: see the README)", (y) =>
+      y.positional("shell", { type: "string", choices: completionShells, describe: "bash or zsh" }),
     )
     .example(`${commandName} show postgresql-k8s`, "Claims per ordinal and their drift from the template")
     .example(`${commandName} diff postgresql-k8s pgdata=2Gi`, "What would change")
@@ -111,6 +121,11 @@ function parser(): Argv {
     .exitProcess(false);
 }
 
+function withExisting(argv: Record<string, unknown>): { existing?: ExistingOptions } {
+  const existing = existingClaimFlags(argv);
+  return existing ? { existing } : {};
+}
+
 function friendly(message: string, args: readonly string[]): string {
   const command = args.find((a) => a === "set" || a === "diff");
   if (command && /^(Not enough non-option arguments|Missing required argument)/.test(message)) {
@@ -121,6 +136,8 @@ function friendly(message: string, args: readonly string[]): string {
 
 /** Parses argv (without node and script). Help and version come back as text to print. */
 export function parseArgs(args: readonly string[]): ParsedCommand {
+  // Words being completed are not a command line yet: yargs would refuse half-typed ones.
+  if (args[0] === "__complete" || args[0] === "__completeNoDesc") return { kind: "complete", words: args.slice(1), descriptions: args[0] === "__complete" };
   let failure: string | undefined;
   let output = "";
   const argv = parser()
@@ -133,6 +150,7 @@ export function parseArgs(args: readonly string[]): ParsedCommand {
   if (failure) throw new UsageError(friendly(failure.split("\n")[0]!.replace(/^Error: /, ""), args));
   if (output) return { kind: "text", text: output.endsWith("\n") ? output : `${output}\n` };
   const command = (argv["_"] as string[])[0];
+  if (command === "completion") return { kind: "text", text: completionScript(oneOf(argv["shell"], completionShells, "shell")) };
   if (command === "show") {
     return {
       kind: "show",
@@ -152,6 +170,7 @@ export function parseArgs(args: readonly string[]): ParsedCommand {
       name,
       directives,
       ...(argv["output"] !== undefined ? { output: oneOf(argv["output"], ["json", "yaml"] as const, "--output") } : {}),
+      ...withExisting(argv),
     };
   }
   if (command === "set") {
@@ -165,6 +184,7 @@ export function parseArgs(args: readonly string[]): ParsedCommand {
       force: argv["force"] === true,
       timeoutMs: duration(String(argv["timeout"]), "--timeout"),
       ...(argv["output"] !== undefined ? { output: oneOf(argv["output"], ["json", "yaml", "name"] as const, "--output") } : {}),
+      ...withExisting(argv),
     };
   }
   throw new UsageError(`unknown command "${String(command)}": use show, diff or set`);

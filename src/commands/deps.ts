@@ -9,6 +9,9 @@ export interface CommandDeps {
   now: () => Date;
   connect?: (flags: KubeFlags) => Promise<KubeClient>;
   signal?: AbortSignal;
+  /** This process's id (for the journal's lock holder) and whether another process is alive. */
+  pid?: number;
+  processAlive?: (pid: number) => boolean;
 }
 
 export function connectWith(deps: CommandDeps, flags: KubeFlags): Promise<KubeClient> {

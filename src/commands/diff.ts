@@ -8,9 +8,11 @@ import { changeAnnotation } from "../plan/desired";
 import { buildPlan, PlanError } from "../plan/plan";
 import { unifiedDiff } from "../output/diff";
 import { renderClaims } from "../output/plan";
+import { renderExisting } from "../output/resize";
 import { formatData } from "../output/yaml";
 import type { StatefulSet } from "../kube/types";
 import { connectWith, type CommandDeps } from "./deps";
+import { observeExisting } from "./existing";
 import { observe } from "./observe";
 
 export type DiffOptions = Extract<ParsedCommand, { kind: "diff" }>;
@@ -34,10 +36,12 @@ export async function runDiff(opts: DiffOptions, deps: CommandDeps): Promise<voi
     throw e;
   }
   const client = await connectWith(deps, opts.flags);
-  const { observed } = await observe(client, opts.name, deps.env, deps.now());
+  const { observed } = await observe(client, opts.name, deps);
+  const existing = await observeExisting(client, opts.existing, directives);
+  if (existing) observed.existing = existing;
   let plan;
   try {
-    plan = buildPlan(observed, { namespace: client.namespace, name: opts.name, directives, force: false });
+    plan = buildPlan(observed, { namespace: client.namespace, name: opts.name, directives, force: false, existing: opts.existing });
   } catch (e) {
     if (e instanceof PlanError) throw new RefusedError(e.message);
     throw e;
@@ -57,6 +61,7 @@ export async function runDiff(opts: DiffOptions, deps: CommandDeps): Promise<voi
     if (changed) {
       out.write("\n");
       out.write(renderClaims(plan));
+      out.write(renderExisting(plan));
       const future = plan.newOrdinals.templates.map((t) => `${t.claim} ${t.size ?? ""}${t.storageClass ? ` (${t.storageClass})` : ""}`).join(", ");
       out.write(`new ordinals (${plan.newOrdinals.from} and up) get: ${future}\n`);
     }

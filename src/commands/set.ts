@@ -15,6 +15,9 @@ import { buildPlan, PlanError, type Plan } from "../plan/plan";
 import { renderPlan } from "../output/plan";
 import { formatData } from "../output/yaml";
 import { connectWith, type CommandDeps } from "./deps";
+import { dryRunClaimPatches } from "../apply/resize";
+import { existingResultLines } from "../output/resize";
+import { confirmQuestion, existingAccess, observeExisting, statefulSetVerb } from "./existing";
 import { observe } from "./observe";
 
 export type SetOptions = Extract<ParsedCommand, { kind: "set" }>;
@@ -45,6 +48,7 @@ export function requiredAccess(plan: Plan): (AccessCheck & { optional?: boolean 
   }
   if (plan.steps.includes("wait-gone")) checks.push({ verb: "watch", group: "apps", resource: "statefulsets", namespace: ns });
   if (plan.steps.includes("record")) checks.push({ verb: "create", group: "events.k8s.io", resource: "events", namespace: ns, optional: true });
+  checks.push(...existingAccess(plan));
   return checks;
 }
 
@@ -56,9 +60,11 @@ async function preflight(client: KubeClient, plan: Plan, progress: Progress): Pr
   const blocking = missing.filter((c) => !c.optional);
   if (blocking.length) {
     const m = blocking[0]!;
-    const what = `${m.verb} ${m.resource}${m.group ? `.${m.group}` : ""}${m.name ? ` "${m.name}"` : ""} in namespace ${m.namespace}`;
-    throw new RefusedError(`you may not ${what}, which this change needs; nothing was changed: ask for that permission (kubectl auth can-i ${m.verb} ${m.resource}${m.group ? `.${m.group}` : ""} -n ${m.namespace})`);
+    const what = `${m.verb} ${m.resource}${m.subresource ? `/${m.subresource}` : ""}${m.group ? `.${m.group}` : ""}${m.name ? ` "${m.name}"` : ""} in namespace ${m.namespace}`;
+    throw new RefusedError(`you may not ${what}, which this change needs; nothing was changed: ask for that permission (kubectl auth can-i ${m.verb} ${m.resource}${m.group ? `.${m.group}` : ""}${m.subresource ? ` --subresource=${m.subresource}` : ""} -n ${m.namespace})`);
   }
+  // The server's own answer to each claim patch (admission, quotas, validation), before any change.
+  if (plan.steps.includes("grow-claims")) await dryRunClaimPatches(client, plan, progress);
 }
 
 async function confirm(streams: IOStreams, question: string): Promise<boolean> {
@@ -93,10 +99,12 @@ export async function runSet(opts: SetOptions, deps: CommandDeps): Promise<void>
   const { streams } = deps;
   const progress = new Progress(streams.errOut);
   const client = await connectWith(deps, opts.flags);
-  const { observed, store } = await observe(client, opts.name, deps.env, deps.now());
+  const { observed, store } = await observe(client, opts.name, deps);
+  const existing = await observeExisting(client, opts.existing, directives);
+  if (existing) observed.existing = existing;
   let plan: Plan;
   try {
-    plan = buildPlan(observed, { namespace: client.namespace, name: opts.name, directives, force: opts.force });
+    plan = buildPlan(observed, { namespace: client.namespace, name: opts.name, directives, force: opts.force, existing: opts.existing });
   } catch (e) {
     if (e instanceof PlanError) throw new RefusedError(e.message);
     throw e;
@@ -112,19 +120,19 @@ export async function runSet(opts: SetOptions, deps: CommandDeps): Promise<void>
     return;
   }
   if (opts.dryRun === "client") {
-    streams.out.write(opts.output && opts.output !== "name" ? formatData(plan, opts.output) : opts.output === "name" ? `${ref}\n` : `${renderPlan(plan)}${ref} recreated${suffix}\n`);
+    streams.out.write(opts.output && opts.output !== "name" ? formatData(plan, opts.output) : opts.output === "name" ? `${ref}\n` : `${renderPlan(plan)}${ref} ${statefulSetVerb(plan)}${suffix}\n`);
     return;
   }
   await preflight(client, plan, progress);
   if (opts.dryRun === "server") {
     await serverDryRun(client, plan, progress);
-    streams.out.write(opts.output && opts.output !== "name" ? formatData(plan, opts.output) : `${ref} recreated${suffix}\n`);
+    streams.out.write(opts.output && opts.output !== "name" ? formatData(plan, opts.output) : `${ref} ${statefulSetVerb(plan)}${suffix}\n`);
     return;
   }
   if (!opts.yes) {
     if (!streams.in.isTTY) throw new RefusedError(`refusing to re-create ${ref} without confirmation: there is no terminal to ask on; review it with kubectl appstorage diff, then pass --yes`);
     streams.errOut.write(renderPlan(plan));
-    if (!(await confirm(streams, `Re-create ${ref} with these claim templates? Its pods keep running.`))) throw new RefusedError("cancelled; nothing was changed");
+    if (!(await confirm(streams, confirmQuestion(plan)))) throw new RefusedError("cancelled; nothing was changed");
   }
   const result = await applyPlan(plan, {
     client,
@@ -133,10 +141,10 @@ export async function runSet(opts: SetOptions, deps: CommandDeps): Promise<void>
     signal: deps.signal ?? new AbortController().signal,
     timeoutMs: opts.timeoutMs,
     now: deps.now,
-    holder: `${hostname()}/${process.pid}/${randomUUID().slice(0, 8)}`,
+    holder: `${hostname()}/${deps.pid ?? 0}/${randomUUID().slice(0, 8)}`,
     by: observed.user,
   });
   if (opts.output === "name") streams.out.write(`${ref}\n`);
   else if (opts.output) streams.out.write(formatData(result, opts.output));
-  else streams.out.write(`${ref} recreated\n`);
+  else streams.out.write(`${ref} ${statefulSetVerb(plan)}\n${existingResultLines(result.existing)}`);
 }

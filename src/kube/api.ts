@@ -82,6 +82,9 @@ export function createStatefulSet(client: KubeClient, ns: string, body: Stateful
   return client.request<StatefulSet>({ method: "POST", path: sts(ns), query: { dryRun: serverDryRun(dryRun) }, body });
 }
 
+/** A short pause before reading again after a watch ended, so a failing watch cannot spin. */
+const settle = () => new Promise((r) => setTimeout(r, 100));
+
 /**
  * Resolves when the object with this uid no longer exists (deleted, or replaced by another uid
  * with the same name): wait on the uid, not the name, since the re-created StatefulSet has the
@@ -102,6 +105,7 @@ export async function waitStatefulSetGone(client: KubeClient, ns: string, name: 
     } catch (e) {
       if (!isGone(e)) throw e; // 410: the resourceVersion is too old; read again
     }
+    await settle();
   }
   throw signal.reason instanceof Error ? signal.reason : new Error("aborted");
 }
@@ -128,6 +132,7 @@ export async function waitPods(client: KubeClient, ns: string, labelSelector: st
     } catch (e) {
       if (!isGone(e)) throw e;
     }
+    await settle();
   }
   throw signal.reason instanceof Error ? signal.reason : new Error("aborted");
 }
@@ -162,6 +167,7 @@ export interface AccessCheck {
   verb: string;
   group: string;
   resource: string;
+  subresource?: string;
   namespace?: string;
   name?: string;
 }
@@ -170,6 +176,7 @@ export interface AccessCheck {
 export async function canI(client: KubeClient, check: AccessCheck): Promise<boolean> {
   const review = await client.request<{ status?: { allowed?: boolean } }>({
     method: "POST",
+    idempotent: true,
     path: "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews",
     body: { apiVersion: "authorization.k8s.io/v1", kind: "SelfSubjectAccessReview", spec: { resourceAttributes: check } },
   });
@@ -181,6 +188,7 @@ export async function whoAmI(client: KubeClient): Promise<string> {
   try {
     const review = await client.request<{ status?: { userInfo?: { username?: string } } }>({
       method: "POST",
+      idempotent: true,
       path: "/apis/authentication.k8s.io/v1/selfsubjectreviews",
       body: { apiVersion: "authentication.k8s.io/v1", kind: "SelfSubjectReview" },
     });

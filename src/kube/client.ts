@@ -6,7 +6,7 @@
 // commands that talk to a cluster, to keep start-up fast.
 import * as http from "node:http";
 import * as https from "node:https";
-import { apiErrorFromBody, UnreachableError } from "./errors";
+import { ApiError, apiErrorFromBody, UnreachableError } from "./errors";
 
 export interface KubeFlags {
   kubeconfig?: string;
@@ -27,6 +27,8 @@ export interface RequestSpec {
   query?: Record<string, string | number | boolean | undefined>;
   body?: unknown;
   contentType?: string;
+  /** A POST that changes nothing (access and identity reviews): safe to retry like a read. */
+  idempotent?: boolean;
 }
 
 export interface WatchEvent<T = unknown> {
@@ -64,8 +66,29 @@ function queryString(query: RequestSpec["query"]): string {
   return s ? `?${s}` : "";
 }
 
+export const maxAttempts = 4;
+
+/**
+ * Milliseconds to wait before trying again, or undefined to give up. Reads (and reviews, which
+ * change nothing) are retried on 5xx, 429 and broken connections. A write is retried only on
+ * 429, which the server sends before doing anything; any other failure of a write has an
+ * unknown outcome that the caller resolves by reading back, never by blindly repeating.
+ */
+export function retryDelay(spec: Pick<RequestSpec, "method" | "idempotent">, err: unknown, attempt: number): number | undefined {
+  if (attempt >= maxAttempts) return undefined;
+  const safe = spec.method === "GET" || spec.idempotent === true;
+  const backoff = 100 * 2 ** (attempt - 1) + Math.floor(Math.random() * 50);
+  if (err instanceof ApiError) {
+    if (err.code === 429) return Math.min(5000, err.retryAfterSeconds !== undefined ? err.retryAfterSeconds * 1000 : backoff);
+    if (safe && [500, 502, 503, 504].includes(err.code)) return Math.min(5000, err.retryAfterSeconds !== undefined ? err.retryAfterSeconds * 1000 : backoff);
+    return undefined;
+  }
+  if (err instanceof UnreachableError && safe) return backoff;
+  return undefined;
+}
+
 export async function connect(flags: KubeFlags, options: ConnectOptions = {}): Promise<KubeClient> {
-  const { KubeConfig } = await import("@kubernetes/client-node");
+  const { KubeConfig } = await import("./kubeconfig");
   const kc = new KubeConfig();
   try {
     if (flags.kubeconfig) kc.loadFromFile(flags.kubeconfig);
@@ -102,8 +125,8 @@ export async function connect(flags: KubeFlags, options: ConnectOptions = {}): P
     options.onRequest?.(`${spec.method} ${spec.path}${queryString(spec.query)}`);
     return new Promise((resolve, reject) => {
       // Fresh credentials per request: exec plugins and token files may rotate them.
-      const options: https.RequestOptions = {};
-      kc.applyToHTTPSOptions(options)
+      const credentials: https.RequestOptions = {};
+      kc.applyToHTTPSOptions(credentials)
         .then(() => {
           const req = transport.request(
             {
@@ -113,9 +136,9 @@ export async function connect(flags: KubeFlags, options: ConnectOptions = {}): P
               path: basePath + spec.path + queryString(spec.query),
               method: spec.method,
               agent,
-              auth: options.auth,
+              auth: credentials.auth,
               headers: {
-                ...(options.headers ?? {}),
+                ...(credentials.headers ?? {}),
                 Accept: "application/json",
                 "User-Agent": "kubectl-appstorage",
                 ...(body !== undefined ? { "Content-Type": spec.contentType ?? "application/json", "Content-Length": Buffer.byteLength(body) } : {}),
@@ -139,19 +162,41 @@ export async function connect(flags: KubeFlags, options: ConnectOptions = {}): P
 
   async function readAll(res: http.IncomingMessage): Promise<string> {
     const chunks: Buffer[] = [];
-    for await (const c of res) chunks.push(c as Buffer);
+    try {
+      for await (const c of res) chunks.push(c as Buffer);
+    } catch (e) {
+      if (e instanceof UnreachableError) throw e;
+      throw new UnreachableError(`the connection to the server ${base.host} broke while reading an answer (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`);
+    }
     return Buffer.concat(chunks).toString("utf8");
+  }
+
+  async function once<T>(spec: RequestSpec): Promise<T> {
+    const res = await open(spec, timeoutMs);
+    const text = await readAll(res);
+    const code = res.statusCode ?? 0;
+    if (code < 200 || code >= 300) {
+      const err = apiErrorFromBody(code, text);
+      const retryAfter = Number(res.headers["retry-after"]);
+      if (Number.isFinite(retryAfter)) err.retryAfterSeconds = retryAfter;
+      throw err;
+    }
+    return (text ? JSON.parse(text) : {}) as T;
   }
 
   return {
     namespace,
     server: cluster.server,
     async request<T>(spec: RequestSpec): Promise<T> {
-      const res = await open(spec, timeoutMs);
-      const text = await readAll(res);
-      const code = res.statusCode ?? 0;
-      if (code < 200 || code >= 300) throw apiErrorFromBody(code, text);
-      return (text ? JSON.parse(text) : {}) as T;
+      for (let attempt = 1; ; attempt++) {
+        try {
+          return await once<T>(spec);
+        } catch (e) {
+          const delay = retryDelay(spec, e, attempt);
+          if (delay === undefined) throw e;
+          await new Promise((r) => setTimeout(r, delay));
+        }
+      }
     },
     async watch<T>(path: string, query: RequestSpec["query"], onEvent: (e: WatchEvent<T>) => boolean, signal?: AbortSignal): Promise<boolean> {
       const local = new AbortController();
@@ -161,22 +206,38 @@ export async function connect(flags: KubeFlags, options: ConnectOptions = {}): P
         const res = await open({ method: "GET", path, query: { ...query, watch: 1, allowWatchBookmarks: true } }, 0, local.signal);
         const code = res.statusCode ?? 0;
         if (code < 200 || code >= 300) throw apiErrorFromBody(code, await readAll(res));
+        // A watch that stays silent longer than the request timeout may be stalled (a proxy, a
+        // half-open connection): end it, and the caller reads again and watches anew.
+        let idle: NodeJS.Timeout | undefined;
+        const touch = () => {
+          if (timeoutMs <= 0) return;
+          clearTimeout(idle);
+          idle = setTimeout(() => local.abort(), timeoutMs);
+        };
+        touch();
         let buffered = "";
-        for await (const chunk of res) {
-          buffered += (chunk as Buffer).toString("utf8");
+        try {
+          for await (const chunk of res) {
+            touch();
+            buffered += (chunk as Buffer).toString("utf8");
           let nl: number;
           while ((nl = buffered.indexOf("\n")) >= 0) {
             const line = buffered.slice(0, nl).trim();
             buffered = buffered.slice(nl + 1);
-            if (line && onEvent(JSON.parse(line) as WatchEvent<T>)) {
-              local.abort();
-              return true;
+              if (line && onEvent(JSON.parse(line) as WatchEvent<T>)) {
+                local.abort();
+                return true;
+              }
             }
           }
+        } finally {
+          clearTimeout(idle);
         }
         return false;
       } catch (e) {
         if ((e as Error).name === "AbortError" || local.signal.aborted) return false;
+        // A watch that breaks is not an error: the caller reads again and watches anew.
+        if (e instanceof UnreachableError || (e as NodeJS.ErrnoException).code === "ECONNRESET") return false;
         throw e;
       } finally {
         signal?.removeEventListener("abort", onAbort);

@@ -2,6 +2,9 @@
 
 /** A non-2xx answer of the API server, with its Status object when it sent one. */
 export class ApiError extends Error {
+  /** From a Retry-After header (429, 503). */
+  retryAfterSeconds?: number;
+
   constructor(
     readonly code: number,
     readonly reason: string,
@@ -31,3 +34,9 @@ export function apiErrorFromBody(code: number, body: string): ApiError {
   }
   return new ApiError(code, "", `the server answered HTTP ${code}: ${body.trim().split("\n")[0]?.slice(0, 200) ?? ""}`);
 }
+
+/**
+ * A write whose outcome is unknown: the connection broke or the server failed after the request
+ * may have been applied. Resolve by reading back, never by blindly repeating.
+ */
+export const isUnknownOutcome = (e: unknown): boolean => e instanceof UnreachableError || (e instanceof ApiError && e.code >= 500);

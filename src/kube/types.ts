@@ -57,6 +57,12 @@ export interface PersistentVolumeClaim extends KubeObject {
     phase?: string;
     capacity?: Record<string, string>;
     conditions?: { type: string; status: string; message?: string; reason?: string }[];
+    /** What the resize controllers work towards (RecoverVolumeExpansionFailure, 1.32+). */
+    allocatedResources?: Record<string, string>;
+    /** e.g. storage: ControllerResizeInProgress, NodeResizePending, ...Infeasible. */
+    allocatedResourceStatuses?: Record<string, string>;
+    currentVolumeAttributesClassName?: string;
+    modifyVolumeStatus?: { targetVolumeAttributesClassName?: string; status?: string };
     [key: string]: unknown;
   };
 }
@@ -101,4 +107,9 @@ export interface StorageClass extends KubeObject {
 export interface ObjectList<T> {
   metadata: { resourceVersion?: string; continue?: string };
   items: T[];
+}
+
+export interface ResourceQuota extends KubeObject {
+  spec?: { hard?: Record<string, string>; scopes?: string[]; scopeSelector?: unknown };
+  status?: { hard?: Record<string, string>; used?: Record<string, string> };
 }

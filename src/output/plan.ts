@@ -1,6 +1,7 @@
 // The plan as a person reads it: what changes in the templates, what each existing claim
 // does, what new ordinals get, the warnings and the steps.
 import type { Plan, Step, TemplateChange } from "../plan/plan";
+import { existingAfter, existingStepText, renderExisting } from "./resize";
 import { renderTable } from "./table";
 
 const stepText: Record<Step, string> = {
@@ -11,10 +12,11 @@ const stepText: Record<Step, string> = {
   verify: "verify that every pod was adopted, unchanged and not restarted",
   record: "record an event and the change annotation",
   "remove-journal": "remove the journal",
+  ...existingStepText,
 };
 
-function side(s: { size?: string; storageClass?: string }): string {
-  return `${s.size ?? "<no size>"}${s.storageClass !== undefined ? `, class ${s.storageClass}` : ""}`;
+function side(s: { size?: string; storageClass?: string; volumeAttributesClass?: string }): string {
+  return `${s.size ?? "<no size>"}${s.storageClass !== undefined ? `, class ${s.storageClass}` : ""}${s.volumeAttributesClass !== undefined ? `, vac ${s.volumeAttributesClass}` : ""}`;
 }
 
 export function describeChange(c: TemplateChange): string {
@@ -26,9 +28,10 @@ export function renderClaims(plan: Plan): string {
   const rows = plan.claims.map((c) => {
     const change = plan.changes.find((x) => x.claim === c.template);
     const after =
-      c.effect === "keeps" && change
+      existingAfter(plan, c) ??
+      (c.effect === "keeps" && change
         ? `keeps ${c.request ?? "its size"}${change.after.size && change.after.size !== c.request ? ` (template ${change.after.size})` : ""}`
-        : "unchanged";
+        : "unchanged");
     return [c.name, String(c.ordinal), c.phase ?? "", c.request ?? "", c.capacity ?? "<none>", c.storageClass ?? "<default>", c.pod ?? "<none>", after + (c.leftover ? ", leftover" : "")];
   });
   return renderTable(["claim", "ordinal", "phase", "request", "capacity", "class", "pod", "after"], rows);
@@ -41,7 +44,7 @@ export function renderPlan(plan: Plan): string {
   if (plan.noChange) lines.push("  no change: the claim templates already are as asked");
   for (const c of plan.changes) lines.push(`  ${describeChange(c)}`);
   lines.push("");
-  let text = `${lines.join("\n")}\n${renderClaims(plan)}`;
+  let text = `${lines.join("\n")}\n${renderClaims(plan)}${renderExisting(plan)}`;
   const future = plan.newOrdinals.templates.map((x) => `${x.claim} ${x.size ?? ""}${x.storageClass ? ` (${x.storageClass})` : ""}`).join(", ");
   text += `new ordinals (${plan.newOrdinals.from} and up) get: ${future || "no claims"}\n`;
   if (plan.steps.length) text += `steps:\n${plan.steps.map((s, i) => `  ${i + 1}. ${stepText[s]}\n`).join("")}`;

@@ -1,21 +1,37 @@
 // Tables that look like kubectl's: no borders, upper-case headers, columns three spaces apart.
-import Table from "cli-table3";
+// Written out rather than taken from a table library: show prints a row per claim (hundreds),
+// and a general-purpose library spent most of show's run time on layout features (spans,
+// wrapping, borders) that these tables never use.
+
+// Colour and other SGR sequences take no room on the screen.
+const sgr = /\u001b\[[0-9;]*m/g;
+
+/** Columns a cell takes: its characters (code points), as kubectl's tabwriter counts them. */
+function width(cell: string): number {
+  let n = 0;
+  for (const _ of cell.includes("\u001b") ? cell.replace(sgr, "") : cell) n++;
+  return n;
+}
 
 export function renderTable(headers: readonly string[], rows: readonly (readonly string[])[]): string {
-  const table = new Table({
-    head: headers.map((h) => h.toUpperCase()),
-    chars: {
-      top: "", "top-mid": "", "top-left": "", "top-right": "",
-      bottom: "", "bottom-mid": "", "bottom-left": "", "bottom-right": "",
-      left: "", "left-mid": "", mid: "", "mid-mid": "",
-      right: "", "right-mid": "", middle: "   ",
-    },
-    style: { head: [], border: [], "padding-left": 0, "padding-right": 0, compact: true },
+  const lines = [headers.map((h) => h.toUpperCase()), ...rows];
+  const columns = Math.max(...lines.map((l) => l.length));
+  const widths = new Array<number>(columns).fill(0);
+  const cellWidths = lines.map((l) =>
+    l.map((cell, c) => {
+      const w = width(cell);
+      if (w > widths[c]!) widths[c] = w;
+      return w;
+    }),
+  );
+  let text = "";
+  lines.forEach((l, i) => {
+    let line = "";
+    for (let c = 0; c < columns; c++) {
+      const cell = l[c] ?? "";
+      line += c === columns - 1 ? cell : cell + " ".repeat(widths[c]! - (cellWidths[i]![c] ?? 0) + 3);
+    }
+    text += `${line.trimEnd()}\n`;
   });
-  for (const row of rows) table.push([...row]);
-  return `${table
-    .toString()
-    .split("\n")
-    .map((line) => line.trimEnd())
-    .join("\n")}\n`;
+  return text;
 }

@@ -49,6 +49,7 @@ export function applyDirective(t: ClaimTemplate, d: Directive): ClaimTemplate {
     copy.spec.resources = { ...(copy.spec.resources ?? {}), requests: { ...(copy.spec.resources?.requests ?? {}), storage: d.size } };
   }
   if (d.storageClass !== undefined) copy.spec.storageClassName = d.storageClass;
+  if (d.volumeAttributesClass !== undefined) copy.spec.volumeAttributesClassName = d.volumeAttributesClass;
   return copy;
 }
 
@@ -73,7 +74,7 @@ export function desiredStatefulSet(original: StatefulSet, directives: readonly D
   return desired;
 }
 
-/** Claim templates compared by what matters: names, sizes by value, classes. */
+/** Claim templates compared by what matters: names, sizes by value, classes, attributes classes. */
 export function sameClaimTemplates(a: readonly ClaimTemplate[] = [], b: readonly ClaimTemplate[] = []): boolean {
   if (a.length !== b.length) return false;
   return a.every((t, i) => {
@@ -81,7 +82,8 @@ export function sameClaimTemplates(a: readonly ClaimTemplate[] = [], b: readonly
     return (
       t.metadata.name === u.metadata.name &&
       sameQuantity(templateSize(t) ?? "", templateSize(u) ?? "") &&
-      (t.spec.storageClassName ?? "") === (u.spec.storageClassName ?? "")
+      (t.spec.storageClassName ?? "") === (u.spec.storageClassName ?? "") &&
+      (t.spec.volumeAttributesClassName ?? "") === (u.spec.volumeAttributesClassName ?? "")
     );
   });
 }

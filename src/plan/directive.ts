@@ -2,7 +2,9 @@
 // application-storage does: `pgdata=2Gi`, `pgdata=2Gi,fast-ssd`, `pgdata=fast-ssd`.
 // Items after `=` are comma-separated, in any order: a Kubernetes quantity is the size,
 // anything else a storage class name; `size=` and `class=` say which explicitly when a
-// class name could be read as a quantity (`pgdata=class=1e3`).
+// class name could be read as a quantity (`pgdata=class=1e3`). `vac=NAME` names a
+// VolumeAttributesClass (`pgdata=2Gi,vac=fast-iops`): always explicit, since a bare name
+// is a storage class.
 import { formatQuantity, parseStorageSize, QuantityError } from "./quantity";
 
 export interface Directive {
@@ -10,6 +12,8 @@ export interface Directive {
   /** Canonical size, as Kubernetes would store it. */
   size?: string;
   storageClass?: string;
+  /** spec.volumeAttributesClassName of the template (and, when asked, of existing claims). */
+  volumeAttributesClass?: string;
 }
 
 export class DirectiveError extends Error {}
@@ -29,11 +33,15 @@ export function parseDirective(text: string): Directive {
   if (!rest) throw new DirectiveError(`"${text}" gives neither a size nor a storage class: write ${claim}=SIZE[,CLASS], for example ${claim}=2Gi`);
   const directive: Directive = { claim };
   for (const item of rest.split(",")) {
-    const explicit = /^(size|class)=(.*)$/.exec(item);
+    const explicit = /^(size|class|vac)=(.*)$/.exec(item);
     const kind = explicit ? explicit[1] : undefined;
     const value = explicit ? explicit[2]! : item;
     if (!value) throw new DirectiveError(`"${text}" has an empty item: write ${claim}=SIZE[,CLASS]`);
-    if (kind === "size" || (kind === undefined && /^[+-]?[0-9.]/.test(value))) {
+    if (kind === "vac") {
+      if (directive.volumeAttributesClass !== undefined) throw new DirectiveError(`"${text}" gives two volume attributes classes for ${claim}; give one`);
+      if (value.length > 253 || !dnsSubdomain.test(value)) throw new DirectiveError(`"${value}" is not a valid volume attributes class name`);
+      directive.volumeAttributesClass = value;
+    } else if (kind === "size" || (kind === undefined && /^[+-]?[0-9.]/.test(value))) {
       if (directive.size !== undefined) throw new DirectiveError(`"${text}" gives two sizes for ${claim}; give one`);
       try {
         directive.size = formatQuantity(parseStorageSize(value));
@@ -65,5 +73,6 @@ export function parseDirectives(texts: readonly string[]): Directive[] {
 }
 
 export function formatDirective(d: Directive): string {
-  return `${d.claim}=${[d.size, d.storageClass].filter((x) => x !== undefined).join(",")}`;
+  const vac = d.volumeAttributesClass !== undefined ? `vac=${d.volumeAttributesClass}` : undefined;
+  return `${d.claim}=${[d.size, d.storageClass, vac].filter((x) => x !== undefined).join(",")}`;
 }

@@ -4,6 +4,7 @@
 // more readable than the pod template itself) and as a local 0600 file. Format documented in
 // the README ("Journal"); bump `apiVersion` on any incompatible change.
 import type { StatefulSet } from "../kube/types";
+import type { JournalExisting } from "./resize";
 
 export const journalApiVersion = "appstorage.kubectl.io/v1alpha1";
 export const journalSecretPrefix = "appstorage-journal-";
@@ -11,7 +12,8 @@ export const journalDataKey = "journal.json";
 /** A run renews its lease while it works; a journal whose lease expired was left by a dead run. */
 export const leaseSeconds = 15;
 
-export type JournalStep = "planned" | "deleting" | "deleted" | "created";
+/** growing: existing claims are being grown (before the StatefulSet is touched). */
+export type JournalStep = "planned" | "growing" | "deleting" | "deleted" | "created";
 
 export interface Journal {
   apiVersion: typeof journalApiVersion;
@@ -34,6 +36,8 @@ export interface Journal {
   claims: { name: string; uid: string }[];
   original: StatefulSet;
   desired: StatefulSet;
+  /** With --resize-existing/--vac-existing: the flags and the claims to change (resize.ts). */
+  existing?: JournalExisting;
 }
 
 export function journalSecretName(statefulSet: string): string {

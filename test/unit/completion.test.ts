@@ -1,0 +1,159 @@
+import assert from "node:assert/strict";
+import { describe, test } from "node:test";
+import {
+  claimTemplateAnswer,
+  type CompletionRequest,
+  completionRequest,
+  completionScript,
+  Directive,
+  flagsFromHelp,
+  formatAnswer,
+  namespaceAnswer,
+  statefulSetAnswer,
+} from "../../src/cli/completion";
+import { commandName, parseArgs } from "../../src/cli/root";
+import { sts } from "../fixtures/builders";
+
+// The real yargs help: completion must follow the flags root.ts defines, whatever they are.
+function help(command?: string): string {
+  const p = parseArgs(command ? [command, "--help"] : ["--help"]);
+  assert.equal(p.kind, "text");
+  return p.kind === "text" ? p.text : "";
+}
+
+const request = (...words: string[]): CompletionRequest => completionRequest(words, help, commandName);
+
+function values(r: CompletionRequest): string[] {
+  assert.equal(r.kind, "answer", JSON.stringify(r));
+  return r.kind === "answer" ? r.answer.candidates.map((c) => c.value) : [];
+}
+
+function directive(r: CompletionRequest): number {
+  return r.kind === "answer" ? r.answer.directive : -1;
+}
+
+describe("completionRequest: what the word under the cursor needs", () => {
+  test("subcommands, with descriptions, never files", () => {
+    const r = request("");
+    assert.deepEqual(values(r), ["show", "diff", "set", "completion"]);
+    assert.equal(directive(r), Directive.NoFileComp);
+    assert.ok(r.kind === "answer" && r.answer.candidates[0]!.description?.startsWith("Show claim templates"));
+  });
+  test("subcommands by prefix", () => assert.deepEqual(values(request("s")), ["show", "set"]));
+  test("the hidden __complete is not offered", () => assert.ok(!values(request("_")).length));
+  test("an unknown command completes nothing", () => assert.deepEqual(values(request("frobnicate", "")), []));
+
+  test("every flag of a command, long and short, from its help", () => {
+    const offered = values(request("set", "-"));
+    for (const flag of ["--kubeconfig", "--context", "--namespace", "-n", "--request-timeout", "--dry-run", "--yes", "-y", "--force", "--timeout", "--output", "-o", "--help"]) {
+      assert.ok(offered.includes(flag), flag);
+    }
+    assert.ok(!offered.includes("--all-namespaces"), "show's flag is not set's");
+    assert.ok(!offered.includes("--version"));
+  });
+  test("each flag in every command's help is offered", () => {
+    for (const command of ["show", "diff", "set"]) {
+      const offered = values(request(command, "--"));
+      for (const flag of flagsFromHelp(help(command)).filter((f) => f.long !== "version")) assert.ok(offered.includes(`--${flag.long}`), `${command} --${flag.long}`);
+    }
+  });
+  test("-- offers long flags only", () => assert.ok(values(request("show", "--")).every((v) => v.startsWith("--"))));
+  test("a flag already given is not offered again", () => {
+    const offered = values(request("show", "-A", "--"));
+    assert.ok(!offered.includes("--all-namespaces"));
+    assert.ok(offered.includes("--selector"));
+  });
+
+  const flagValues: [string[], string[]][] = [
+    [["show", "-o", ""], ["table", "wide", "json", "yaml"]],
+    [["show", "--output", "j"], ["json"]],
+    [["show", "--output=w"], ["--output=wide"]],
+    [["diff", "-o", ""], ["json", "yaml"]],
+    [["set", "db", "data=2Gi", "--dry-run", ""], ["none", "client", "server"]],
+    [["set", "db", "-o", ""], ["json", "yaml", "name"]],
+    [["completion", ""], ["bash", "zsh"]],
+    [["set", "--timeout", ""], []],
+  ];
+  for (const [words, expected] of flagValues) {
+    test(`${JSON.stringify(words)} -> ${JSON.stringify(expected)}`, () => {
+      const r = request(...words);
+      assert.deepEqual(values(r), expected);
+      assert.equal(directive(r), Directive.NoFileComp);
+    });
+  }
+  test("--kubeconfig completes file names", () => assert.equal(directive(request("show", "--kubeconfig", "")), Directive.Default));
+
+  test("the first positional of show, diff and set is a StatefulSet, with the connection flags typed so far", () => {
+    for (const command of ["show", "diff", "set"]) {
+      assert.deepEqual(request("--kubeconfig", "/k", command, "-n", "prod", "--context=c1", "--request-timeout", "3s", "we"), {
+        kind: "statefulsets",
+        flags: { kubeconfig: "/k", namespace: "prod", context: "c1", requestTimeout: "3s" },
+        prefix: "we",
+      });
+    }
+  });
+  test("-nprod and --namespace=prod count as the namespace", () => {
+    assert.deepEqual(request("show", "-nprod", ""), { kind: "statefulsets", flags: { namespace: "prod" }, prefix: "" });
+    assert.deepEqual(request("show", "--namespace=prod", ""), { kind: "statefulsets", flags: { namespace: "prod" }, prefix: "" });
+  });
+  test("boolean flags take no value", () => assert.deepEqual(request("show", "-A", ""), { kind: "statefulsets", flags: {}, prefix: "" }));
+  test("after the StatefulSet of set and diff: claim templates, minus those already given", () => {
+    assert.deepEqual(request("set", "web", "data=2Gi", "--yes", "lo"), { kind: "claimTemplates", flags: {}, statefulSet: "web", prefix: "lo", given: ["data"] });
+    assert.deepEqual(request("diff", "-n", "x", "web", ""), { kind: "claimTemplates", flags: { namespace: "x" }, statefulSet: "web", prefix: "", given: [] });
+  });
+  test("show takes one StatefulSet", () => assert.deepEqual(values(request("show", "web", "")), []));
+  test("-n completes namespaces", () => assert.deepEqual(request("show", "-n", "pr"), { kind: "namespaces", flags: {}, prefix: "pr" }));
+});
+
+describe("answers from the cluster", () => {
+  const web = sts("web").withClaim("data", "1Gi", "fast").withClaim("logs", "2Gi").build();
+  const db = sts("db").withClaim("pgdata", "10Gi").build();
+  test("StatefulSet names by prefix, sorted, described by their claim templates", () => {
+    const a = statefulSetAnswer([web, db, sts("empty").build()], "");
+    assert.deepEqual(a.candidates, [
+      { value: "db", description: "claim templates: pgdata" },
+      { value: "empty", description: "no claim templates" },
+      { value: "web", description: "claim templates: data, logs" },
+    ]);
+    assert.equal(a.directive, Directive.NoFileComp);
+    assert.deepEqual(statefulSetAnswer([web, db], "w").candidates.map((c) => c.value), ["web"]);
+  });
+  test("claim templates as NAME= with no space after, described by their current size and class", () => {
+    const a = claimTemplateAnswer(web, "", []);
+    assert.deepEqual(a.candidates, [
+      { value: "data=", description: "now 1Gi, fast" },
+      { value: "logs=", description: "now 2Gi" },
+    ]);
+    assert.equal(a.directive, Directive.NoSpace | Directive.NoFileComp);
+    assert.deepEqual(claimTemplateAnswer(web, "l", []).candidates.map((c) => c.value), ["logs="]);
+    assert.deepEqual(claimTemplateAnswer(web, "", ["data"]).candidates.map((c) => c.value), ["logs="]);
+  });
+  test("nothing for an unknown StatefulSet or once the size is being typed", () => {
+    assert.deepEqual(claimTemplateAnswer(undefined, "", []).candidates, []);
+    assert.deepEqual(claimTemplateAnswer(web, "data=1", []).candidates, []);
+  });
+  test("namespaces by prefix", () => assert.deepEqual(namespaceAnswer(["prod", "default", "preview"], "pr").candidates.map((c) => c.value), ["preview", "prod"]));
+});
+
+describe("cobra's __complete output", () => {
+  const a = { candidates: [{ value: "data=", description: "now 1Gi,\tfast" }, { value: "logs=" }], directive: 6 };
+  test("one candidate a line, value<TAB>description, then :directive", () => assert.equal(formatAnswer(a, true), "data=\tnow 1Gi, fast\nlogs=\n:6\n"));
+  test("__completeNoDesc drops descriptions", () => assert.equal(formatAnswer(a, false), "data=\nlogs=\n:6\n"));
+  test("no candidates is the directive alone", () => assert.equal(formatAnswer({ candidates: [], directive: 4 }, true), ":4\n"));
+});
+
+describe("completion scripts", () => {
+  test("parseArgs: completion bash|zsh is text; __complete is the hidden command", () => {
+    assert.deepEqual(parseArgs(["completion", "bash"]), { kind: "text", text: completionScript("bash") });
+    assert.deepEqual(parseArgs(["__complete", "set", ""]), { kind: "complete", words: ["set", ""], descriptions: true });
+    assert.deepEqual(parseArgs(["__completeNoDesc", ""]), { kind: "complete", words: [""], descriptions: false });
+    assert.throws(() => parseArgs(["completion", "fish"]), /Invalid values|must be one of/);
+    assert.ok(!help().includes("__complete"));
+  });
+  test("each script registers kubectl-appstorage and calls the hidden command", () => {
+    assert.match(completionScript("bash"), /complete -o default -F _kubectl_appstorage kubectl-appstorage/);
+    assert.match(completionScript("bash"), /__completeNoDesc/);
+    assert.match(completionScript("zsh"), /^#compdef kubectl-appstorage/);
+    assert.match(completionScript("zsh"), /compdef _kubectl_appstorage kubectl-appstorage/);
+  });
+});
