@@ -7,8 +7,8 @@
 // runtime). A platform whose runtime package cannot be had is skipped, loudly, with no manifest
 // entry. Environment: APPSTORAGE_RELEASE_URL (where the archives will be published; default:
 // the homepage's GitHub release for spec.version).
-import { execFileSync } from "node:child_process";
-import { chmodSync, copyFileSync, mkdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { execFileSync, spawnSync } from "node:child_process";
+import { chmodSync, copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { createHash } from "node:crypto";
 import { basename, join, resolve } from "node:path";
 import { crc32, deflateRawSync } from "node:zlib";
@@ -32,6 +32,10 @@ const host = "linux/amd64";
 const outArg = process.argv.indexOf("--out");
 const out = resolve(outArg > 0 ? process.argv[outArg + 1] : join(root, "dist", "release"));
 const work = join(out, ".work");
+// The folder is replaced whole: refuse one that holds anything but an earlier release.
+if (existsSync(out) && readdirSync(out).length && !existsSync(join(out, "plugin.yaml")) && !existsSync(work)) {
+  throw new Error(`${out} is not empty and holds no earlier release; pass --out with a new or empty folder`);
+}
 rmSync(out, { recursive: true, force: true });
 mkdirSync(work, { recursive: true });
 
@@ -39,8 +43,16 @@ const template = YAML.parseDocument(readFileSync(join(root, "plugin.yaml"), "utf
 const version = template.getIn(["spec", "version"]);
 if (version !== `v${pkg.version}`) throw new Error(`plugin.yaml has spec.version ${version} but package.json has ${pkg.version}; make them agree (with a leading v in plugin.yaml)`);
 const baseUrl = process.env.APPSTORAGE_RELEASE_URL || `${template.getIn(["spec", "homepage"])}/releases/download/${version}`;
-// Archive entries carry the release commit's time, so rebuilding a commit gives the same bytes.
-const mtime = Number(execFileSync("git", ["log", "-1", "--format=%ct"], { cwd: root, encoding: "utf8" }).trim() || "0");
+// Archive entries carry SOURCE_DATE_EPOCH or the release commit's time rather than the build's,
+// so only the contents make two builds of a commit differ; outside a git checkout, the current time.
+function sourceDate() {
+  if (process.env.SOURCE_DATE_EPOCH) return Number(process.env.SOURCE_DATE_EPOCH);
+  const r = spawnSync("git", ["log", "-1", "--format=%ct"], { cwd: root, encoding: "utf8" });
+  if (r.status === 0 && r.stdout.trim()) return Number(r.stdout.trim());
+  console.error("release: not a git checkout and no SOURCE_DATE_EPOCH: archive entries get the current time");
+  return Math.floor(Date.now() / 1000);
+}
+const mtime = sourceDate();
 
 const asset = join(work, "plugin.js");
 const main = join(work, "main.js");

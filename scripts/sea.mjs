@@ -116,16 +116,22 @@ export function nodeRuntime(npmPackage, version, file) {
   const dir = join(cacheRoot, "node", `${npmPackage}-${version}`);
   const target = join(dir, file);
   if (existsSync(target)) return target;
-  mkdirSync(dir, { recursive: true });
-  const packed = spawnSync("npm", ["pack", `${npmPackage}@${version}`, "--loglevel=error", "--pack-destination", dir], { encoding: "utf8" });
+  // Unpacked beside the cache entry and renamed into place, so a concurrent run never sees half a binary.
+  const tmp = `${dir}.tmp-${process.pid}`;
+  rmSync(tmp, { recursive: true, force: true });
+  mkdirSync(tmp, { recursive: true });
+  const packed = spawnSync("npm", ["pack", `${npmPackage}@${version}`, "--loglevel=error", "--pack-destination", tmp], { encoding: "utf8" });
   if (packed.status !== 0) {
+    rmSync(tmp, { recursive: true, force: true });
     // npm's first lines name the cause (ETARGET: no such version, E404: no such package).
     const reason = (packed.stderr || "").split("\n").filter((l) => l.startsWith("npm error")).slice(0, 2).map((l) => l.replace(/^npm error\s*/, "")).join(": ");
     throw new Error(`npm pack ${npmPackage}@${version} failed (${reason || `exit ${packed.status}`})`);
   }
-  const tarball = join(dir, packed.stdout.trim().split("\n").pop());
-  execFileSync("tar", ["-xzf", tarball, "-C", dir, "--strip-components=1", `package/${file}`]);
+  const tarball = join(tmp, packed.stdout.trim().split("\n").pop());
+  execFileSync("tar", ["-xzf", tarball, "-C", tmp, "--strip-components=1", `package/${file}`]);
   rmSync(tarball);
+  if (existsSync(target)) rmSync(tmp, { recursive: true, force: true });
+  else renameSync(tmp, dir);
   if (!existsSync(target)) throw new Error(`${npmPackage}@${version} has no ${file}`);
   return target;
 }

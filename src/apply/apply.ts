@@ -13,6 +13,7 @@ import { journalRecord } from "../plan/resize";
 import { finishExisting } from "./existing";
 import type { JournalStore } from "./journal-store";
 import { type ExistingResult, growClaims } from "./resize";
+import { withDeadline } from "./deadline";
 import type { Progress } from "./progress";
 
 export interface ApplyContext {
@@ -51,20 +52,8 @@ function labelSelector(sts: StatefulSet): string {
     .join(",");
 }
 
-/** An AbortSignal that fires on the caller's signal or after ms, with a message for each. */
-function deadline(parent: AbortSignal, ms: number, what: string): { signal: AbortSignal; done: () => void } {
-  const controller = new AbortController();
-  const timer = setTimeout(() => controller.abort(new RefusedError(`timed out after ${ms / 1000}s ${what}`)), ms);
-  const onParent = () => controller.abort(parent.reason);
-  parent.addEventListener("abort", onParent, { once: true });
-  return {
-    signal: controller.signal,
-    done: () => {
-      clearTimeout(timer);
-      parent.removeEventListener("abort", onParent);
-    },
-  };
-}
+/** Bounds a wait by --timeout; the message says what was awaited and what to do. */
+const deadline = (parent: AbortSignal, ms: number, what: string) => withDeadline(parent, ms, () => new RefusedError(`timed out after ${ms / 1000}s ${what}`));
 
 export async function applyPlan(plan: Plan, ctx: ApplyContext): Promise<ApplyResult> {
   const { client, store, progress } = ctx;

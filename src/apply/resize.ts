@@ -5,11 +5,12 @@
 import { RefusedError } from "../cli/errors";
 import { getClaim, patchClaim, waitClaims } from "../kube/claims";
 import type { KubeClient } from "../kube/client";
-import { ApiError, isConflict, isNotFound, UnreachableError } from "../kube/errors";
+import { isConflict, isNotFound, isUnknownOutcome } from "../kube/errors";
 import type { PersistentVolumeClaim } from "../kube/types";
 import type { Plan } from "../plan/plan";
 import { compareQuantities, parseQuantity } from "../plan/quantity";
 import { type ExistingClaim, resizeState } from "../plan/resize";
+import { withDeadline } from "./deadline";
 import type { Progress } from "./progress";
 
 /** The part of ApplyContext this module uses. */
@@ -25,8 +26,6 @@ export interface ExistingResult {
   restarted: { pod: string; previousUid: string; uid: string }[];
 }
 
-/** A write that may or may not have happened: the claim is read back and decided again. */
-const unknownOutcome = (e: unknown) => e instanceof UnreachableError || (e instanceof ApiError && e.code >= 500);
 
 function smaller(a: string | undefined, b: string | undefined): boolean {
   try {
@@ -37,21 +36,6 @@ function smaller(a: string | undefined, b: string | undefined): boolean {
 }
 
 const firstLine = (e: unknown) => (e as Error).message.split("\n")[0];
-
-/** An AbortSignal that fires on the caller's signal or after ms, with the error made by onTimeout. */
-export function withDeadline(parent: AbortSignal, ms: number, onTimeout: () => Error): { signal: AbortSignal; done: () => void } {
-  const controller = new AbortController();
-  const timer = setTimeout(() => controller.abort(onTimeout()), ms);
-  const onParent = () => controller.abort(parent.reason);
-  parent.addEventListener("abort", onParent, { once: true });
-  return {
-    signal: controller.signal,
-    done: () => {
-      clearTimeout(timer);
-      parent.removeEventListener("abort", onParent);
-    },
-  };
-}
 
 function targets(plan: Plan): ExistingClaim[] {
   return (plan.existing?.claims ?? []).filter((c) => c.grow || c.setVolumeAttributesClass);
@@ -142,7 +126,7 @@ export async function growClaims(plan: Plan, ctx: ResizeContext): Promise<Existi
         break;
       } catch (e) {
         if (e instanceof RefusedError) throw e;
-        if ((isConflict(e) || unknownOutcome(e)) && attempt < 5) {
+        if ((isConflict(e) || isUnknownOutcome(e)) && attempt < 5) {
           // Changed since read, or the answer was lost: read it again and decide again.
           continue;
         }

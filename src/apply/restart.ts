@@ -11,7 +11,8 @@ import { isNotFound } from "../kube/errors";
 import type { PersistentVolumeClaim, Pod, StatefulSet } from "../kube/types";
 import type { Plan } from "../plan/plan";
 import { resizeState, restartOrder } from "../plan/resize";
-import { type ExistingResult, type ResizeContext, withDeadline } from "./resize";
+import { withDeadline } from "./deadline";
+import type { ExistingResult, ResizeContext } from "./resize";
 
 const evictionRetryMs = 5000;
 

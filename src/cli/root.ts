@@ -106,7 +106,7 @@ function parser(): Argv {
         .option("timeout", { type: "string", default: "5m", describe: "How long to wait for each step (deletion, adoption)" })
         .option("output", { alias: "o", type: "string", describe: "json|yaml|name" }),
     )
-    .command("completion <shell>", "Print a bash or zsh completion script for the binary run by its own name (kubectl appstorage completes through kubectl: see the README)", (y) =>
+    .command("completion <shell>", "Print a bash or zsh completion script (for kubectl appstorage <TAB>, see the README: Completion)", (y) =>
       y.positional("shell", { type: "string", choices: completionShells, describe: "bash or zsh" }),
     )
     .example(`${commandName} show postgresql-k8s`, "Claims per ordinal and their drift from the template")

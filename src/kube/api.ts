@@ -110,31 +110,39 @@ export async function waitStatefulSetGone(client: KubeClient, ns: string, name: 
   throw signal.reason instanceof Error ? signal.reason : new Error("aborted");
 }
 
-/** Watches pods with the selector until check(pods) is true; pods are keyed by name. */
-export async function waitPods(client: KubeClient, ns: string, labelSelector: string, check: (pods: Map<string, Pod>) => boolean, signal: AbortSignal): Promise<Map<string, Pod>> {
+/**
+ * Lists a collection, then watches it from that resourceVersion until check(objects) is true;
+ * objects are keyed by name. A watch that ends or expires (410) is replaced by a fresh list.
+ */
+export async function waitList<T extends KubeObject>(client: KubeClient, path: string, labelSelector: string | undefined, check: (objects: Map<string, T>) => boolean, signal: AbortSignal): Promise<Map<string, T>> {
   while (!signal.aborted) {
-    const list = await client.request<ObjectList<Pod>>({ method: "GET", path: `/api/v1/namespaces/${encodeURIComponent(ns)}/pods`, query: { labelSelector } });
-    const pods = new Map(list.items.map((p) => [p.metadata.name!, p]));
-    if (check(pods)) return pods;
+    const list = await client.request<ObjectList<T>>({ method: "GET", path, query: { labelSelector } });
+    const objects = new Map(list.items.map((o) => [o.metadata.name!, o]));
+    if (check(objects)) return objects;
     try {
-      const done = await client.watch<Pod>(
-        `/api/v1/namespaces/${encodeURIComponent(ns)}/pods`,
+      const done = await client.watch<T>(
+        path,
         { labelSelector, resourceVersion: list.metadata.resourceVersion, timeoutSeconds: 60 },
         (e) => {
           if (e.type === "BOOKMARK" || e.type === "ERROR") return false;
-          if (e.type === "DELETED") pods.delete(e.object.metadata.name!);
-          else pods.set(e.object.metadata.name!, e.object);
-          return check(pods);
+          if (e.type === "DELETED") objects.delete(e.object.metadata.name!);
+          else objects.set(e.object.metadata.name!, e.object);
+          return check(objects);
         },
         signal,
       );
-      if (done) return pods;
+      if (done) return objects;
     } catch (e) {
       if (!isGone(e)) throw e;
     }
     await settle();
   }
   throw signal.reason instanceof Error ? signal.reason : new Error("aborted");
+}
+
+/** Watches pods with the selector until check(pods) is true; pods are keyed by name. */
+export function waitPods(client: KubeClient, ns: string, labelSelector: string, check: (pods: Map<string, Pod>) => boolean, signal: AbortSignal): Promise<Map<string, Pod>> {
+  return waitList<Pod>(client, `/api/v1/namespaces/${encodeURIComponent(ns)}/pods`, labelSelector, check, signal);
 }
 
 export async function getSecret(client: KubeClient, ns: string, name: string): Promise<KubeObject & { data?: Record<string, string> } | undefined> {

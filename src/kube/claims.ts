@@ -1,9 +1,9 @@
 // Operations on existing claims and pods for the resize work: patch a claim, evict a pod,
 // read quotas and volume attributes classes, follow claims. Named in Kubernetes words.
-import { listAll, type DryRun } from "./api";
+import { listAll, waitList, type DryRun } from "./api";
 import type { KubeClient } from "./client";
-import { isGone, isNotFound } from "./errors";
-import type { ObjectList, PersistentVolumeClaim, ResourceQuota } from "./types";
+import { isNotFound } from "./errors";
+import type { PersistentVolumeClaim, ResourceQuota } from "./types";
 
 const claimsPath = (ns: string, name = "") => `/api/v1/namespaces/${encodeURIComponent(ns)}/persistentvolumeclaims${name ? `/${encodeURIComponent(name)}` : ""}`;
 
@@ -71,28 +71,6 @@ export function evictPod(client: KubeClient, ns: string, name: string, uid: stri
 }
 
 /** Watches the namespace's claims until check(claims) is true; claims are keyed by name. */
-export async function waitClaims(client: KubeClient, ns: string, check: (claims: Map<string, PersistentVolumeClaim>) => boolean, signal: AbortSignal): Promise<Map<string, PersistentVolumeClaim>> {
-  while (!signal.aborted) {
-    const list = await client.request<ObjectList<PersistentVolumeClaim>>({ method: "GET", path: claimsPath(ns) });
-    const claims = new Map(list.items.map((c) => [c.metadata.name!, c]));
-    if (check(claims)) return claims;
-    try {
-      const done = await client.watch<PersistentVolumeClaim>(
-        claimsPath(ns),
-        { resourceVersion: list.metadata.resourceVersion, timeoutSeconds: 60 },
-        (e) => {
-          if (e.type === "BOOKMARK" || e.type === "ERROR") return false;
-          if (e.type === "DELETED") claims.delete(e.object.metadata.name!);
-          else claims.set(e.object.metadata.name!, e.object);
-          return check(claims);
-        },
-        signal,
-      );
-      if (done) return claims;
-    } catch (e) {
-      if (!isGone(e)) throw e;
-    }
-    await new Promise((r) => setTimeout(r, 100));
-  }
-  throw signal.reason instanceof Error ? signal.reason : new Error("aborted");
+export function waitClaims(client: KubeClient, ns: string, check: (claims: Map<string, PersistentVolumeClaim>) => boolean, signal: AbortSignal): Promise<Map<string, PersistentVolumeClaim>> {
+  return waitList<PersistentVolumeClaim>(client, claimsPath(ns), undefined, check, signal);
 }

@@ -7,7 +7,6 @@
 // #782), so a rerun must still grow them.
 import type { PersistentVolumeClaim, ResourceQuota } from "../kube/types";
 import { templateSize } from "./desired";
-import type { Directive } from "./directive";
 import type { Journal } from "./journal";
 import type { Observed, Plan, PlanRequest, Refusal, Step } from "./plan";
 import { compareQuantities, formatQuantity, parseQuantity, type Quantity, toBytes } from "./quantity";
@@ -253,7 +252,7 @@ export function planExisting(plan: Plan, observed: Observed, request: PlanReques
 
   const templates = new Map((plan.desired.spec.volumeClaimTemplates ?? []).map((t) => [t.metadata.name ?? "", t]));
   const targets = new Map<string, { size?: string; vac?: string }>();
-  for (const d of request.directives as Directive[]) {
+  for (const d of request.directives) {
     const t = templates.get(d.claim);
     if (!t) continue;
     targets.set(d.claim, {

@@ -131,7 +131,9 @@ export async function settled(ns: string, name: string, replicas: number, opts: 
     const s = getSts(ns, name);
     const st = s.status ?? {};
     const ok =
-      st.observedGeneration === s.metadata.generation &&
+      // >=: right after a re-create the controller may write the old object's status (its
+      // generation was bumped by the deletion) onto the new one; it is corrected on the next sync.
+      (st.observedGeneration ?? 0) >= (s.metadata.generation ?? 0) &&
       st.replicas === replicas &&
       st.updatedReplicas === replicas &&
       st.currentRevision === st.updateRevision &&

@@ -408,10 +408,11 @@ describe("set --wait-resize --restart-pods", () => {
     const claimUidsBefore = claimUids();
 
     // Nobody marks the evicted pod Ready: the run stops after it and leaves db-0 alone.
-    const stuck = await runPlugin(["set", "db", "data=3Gi", "--resize-existing", "--restart-pods", "--timeout", "5s", "-n", ns, "--yes"]);
+    // --timeout also bounds the swap's waits: leave them room on a busy machine.
+    const stuck = await runPlugin(["set", "db", "data=3Gi", "--resize-existing", "--restart-pods", "--timeout", "8s", "-n", ns, "--yes"]);
     assert.equal(stuck.code, 1, stuck.stderr);
     assert.match(stuck.stderr, /restarting 2 pod\(s\) one at a time, highest ordinal first: db-1, db-0/);
-    assert.match(stuck.stderr, /error: pod db-1 did not come back Ready within 5s after its eviction .*; stopped before restarting db-0: fix it, then run the same command again to continue/);
+    assert.match(stuck.stderr, /error: pod db-1 did not come back Ready within 8s after its eviction .*; stopped before restarting db-0: fix it, then run the same command again to continue/);
     assert.equal(getSts(ns, "db").spec.volumeClaimTemplates![0]!.spec.resources!.requests!["storage"], "3Gi");
     await eventually("db-1 re-created", () => pods(ns).find((p) => p.metadata.name === "db-1" && p.metadata.uid !== uidsBefore["pod/db-1"]));
     assert.equal(uids(ns)["pod/db-0"], uidsBefore["pod/db-0"]);
