@@ -11,7 +11,7 @@ import { canI, createStatefulSet, orphanDelete, type AccessCheck } from "../kube
 import type { KubeClient } from "../kube/client";
 import { isAlreadyExists } from "../kube/errors";
 import { DirectiveError, parseDirectives } from "../plan/directive";
-import { buildPlan, PlanError, type Plan } from "../plan/plan";
+import { buildPlan, PlanError, type Plan, type Step } from "../plan/plan";
 import { renderPlan } from "../output/plan";
 import { formatData } from "../output/yaml";
 import { connectWith, type CommandDeps } from "./deps";
@@ -52,9 +52,41 @@ export function requiredAccess(plan: Plan): (AccessCheck & { optional?: boolean 
   return checks;
 }
 
-async function preflight(client: KubeClient, plan: Plan, progress: Progress): Promise<void> {
+/**
+ * Answers of SelfSubjectAccessReview, asked once each. The reviews of an ordinary fresh run are
+ * asked while the cluster is being read (they do not depend on what is read), and preflight
+ * reuses them; a plan that needs other checks (a resume, existing claims) asks for the rest.
+ */
+export class AccessAnswers {
+  private readonly answers = new Map<string, Promise<boolean>>();
+
+  constructor(readonly client: KubeClient) {}
+
+  ask(check: AccessCheck & { optional?: boolean }): Promise<boolean> {
+    const { optional: _optional, ...attributes } = check;
+    const key = JSON.stringify(attributes);
+    let answer = this.answers.get(key);
+    if (!answer) {
+      answer = canI(this.client, attributes);
+      // Prefetched and never needed: an error there must not become an unhandled rejection.
+      answer.catch(() => undefined);
+      this.answers.set(key, answer);
+    }
+    return answer;
+  }
+}
+
+const freshSteps: Step[] = ["write-journal", "orphan-delete", "wait-gone", "create", "verify", "record", "remove-journal"];
+
+/** The checks of an ordinary fresh run, known from the namespace and name alone. */
+export function freshRunAccess(namespace: string, name: string): (AccessCheck & { optional?: boolean })[] {
+  return requiredAccess({ target: { namespace, name, uid: "", resourceVersion: "" }, steps: freshSteps } as unknown as Plan);
+}
+
+async function preflight(access: AccessAnswers, plan: Plan, progress: Progress): Promise<void> {
+  const client = access.client;
   const checks = requiredAccess(plan);
-  const answers = await Promise.all(checks.map((c) => canI(client, c)));
+  const answers = await Promise.all(checks.map((c) => access.ask(c)));
   const missing = checks.filter((_, i) => !answers[i]);
   for (const m of missing.filter((c) => c.optional)) progress.warn(`you may not ${m.verb} ${m.resource} in namespace ${m.namespace}: the change will not be recorded as an event`);
   const blocking = missing.filter((c) => !c.optional);
@@ -99,6 +131,8 @@ export async function runSet(opts: SetOptions, deps: CommandDeps): Promise<void>
   const { streams } = deps;
   const progress = new Progress(streams.errOut);
   const client = await connectWith(deps, opts.flags);
+  const access = new AccessAnswers(client);
+  if (opts.dryRun !== "client") for (const check of freshRunAccess(client.namespace, opts.name)) void access.ask(check);
   const { observed, store } = await observe(client, opts.name, deps);
   const existing = await observeExisting(client, opts.existing, directives);
   if (existing) observed.existing = existing;
@@ -123,7 +157,7 @@ export async function runSet(opts: SetOptions, deps: CommandDeps): Promise<void>
     streams.out.write(opts.output && opts.output !== "name" ? formatData(plan, opts.output) : opts.output === "name" ? `${ref}\n` : `${renderPlan(plan)}${ref} ${statefulSetVerb(plan)}${suffix}\n`);
     return;
   }
-  await preflight(client, plan, progress);
+  await preflight(access, plan, progress);
   if (opts.dryRun === "server") {
     await serverDryRun(client, plan, progress);
     streams.out.write(opts.output && opts.output !== "name" ? formatData(plan, opts.output) : `${ref} ${statefulSetVerb(plan)}${suffix}\n`);

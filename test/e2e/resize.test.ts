@@ -367,7 +367,10 @@ describe("set --wait-resize --restart-pods", () => {
     const uidsBefore = uids(ns);
     const podNames = ["db-0", "db-1", "db-2"];
 
-    const run = start(["set", "db", "data=2Gi", "--resize-existing", "--restart-pods", "--timeout", "90s", "-n", ns, "--yes"]);
+    // A long timeout: the disruption controller keeps counting a re-created pod of the same name as
+    // disrupted (status.disruptedPods) for up to 2 minutes when it never saw the old one terminating,
+    // which is what happens without a kubelet; the next eviction waits for that.
+    const run = start(["set", "db", "data=2Gi", "--resize-existing", "--restart-pods", "--timeout", "240s", "-n", ns, "--yes"]);
     await eventually("the plugin to follow the claims", () => /following 3 claim\(s\)/.test(run.stderr()) || run.child.exitCode !== null, 30_000);
     assert.deepEqual(requests(ns), { "data-db-0": "2Gi", "data-db-1": "2Gi", "data-db-2": "2Gi" });
     // As a resizer would: ordinal 0 is done online; 1 and 2 need their pod restarted.
