@@ -21,13 +21,18 @@ export async function listAll<T>(client: KubeClient, path: string, query: Record
   return items;
 }
 
-export async function getStatefulSet(client: KubeClient, ns: string, name: string): Promise<StatefulSet | undefined> {
+/** GET of one object; undefined when it does not exist (404). */
+export async function getIfExists<T>(client: KubeClient, path: string): Promise<T | undefined> {
   try {
-    return await client.request<StatefulSet>({ method: "GET", path: sts(ns, name) });
+    return await client.request<T>({ method: "GET", path });
   } catch (e) {
     if (isNotFound(e)) return undefined;
     throw e;
   }
+}
+
+export function getStatefulSet(client: KubeClient, ns: string, name: string): Promise<StatefulSet | undefined> {
+  return getIfExists<StatefulSet>(client, sts(ns, name));
 }
 
 /** false only when the server says the namespace does not exist (not when it may not be read). */
@@ -145,13 +150,8 @@ export function waitPods(client: KubeClient, ns: string, labelSelector: string, 
   return waitList<Pod>(client, `/api/v1/namespaces/${encodeURIComponent(ns)}/pods`, labelSelector, check, signal);
 }
 
-export async function getSecret(client: KubeClient, ns: string, name: string): Promise<KubeObject & { data?: Record<string, string> } | undefined> {
-  try {
-    return await client.request({ method: "GET", path: secrets(ns, name) });
-  } catch (e) {
-    if (isNotFound(e)) return undefined;
-    throw e;
-  }
+export function getSecret(client: KubeClient, ns: string, name: string): Promise<(KubeObject & { data?: Record<string, string> }) | undefined> {
+  return getIfExists(client, secrets(ns, name));
 }
 
 export function createSecret(client: KubeClient, ns: string, body: KubeObject): Promise<KubeObject> {

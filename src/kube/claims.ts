@@ -1,6 +1,6 @@
 // Operations on existing claims and pods for the resize work: patch a claim, evict a pod,
 // read quotas and volume attributes classes, follow claims. Named in Kubernetes words.
-import { listAll, waitList, type DryRun } from "./api";
+import { getIfExists, listAll, waitList, type DryRun } from "./api";
 import type { KubeClient } from "./client";
 import { isNotFound } from "./errors";
 import type { PersistentVolumeClaim, ResourceQuota } from "./types";
@@ -27,13 +27,8 @@ export async function listVolumeAttributesClassNames(client: KubeClient): Promis
   return undefined;
 }
 
-export async function getClaim(client: KubeClient, ns: string, name: string): Promise<PersistentVolumeClaim | undefined> {
-  try {
-    return await client.request<PersistentVolumeClaim>({ method: "GET", path: claimsPath(ns, name) });
-  } catch (e) {
-    if (isNotFound(e)) return undefined;
-    throw e;
-  }
+export function getClaim(client: KubeClient, ns: string, name: string): Promise<PersistentVolumeClaim | undefined> {
+  return getIfExists<PersistentVolumeClaim>(client, claimsPath(ns, name));
 }
 
 export interface ClaimPatch {

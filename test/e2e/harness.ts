@@ -189,3 +189,51 @@ export function volumeFor(t: TestContext, ns: string, claimName: string, size: s
   );
   t.after(() => kubectlTry(["delete", "pv", name, "--wait=false"]));
 }
+
+/**
+ * A ValidatingAdmissionPolicy (and its binding, limited to one namespace) that denies requests
+ * matching `rule` where `expression` is false, as a site policy or a broken webhook might.
+ * `probe` runs a request the policy should deny: the policy is in effect once the probe's stderr
+ * carries `message`, and lifted once the probe succeeds again. Returns the (idempotent) lift,
+ * also run when the test ends.
+ */
+export async function denyingPolicy(
+  t: TestContext,
+  ns: string,
+  opts: { name: string; rule: { apiGroups: string[]; resources: string[]; operations: string[] }; expression: string; message: string; probe: () => { code: number; stderr: string } },
+): Promise<() => Promise<void>> {
+  const { name, rule, expression, message, probe } = opts;
+  apply(
+    {
+      apiVersion: "admissionregistration.k8s.io/v1",
+      kind: "ValidatingAdmissionPolicy",
+      metadata: { name },
+      spec: {
+        failurePolicy: "Fail",
+        matchConstraints: { resourceRules: [{ ...rule, apiVersions: ["v1"] }] },
+        validations: [{ expression, message }],
+      },
+    },
+    ns,
+  );
+  apply(
+    {
+      apiVersion: "admissionregistration.k8s.io/v1",
+      kind: "ValidatingAdmissionPolicyBinding",
+      metadata: { name },
+      spec: { policyName: name, validationActions: ["Deny"], matchResources: { namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": ns } } } },
+    },
+    ns,
+  );
+  let lifted = false;
+  const lift = async () => {
+    if (lifted) return;
+    lifted = true;
+    kubectlTry(["delete", "validatingadmissionpolicybinding", name]);
+    kubectlTry(["delete", "validatingadmissionpolicy", name]);
+    await eventually("the policy to be lifted", () => probe().code === 0);
+  };
+  t.after(lift);
+  await eventually("the policy to take effect", () => probe().stderr.includes(message));
+  return lift;
+}

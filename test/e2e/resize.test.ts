@@ -11,7 +11,7 @@ import { join } from "node:path";
 import { describe, type TestContext, test } from "node:test";
 import type { Pod } from "../../src/kube/types";
 import { sts } from "../fixtures/builders";
-import { apply, claims, eventually, getSts, kubeconfig, kubectl, kubectlJson, kubectlTry, namespace, plugin, pods, runPlugin, type RunResult, settled, storageClassFor, uids, volumeFor } from "./harness";
+import { apply, claims, eventually, getSts, kubeconfig, kubectl, kubectlJson, kubectlTry, denyingPolicy, namespace, plugin, pods, runPlugin, type RunResult, settled, storageClassFor, uids, volumeFor } from "./harness";
 
 const request = (ns: string, name: string) => claims(ns).find((c) => c.metadata.name === name)?.spec.resources?.requests?.["storage"];
 const requests = (ns: string) => Object.fromEntries(claims(ns).map((c) => [c.metadata.name!, c.spec.resources!.requests!["storage"]]));
@@ -230,39 +230,14 @@ describe("set --resize-existing", () => {
     const uidsBefore = uids(ns);
     // A site policy that refuses real (not dry-run) updates of one claim: the preflight's server
     // dry run passes, the growth itself fails half-way.
-    const policy = `deny-claim-update-${ns}`;
-    apply(
-      {
-        apiVersion: "admissionregistration.k8s.io/v1",
-        kind: "ValidatingAdmissionPolicy",
-        metadata: { name: policy },
-        spec: {
-          failurePolicy: "Fail",
-          matchConstraints: { resourceRules: [{ apiGroups: [""], apiVersions: ["v1"], operations: ["UPDATE"], resources: ["persistentvolumeclaims"] }] },
-          validations: [{ expression: "object.metadata.name != 'data-db-1' || request.dryRun == true", message: "data-db-1 is frozen by test policy" }],
-        },
-      },
-      ns,
-    );
-    apply(
-      {
-        apiVersion: "admissionregistration.k8s.io/v1",
-        kind: "ValidatingAdmissionPolicyBinding",
-        metadata: { name: policy },
-        spec: { policyName: policy, validationActions: ["Deny"], matchResources: { namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": ns } } } },
-      },
-      ns,
-    );
-    let lifted = false;
-    const lift = async () => {
-      if (lifted) return;
-      lifted = true;
-      kubectlTry(["delete", "validatingadmissionpolicybinding", policy]);
-      kubectlTry(["delete", "validatingadmissionpolicy", policy]);
-      await eventually("the policy to be lifted", () => kubectlTry(["label", "pvc", "data-db-1", "-n", ns, `probe=${Date.now()}`, "--overwrite"]).code === 0);
-    };
-    t.after(lift);
-    await eventually("the policy to take effect", () => /frozen by test policy/.test(kubectlTry(["label", "pvc", "data-db-1", "-n", ns, `probe=${Date.now()}`, "--overwrite"]).stderr));
+    const probe = () => kubectlTry(["label", "pvc", "data-db-1", "-n", ns, `probe=${Date.now()}`, "--overwrite"]);
+    const lift = await denyingPolicy(t, ns, {
+      name: `deny-claim-update-${ns}`,
+      rule: { apiGroups: [""], resources: ["persistentvolumeclaims"], operations: ["UPDATE"] },
+      expression: "object.metadata.name != 'data-db-1' || request.dryRun == true",
+      message: "data-db-1 is frozen by test policy",
+      probe,
+    });
 
     const failed = await runPlugin(["set", "db", "data=2Gi", "--resize-existing", "-n", ns, "--yes"]);
     assert.equal(failed.code, 1, failed.stderr);

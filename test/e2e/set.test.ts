@@ -2,10 +2,10 @@
 // and after: nothing may be deleted or replaced, whatever happens.
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
-import { describe, test } from "node:test";
+import { describe, test, type TestContext } from "node:test";
 import type { StatefulSet } from "../../src/kube/types";
 import { sts } from "../fixtures/builders";
-import { apply, claims, eventually, getSts, kubeconfig, kubectl, kubectlJson, kubectlTry, namespace, plugin, pods, runPlugin, settled, uids } from "./harness";
+import { apply, claims, eventually, getSts, kubeconfig, kubectl, kubectlJson, kubectlTry, denyingPolicy, namespace, plugin, pods, runPlugin, settled, uids } from "./harness";
 
 const size = (ns: string, name: string) => claims(ns).find((c) => c.metadata.name === name)?.spec.resources?.requests?.["storage"];
 const templateSize = (s: StatefulSet, i = 0) => s.spec.volumeClaimTemplates![i]!.spec.resources!.requests!["storage"];
@@ -236,37 +236,15 @@ describe("set --dry-run", () => {
 });
 
 /** Denies creating StatefulSets in one namespace, as a site policy or a broken webhook might. */
-async function denyCreate(ns: string): Promise<() => Promise<void>> {
-  const name = `deny-sts-create-${ns}`;
-  apply(
-    {
-      apiVersion: "admissionregistration.k8s.io/v1",
-      kind: "ValidatingAdmissionPolicy",
-      metadata: { name },
-      spec: {
-        failurePolicy: "Fail",
-        matchConstraints: { resourceRules: [{ apiGroups: ["apps"], apiVersions: ["v1"], operations: ["CREATE"], resources: ["statefulsets"] }] },
-        validations: [{ expression: "false", message: "creating StatefulSets is denied by test policy" }],
-      },
-    },
-    ns,
-  );
-  apply(
-    {
-      apiVersion: "admissionregistration.k8s.io/v1",
-      kind: "ValidatingAdmissionPolicyBinding",
-      metadata: { name },
-      spec: { policyName: name, validationActions: ["Deny"], matchResources: { namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": ns } } } },
-    },
-    ns,
-  );
+function denyCreate(t: TestContext, ns: string): Promise<() => Promise<void>> {
   const probe = JSON.stringify(sts("probe", ns).withClaim("d", "1Gi").build());
-  await eventually("the policy to take effect", () => /denied by test policy/.test(kubectlTry(["create", "-n", ns, "--dry-run=server", "-f", "-"], { input: probe }).stderr));
-  return async () => {
-    kubectl(["delete", "validatingadmissionpolicybinding", name]);
-    kubectl(["delete", "validatingadmissionpolicy", name]);
-    await eventually("the policy to be lifted", () => kubectlTry(["create", "-n", ns, "--dry-run=server", "-f", "-"], { input: probe }).code === 0);
-  };
+  return denyingPolicy(t, ns, {
+    name: `deny-sts-create-${ns}`,
+    rule: { apiGroups: ["apps"], resources: ["statefulsets"], operations: ["CREATE"] },
+    expression: "false",
+    message: "creating StatefulSets is denied by test policy",
+    probe: () => kubectlTry(["create", "-n", ns, "--dry-run=server", "-f", "-"], { input: probe }),
+  });
 }
 
 describe("set: interrupted and concurrent runs", () => {
@@ -275,11 +253,7 @@ describe("set: interrupted and concurrent runs", () => {
     apply(sts("db", ns).withClaim("data", "1Gi").replicas(2).parallel().build(), ns);
     await settled(ns, "db", 2);
     const uidsBefore = uids(ns);
-    const allow = await denyCreate(ns);
-    let allowed = false;
-    t.after(async () => {
-      if (!allowed) await allow();
-    });
+    const allow = await denyCreate(t, ns);
 
     const denied = await runPlugin(["set", "db", "data=2Gi", "-n", ns, "--yes"]);
     assert.equal(denied.code, 1);
@@ -293,7 +267,6 @@ describe("set: interrupted and concurrent runs", () => {
     assert.match(other.stderr, /interrupted change of statefulset.apps\/db is pending \(data=2Gi.*kubectl appstorage set db data=2Gi/);
 
     await allow();
-    allowed = true;
     // The failed run released its lock: the rerun need not wait for the lease to expire.
     const rerun = await runPlugin(["set", "db", "data=2Gi", "-n", ns, "--yes"]);
     assert.equal(rerun.code, 0, rerun.stderr);
