@@ -68,7 +68,9 @@ async function main(): Promise<void> {
   const args = process.argv.slice(2);
   const command = args.find((a) => ["show", "diff", "set"].includes(a));
   try {
-    await dispatch(parseArgs(args), streams);
+    const cmd = parseArgs(args);
+    for (const notice of cmd.notices ?? []) streams.errOut.write(`Warning: ${notice}\n`);
+    await dispatch(cmd, streams);
     process.exitCode = 0;
   } catch (err) {
     if (!(err instanceof ExitCode)) {

@@ -13,7 +13,13 @@ declare const __VERSION__: string;
 export type DryRun = "none" | "client" | "server";
 export type Output = "table" | "wide" | "json" | "yaml" | "name";
 
-export type ParsedCommand =
+/** What the command line itself warns about (deprecated forms), printed on stderr before the command runs. */
+export interface Notices {
+  notices?: string[];
+}
+
+export type ParsedCommand = Notices &
+  (
   | { kind: "text"; text: string }
   /** The hidden `__complete WORDS...` (cobra's protocol; `__completeNoDesc` without descriptions). */
   | { kind: "complete"; words: string[]; descriptions: boolean }
@@ -31,7 +37,8 @@ export type ParsedCommand =
       output?: "json" | "yaml" | "name";
       /** --resize-existing, --vac-existing, --wait-resize, --restart-pods; absent when none is given. */
       existing?: ExistingOptions;
-    };
+    }
+  );
 
 export const commandName = "kubectl appstorage";
 
@@ -134,10 +141,44 @@ function friendly(message: string, args: readonly string[]): string {
   return message;
 }
 
+export const bareDryRunNotice = "--dry-run is deprecated and can be replaced with --dry-run=client.";
+
+/**
+ * kubectl's --dry-run takes its value only as `--dry-run=VALUE`: a bare `--dry-run` means
+ * client (deprecated, with kubectl's warning) and never consumes the next word, so
+ * `--dry-run client` leaves `client` as an argument, as kubectl does. Without this, yargs read
+ * a bare --dry-run as its default, none, and a "dry run" changed the cluster.
+ */
+function normalizeDryRun(args: readonly string[]): { args: string[]; notices: string[] } {
+  const notices: string[] = [];
+  const end = args.indexOf("--");
+  const out = args.map((a, i) => {
+    if (a !== "--dry-run" || (end >= 0 && i > end)) return a;
+    if (notices.length === 0) notices.push(bareDryRunNotice);
+    return "--dry-run=client";
+  });
+  return { args: out, notices };
+}
+
+const dryRunValues = ["none", "client", "server"] as const;
+
+function dryRunValue(value: unknown): DryRun {
+  if (typeof value !== "string" || !(dryRunValues as readonly string[]).includes(value)) {
+    throw new UsageError(`Invalid dry-run value (${String(value)}). Must be "none", "server", or "client".`);
+  }
+  return value as DryRun;
+}
+
 /** Parses argv (without node and script). Help and version come back as text to print. */
-export function parseArgs(args: readonly string[]): ParsedCommand {
+export function parseArgs(argv: readonly string[]): ParsedCommand {
   // Words being completed are not a command line yet: yargs would refuse half-typed ones.
-  if (args[0] === "__complete" || args[0] === "__completeNoDesc") return { kind: "complete", words: args.slice(1), descriptions: args[0] === "__complete" };
+  if (argv[0] === "__complete" || argv[0] === "__completeNoDesc") return { kind: "complete", words: argv.slice(1), descriptions: argv[0] === "__complete" };
+  const { args, notices } = normalizeDryRun(argv);
+  const parsed = parseNormalized(args);
+  return notices.length ? { ...parsed, notices } : parsed;
+}
+
+function parseNormalized(args: readonly string[]): ParsedCommand {
   let failure: string | undefined;
   let output = "";
   const argv = parser()
@@ -179,7 +220,7 @@ export function parseArgs(args: readonly string[]): ParsedCommand {
       flags: kubeFlags(argv),
       name,
       directives,
-      dryRun: oneOf(argv["dry-run"], ["none", "client", "server"] as const, "--dry-run"),
+      dryRun: dryRunValue(argv["dry-run"]),
       yes: argv["yes"] === true,
       force: argv["force"] === true,
       timeoutMs: duration(String(argv["timeout"]), "--timeout"),

@@ -154,7 +154,7 @@ describe("set: refusals change nothing", () => {
       [["set", "db", "data=2Gi,no-such-class", "--yes"], /storage class "no-such-class" not found/],
       [["set", "missing", "data=2Gi", "--yes"], /statefulsets.apps "missing" not found/],
       [["set", "db", "data=2Gi"], /without confirmation: there is no terminal/],
-      [["set", "db", "data=2Gi", "--dry-run=sometimes"], /invalid --dry-run/],
+      [["set", "db", "data=2Gi", "--dry-run=sometimes"], /Invalid dry-run value \(sometimes\)/],
     ];
     for (const [args, why] of cases) {
       const r = await runPlugin([...args, "-n", ns]);
@@ -232,6 +232,29 @@ describe("set --dry-run", () => {
     assert.equal(after.metadata.uid, before.metadata.uid);
     assert.equal(after.metadata.resourceVersion, before.metadata.resourceVersion);
     assert.equal(kubectlTry(["get", "secret", "appstorage-journal-db", "-n", ns]).code, 1);
+  });
+
+  test("a bare --dry-run (even with --yes) is --dry-run=client, as in kubectl: the object keeps its uid", async (t) => {
+    const ns = namespace(t);
+    apply(sts("db", ns).withClaim("data", "1Gi").build(), ns);
+    await settled(ns, "db", 1);
+    const before = getSts(ns, "db");
+    const uidsBefore = uids(ns);
+    for (const args of [["set", "db", "data=2Gi", "--dry-run", "--yes"], ["set", "--dry-run", "db", "data=2Gi", "-y"]]) {
+      const r = await runPlugin([...args, "-n", ns]);
+      assert.equal(r.code, 0, r.stderr);
+      assert.match(r.stderr, /^Warning: --dry-run is deprecated and can be replaced with --dry-run=client\.\n/);
+      assert.match(r.stdout, /statefulset.apps\/db recreated \(dry run\)\n$/);
+    }
+    const empty = await runPlugin(["set", "db", "data=2Gi", "--dry-run=", "--yes", "-n", ns]);
+    assert.equal(empty.code, 1);
+    assert.match(empty.stderr, /^error: Invalid dry-run value \(\)\. Must be "none", "server", or "client"\./);
+    const after = getSts(ns, "db");
+    assert.equal(after.metadata.uid, before.metadata.uid);
+    assert.equal(after.metadata.resourceVersion, before.metadata.resourceVersion);
+    assert.equal(after.spec.volumeClaimTemplates![0]!.spec.resources!.requests!["storage"], "1Gi");
+    assert.deepEqual(uids(ns), uidsBefore);
+    assert.equal(kubectlTry(["get", "secret", "appstorage-journal-db", "-n", ns]).code, 1, "no journal was written");
   });
 });
 

@@ -28,6 +28,30 @@ describe("parseArgs", () => {
     assert.equal(p.timeoutMs, 300_000);
     assert.equal(p.output, undefined);
   });
+  test("a bare --dry-run is client, with kubectl's deprecation warning, wherever it stands", () => {
+    for (const args of [
+      ["set", "db", "pgdata=2Gi", "--dry-run", "--yes"],
+      ["set", "db", "pgdata=2Gi", "--dry-run"],
+      ["set", "--dry-run", "db", "pgdata=2Gi", "-y"],
+    ]) {
+      const p = parseArgs(args);
+      assert.equal(p.kind, "set", JSON.stringify(args));
+      if (p.kind !== "set") return;
+      assert.equal(p.dryRun, "client", JSON.stringify(args));
+      assert.deepEqual(p.directives, ["pgdata=2Gi"]);
+      assert.deepEqual(p.notices, ["--dry-run is deprecated and can be replaced with --dry-run=client."]);
+    }
+  });
+  test("as kubectl, a bare --dry-run never takes the next word as its value", () => {
+    const p = parseArgs(["set", "db", "--dry-run", "server", "pgdata=2Gi"]);
+    assert.equal(p.kind === "set" && p.dryRun, "client");
+    assert.deepEqual(p.kind === "set" && p.directives, ["server", "pgdata=2Gi"]);
+  });
+  test("--dry-run=VALUE carries no warning", () => {
+    const p = parseArgs(["set", "db", "pgdata=2Gi", "--dry-run=server"]);
+    assert.equal(p.kind === "set" && p.dryRun, "server");
+    assert.equal(p.notices, undefined);
+  });
   test("diff", () => assert.deepEqual(parseArgs(["diff", "db", "pgdata=2Gi"]), { kind: "diff", flags: { requestTimeout: "30s" }, name: "db", directives: ["pgdata=2Gi"] }));
   test("show -A -o wide", () => assert.deepEqual(parseArgs(["show", "-A", "-o", "wide"]), { kind: "show", flags: { requestTimeout: "30s" }, allNamespaces: true, output: "wide" }));
   test("help is text that names the three commands and the connection flags", () => {
@@ -42,7 +66,8 @@ describe("parseArgs", () => {
     [["frobnicate"], /Unknown argument|unknown command/],
     [["set", "db"], /set needs a StatefulSet name and at least one CLAIM=SIZE/],
     [["set"], /set needs a StatefulSet name/],
-    [["set", "db", "pgdata=2Gi", "--dry-run=maybe"], /invalid --dry-run "maybe"/],
+    [["set", "db", "pgdata=2Gi", "--dry-run=maybe"], /Invalid dry-run value \(maybe\)\. Must be "none", "server", or "client"\.$/],
+    [["set", "db", "pgdata=2Gi", "--dry-run="], /Invalid dry-run value \(\)\. Must be "none", "server", or "client"\.$/],
     [["set", "db", "pgdata=2Gi", "--bogus"], /Unknown argument/],
     [["set", "db", "pgdata=2Gi", "-o", "xml"], /invalid --output "xml"/],
     [["set", "db", "pgdata=2Gi", "--timeout", "soon"], /invalid --timeout "soon"/],
