@@ -1,5 +1,5 @@
 // Process entry: the only file that touches process.* and the only one that exits.
-import { ExitCode, RefusedError, UsageError } from "./cli/errors";
+import { ExitCode, RefusedError, UsageError } from "./errors";
 import { commandName, parseArgs, type ParsedCommand } from "./cli/root";
 import type { IOStreams } from "./cli/streams";
 import { ConfigError } from "./kube/client";

@@ -1,7 +1,7 @@
 // Executes a plan, reading nothing but the plan (and the cluster's answers to its own steps).
 // Every step is safe to repeat: NotFound on delete is done, AlreadyExists with the desired
 // templates on create is done, so recovering from any interruption is running `set` again.
-import { RefusedError } from "../cli/errors";
+import { RefusedError } from "../errors";
 import { createEvent, createStatefulSet, getStatefulSet, listClaims, orphanDelete, waitPods, waitStatefulSetGone } from "../kube/api";
 import type { KubeClient } from "../kube/client";
 import { isAlreadyExists, isConflict, isNotFound, isUnknownOutcome } from "../kube/errors";

@@ -4,7 +4,7 @@
 import { chmodSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
-import { RefusedError } from "../cli/errors";
+import { RefusedError } from "../errors";
 import { createSecret, deleteSecret, getSecret, updateSecret } from "../kube/api";
 import type { KubeClient } from "../kube/client";
 import { isAlreadyExists, isConflict, isUnknownOutcome } from "../kube/errors";

@@ -2,7 +2,7 @@
 // and follows them until resized. Each claim is decided again from what it is now, never from
 // the plan alone, so a rerun after any interruption continues where the last run stopped and
 // never shrinks a claim that someone grew further meanwhile.
-import { RefusedError } from "../cli/errors";
+import { RefusedError } from "../errors";
 import { getClaim, patchClaim, waitClaims } from "../kube/claims";
 import type { KubeClient } from "../kube/client";
 import { isConflict, isNotFound, isUnknownOutcome } from "../kube/errors";

@@ -4,7 +4,7 @@
 // each to be re-created by its StatefulSet and Ready before the next. Never more than one pod
 // down: before each eviction every other pod of the StatefulSet must be Ready. No claim is
 // touched; the re-created pod mounts the same claim (its uid is checked).
-import { RefusedError } from "../cli/errors";
+import { RefusedError } from "../errors";
 import { listPods, waitPods } from "../kube/api";
 import { evictPod, getClaim } from "../kube/claims";
 import { isNotFound } from "../kube/errors";

@@ -2,7 +2,7 @@
 // --wait-resize, --restart-pods. Parsed into one plain value (or nothing when none is given).
 import type { Argv } from "yargs";
 import type { ExistingOptions } from "../plan/resize";
-import { UsageError } from "./errors";
+import { UsageError } from "../errors";
 
 export function existingClaimOptions<T>(y: Argv<T>): Argv<T> {
   return y

@@ -5,7 +5,7 @@ import type { KubeFlags } from "../kube/client";
 import { parseDuration, ConfigError } from "../kube/client";
 import type { ExistingOptions } from "../plan/resize";
 import { completionScript, completionShells } from "./completion";
-import { UsageError } from "./errors";
+import { UsageError } from "../errors";
 import { existingClaimFlags, existingClaimOptions } from "./existing-flags";
 
 declare const __VERSION__: string;

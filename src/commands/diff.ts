@@ -1,6 +1,6 @@
 // `diff STS CLAIM=SIZE[,CLASS]...`: what `set` would change, as kubectl diff shows it.
 // Exit codes as kubectl diff: 0 no change, 1 changes, >1 error. Changes nothing.
-import { ExitCode, RefusedError, UsageError } from "../cli/errors";
+import { ExitCode, RefusedError, UsageError } from "../errors";
 import type { ParsedCommand } from "../cli/root";
 import { useColor } from "../cli/streams";
 import { DirectiveError, parseDirectives } from "../plan/directive";

@@ -1,7 +1,7 @@
 // Reads everything a plan needs in a constant number of requests, all at once.
 import { localJournalDir, JournalStore } from "../apply/journal-store";
 import { hostname } from "node:os";
-import { RefusedError } from "../cli/errors";
+import { RefusedError } from "../errors";
 import { getStatefulSet, listClaims, listPods, listStorageClasses, namespaceExists, whoAmI } from "../kube/api";
 import type { KubeClient } from "../kube/client";
 import type { Observed } from "../plan/plan";

@@ -4,7 +4,7 @@ import { hostname } from "node:os";
 import { randomUUID } from "node:crypto";
 import { applyPlan } from "../apply/apply";
 import { Progress } from "../apply/progress";
-import { RefusedError, UsageError } from "../cli/errors";
+import { RefusedError, UsageError } from "../errors";
 import type { ParsedCommand } from "../cli/root";
 import type { IOStreams } from "../cli/streams";
 import { canI, createStatefulSet, orphanDelete, type AccessCheck } from "../kube/api";

@@ -1,6 +1,6 @@
 // `show [STS] [-n NS | -A] [-l SELECTOR]`: claim templates and every claim per ordinal.
 // A constant number of list requests, in parallel, whatever the number of StatefulSets.
-import { RefusedError } from "../cli/errors";
+import { RefusedError } from "../errors";
 import type { ParsedCommand } from "../cli/root";
 import { getStatefulSet, listAll, namespaceExists, listClaims, listPods, listStatefulSets, listStorageClasses } from "../kube/api";
 import type { KubeClient } from "../kube/client";

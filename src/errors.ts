@@ -1,0 +1,21 @@
+// How a command can end other than successfully. Every layer throws these; main.ts alone turns
+// them into a message and an exit code (kubectl's: 1 for an error; diff: 1 = differences, >1 error).
+
+/** Bad command line: wrong arguments, unknown flags, invalid values. Nothing was read or changed. */
+export class UsageError extends Error {}
+
+/** The request cannot be done safely, or at all: a refusal. Nothing was changed. */
+export class RefusedError extends Error {}
+
+/**
+ * The run stopped after it had changed something (a claim grown, the StatefulSet deleted, a pod
+ * restarted). The journal keeps the rest of the work: the message says what to run to finish.
+ */
+export class StopError extends Error {}
+
+/** A command finished but wants a specific exit code (diff: 1 = differences found). */
+export class ExitCode extends Error {
+  constructor(readonly code: number) {
+    super(`exit ${code}`);
+  }
+}
