@@ -19,3 +19,12 @@ export class ExitCode extends Error {
     super(`exit ${code}`);
   }
 }
+
+/**
+ * kubectl's exit codes: 0 success, 1 for a usage error, a refusal or a stop alike; `diff` (as
+ * kubectl diff) exits 1 for "differences found", so any error of diff is 2.
+ */
+export function exitCodeFor(err: unknown, command: string | undefined): number {
+  if (err instanceof ExitCode) return err.code;
+  return command === "diff" ? 2 : 1;
+}

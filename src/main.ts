@@ -1,9 +1,7 @@
 // Process entry: the only file that touches process.* and the only one that exits.
-import { ExitCode, RefusedError, UsageError } from "./errors";
+import { ExitCode, exitCodeFor, UsageError } from "./errors";
 import { commandName, parseArgs, type ParsedCommand } from "./cli/root";
-import type { IOStreams } from "./cli/streams";
-import { ConfigError } from "./kube/client";
-import { ApiError, UnreachableError } from "./kube/errors";
+import type { IOStreams } from "./streams";
 
 /** Signal 0 tests that a process exists; EPERM means it exists but is not ours. */
 function processAlive(pid: number): boolean {
@@ -43,15 +41,8 @@ async function dispatch(cmd: ParsedCommand, streams: IOStreams): Promise<void> {
   }
 }
 
-/** kubectl's exit codes: 0 ok, 1 error; diff: 0 same, 1 differences, >1 error. */
-function exitCodeFor(err: unknown, command: string | undefined): number {
-  if (err instanceof ExitCode) return err.code;
-  return command === "diff" ? 2 : 1;
-}
-
 function messageFor(err: unknown): string {
   if (err instanceof UsageError) return `${err.message} (see '${commandName} --help')`;
-  if (err instanceof RefusedError || err instanceof ConfigError || err instanceof UnreachableError || err instanceof ApiError) return err.message;
   if (err instanceof Error) return err.message;
   return String(err);
 }

@@ -1,15 +1,17 @@
-// Where journals live: a Secret in the StatefulSet's namespace (so another machine can finish
-// the job, and the Secret's create is the lock) and a local 0600 file in a 0700 folder (a copy
-// for the person who ran the command). Neither ever holds credentials: only the objects.
+// Where journals are written: a Secret in the StatefulSet's namespace (so another machine can
+// finish the job, and the Secret's create is the lock) and a local 0600 file in a 0700 folder (a
+// copy for the person who ran the command). Neither ever holds credentials: only the objects.
 import { chmodSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
-import { RefusedError } from "../errors";
-import { createSecret, deleteSecret, getSecret, updateSecret } from "../kube/api";
+import { RefusedError, StopError } from "../errors";
 import type { KubeClient } from "../kube/client";
 import { isAlreadyExists, isConflict, isUnknownOutcome } from "../kube/errors";
+import { getSecret } from "../kube/read";
 import type { KubeObject } from "../kube/types";
-import { type Journal, journalDataKey, journalSecretName, parseJournal } from "../plan/journal";
+import { createSecret, deleteSecret, updateSecret } from "../kube/write";
+import { decodeJournalSecret, journalSecret, journalSecretName } from "../plan/journal";
+import type { Journal, JournalSecretRef } from "../plan/types";
 
 export function localJournalDir(env: Record<string, string | undefined>): string {
   const base = env["APPSTORAGE_STATE_DIR"] ?? join(env["XDG_STATE_HOME"] ?? join(homedir(), ".local", "state"), "kubectl-appstorage");
@@ -17,14 +19,19 @@ export function localJournalDir(env: Record<string, string | undefined>): string
 }
 
 export class JournalStore {
-  private secret?: KubeObject;
+  /** The journal's Secret as last read or written; undefined while there is none. */
+  private secret?: JournalSecretRef;
 
+  /** `found`: the Secret the plan was made against, if one existed; it is replaced only at that version. */
   constructor(
     private readonly client: KubeClient,
     readonly namespace: string,
     readonly name: string,
     private readonly localDir: string,
-  ) {}
+    found?: JournalSecretRef,
+  ) {
+    this.secret = found;
+  }
 
   get secretName(): string {
     return journalSecretName(this.name);
@@ -34,43 +41,21 @@ export class JournalStore {
     return join(this.localDir, `${this.namespace}_${this.name}.json`);
   }
 
-  async read(): Promise<Journal | undefined> {
-    const secret = await getSecret(this.client, this.namespace, this.secretName);
-    this.secret = secret;
-    const data = secret?.data?.[journalDataKey];
-    if (!secret || !data) return undefined;
-    try {
-      return parseJournal(Buffer.from(data, "base64").toString("utf8"));
-    } catch (e) {
-      throw new RefusedError(`the journal secret/${this.secretName} in namespace ${this.namespace} cannot be read (${(e as Error).message}); inspect it, and delete it if no change of statefulset.apps/${this.name} is pending`);
-    }
-  }
-
-  private body(journal: Journal): KubeObject {
-    return {
-      apiVersion: "v1",
-      kind: "Secret",
-      metadata: {
-        name: this.secretName,
-        namespace: this.namespace,
-        labels: { "app.kubernetes.io/managed-by": "kubectl-appstorage" },
-        annotations: { "appstorage.kubectl.io/statefulset": this.name },
-        ...(this.secret?.metadata.resourceVersion ? { resourceVersion: this.secret.metadata.resourceVersion } : {}),
-      },
-      type: "appstorage.kubectl.io/journal",
-      data: { [journalDataKey]: Buffer.from(JSON.stringify(journal)).toString("base64") },
-    };
+  private remember(written: KubeObject): JournalSecretRef {
+    return { uid: written.metadata.uid ?? "", resourceVersion: written.metadata.resourceVersion ?? "" };
   }
 
   /**
-   * Takes the lock by creating the journal, or by replacing the expired journal that read()
-   * saw (the resourceVersion makes two runs racing for it fail one of them).
+   * Takes the lock by creating the journal, or by replacing the journal the plan saw (its
+   * resourceVersion makes two runs racing for it fail one of them). Nothing is changed yet.
    */
   async acquire(journal: Journal): Promise<void> {
+    const refuse = (why: string) => new RefusedError(why);
     try {
-      this.secret = await this.writeOrReadBack(journal, () =>
-        this.secret ? updateSecret(this.client, this.namespace, this.body(journal)) : createSecret(this.client, this.namespace, this.body(journal)),
+      const written = await this.writeOrReadBack(journal, refuse, () =>
+        this.secret ? updateSecret(this.client, this.namespace, journalSecret(journal, this.secret.resourceVersion)) : createSecret(this.client, this.namespace, journalSecret(journal)),
       );
+      this.secret = this.remember(written);
     } catch (e) {
       if (isAlreadyExists(e) || isConflict(e)) {
         throw new RefusedError(`another kubectl appstorage set started on statefulset.apps/${this.name} at the same moment; nothing was changed: wait for it to finish`);
@@ -83,11 +68,13 @@ export class JournalStore {
   /** Saves progress; a conflict means another run took the lock over: stop. */
   async save(journal: Journal): Promise<void> {
     // Without the resourceVersion it read or wrote, an update would overwrite another run's lock.
-    if (!this.secret?.metadata.resourceVersion) throw new Error("internal: journal saved before it was acquired");
+    if (!this.secret?.resourceVersion) throw new Error("internal: journal saved before it was acquired");
+    const stop = (why: string) => new StopError(why);
     try {
-      this.secret = await this.writeOrReadBack(journal, () => updateSecret(this.client, this.namespace, this.body(journal)));
+      const written = await this.writeOrReadBack(journal, stop, () => updateSecret(this.client, this.namespace, journalSecret(journal, this.secret?.resourceVersion)));
+      this.secret = this.remember(written);
     } catch (e) {
-      if (isConflict(e)) throw new RefusedError(`the journal of statefulset.apps/${this.name} was changed by another run; stopping so that only one run works on it`);
+      if (isConflict(e)) throw new StopError(`the journal of statefulset.apps/${this.name} was changed by another run; stopping so that only one run works on it`);
       throw e;
     }
     this.writeLocal(journal);
@@ -98,28 +85,28 @@ export class JournalStore {
    * write happened; otherwise the write is tried once more against what is there now (its
    * resourceVersion keeps that safe: another run's change makes it fail with a conflict).
    */
-  private async writeOrReadBack(journal: Journal, write: () => Promise<KubeObject>): Promise<KubeObject> {
+  private async writeOrReadBack(journal: Journal, fail: (why: string) => Error, write: () => Promise<KubeObject>): Promise<KubeObject> {
     try {
       return await write();
     } catch (e) {
       if (!isUnknownOutcome(e)) throw e;
       const current = await getSecret(this.client, this.namespace, this.secretName);
-      const data = current?.data?.[journalDataKey];
-      const written = data ? (JSON.parse(Buffer.from(data, "base64").toString("utf8")) as Journal) : undefined;
+      const written = current ? decodeJournalSecret(current) : undefined;
       if (current && written?.holder === journal.holder && written.updatedAt === journal.updatedAt) return current;
       const ours = !current ? this.secret === undefined : written?.holder === journal.holder;
-      if (!ours) throw new RefusedError(`the journal of statefulset.apps/${this.name} is held by another run (${written?.by ?? "unknown"}); stopping so that only one run works on it`);
-      this.secret = current;
+      if (!ours) throw fail(`the journal of statefulset.apps/${this.name} is held by another run (${written?.by ?? "unknown"}); stopping so that only one run works on it`);
+      this.secret = current ? this.remember(current) : undefined;
       return write();
     }
   }
 
+  /** Removes the journal (NotFound: already removed) and the local copy. */
   async remove(): Promise<void> {
     try {
-      await deleteSecret(this.client, this.namespace, this.secretName, this.secret?.metadata.uid);
+      await deleteSecret(this.client, this.namespace, this.secretName, this.secret?.uid);
     } catch (e) {
       if (!isUnknownOutcome(e)) throw e;
-      if (await getSecret(this.client, this.namespace, this.secretName).catch(() => undefined)) await deleteSecret(this.client, this.namespace, this.secretName, this.secret?.metadata.uid);
+      if (await getSecret(this.client, this.namespace, this.secretName).catch(() => undefined)) await deleteSecret(this.client, this.namespace, this.secretName, this.secret?.uid);
     }
     this.secret = undefined;
     rmSync(this.localPath, { force: true });

@@ -1,5 +1,5 @@
 // Progress lines on stderr, each with the time elapsed since the command started.
-import type { Writable } from "../cli/streams";
+import type { Writable } from "../streams";
 
 export class Progress {
   private readonly start: number;

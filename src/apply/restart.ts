@@ -4,35 +4,18 @@
 // each to be re-created by its StatefulSet and Ready before the next. Never more than one pod
 // down: before each eviction every other pod of the StatefulSet must be Ready. No claim is
 // touched; the re-created pod mounts the same claim (its uid is checked).
-import { RefusedError } from "../errors";
-import { listPods, waitPods } from "../kube/api";
-import { evictPod, getClaim } from "../kube/claims";
+import { StopError } from "../errors";
 import { isNotFound } from "../kube/errors";
+import { getClaim, listPods, waitPods } from "../kube/read";
 import type { PersistentVolumeClaim, Pod, StatefulSet } from "../kube/types";
-import type { Plan } from "../plan/plan";
-import { resizeState, restartOrder } from "../plan/resize";
+import { evictPod } from "../kube/write";
+import { resizeState, restartOrder } from "../plan/existing-claims";
+import { controlledBy, isReady, labelSelector, ordinalOf } from "../plan/objects";
+import type { ExistingClaimsResult, Plan } from "../plan/types";
 import { withDeadline } from "./deadline";
-import type { ExistingResult, ResizeContext } from "./resize";
+import type { ClaimsContext } from "./existing-claims";
 
 const evictionRetryMs = 5000;
-
-function ready(p: Pod | undefined): boolean {
-  return !!p && !p.metadata.deletionTimestamp && p.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True") === true;
-}
-
-function selectorOf(sts: StatefulSet): string {
-  return Object.entries(sts.spec.selector.matchLabels ?? {})
-    .map(([k, v]) => `${k}=${v}`)
-    .join(",");
-}
-
-const controlledBy = (p: Pod, uid: string) => p.metadata.ownerReferences?.some((r) => r.controller && r.uid === uid) === true;
-
-/** Ordinal of a pod `<sts>-<n>`. */
-function ordinalOf(sts: string, pod: string): number | undefined {
-  const rest = pod.startsWith(`${sts}-`) ? pod.slice(sts.length + 1) : "";
-  return /^(0|[1-9]\d*)$/.test(rest) ? Number(rest) : undefined;
-}
 
 const sleep = (ms: number, signal: AbortSignal) =>
   new Promise<void>((resolve) => {
@@ -40,12 +23,12 @@ const sleep = (ms: number, signal: AbortSignal) =>
     signal.addEventListener("abort", () => (clearTimeout(t), resolve()), { once: true });
   });
 
-export async function restartPods(plan: Plan, ctx: ResizeContext, sts: StatefulSet, claimsNow: Map<string, PersistentVolumeClaim>): Promise<ExistingResult["restarted"]> {
+export async function restartPods(plan: Plan, ctx: ClaimsContext, sts: StatefulSet, claimsNow: Map<string, PersistentVolumeClaim>): Promise<ExistingClaimsResult["restarted"]> {
   const { client, progress } = ctx;
   const ns = plan.target.namespace;
   const name = plan.target.name;
   const uid = sts.metadata.uid!;
-  const selector = selectorOf(sts);
+  const selector = labelSelector(sts);
   const pending = (plan.existing?.claims ?? []).filter((c) => {
     const now = claimsNow.get(c.name);
     return now?.metadata.uid === c.uid && resizeState(now) === "filesystem-resize-pending";
@@ -53,7 +36,7 @@ export async function restartPods(plan: Plan, ctx: ResizeContext, sts: StatefulS
   const withoutPod = pending.filter((c) => !c.pod || c.leftover);
   if (withoutPod.length) progress.warn(`claim(s) ${withoutPod.map((c) => c.name).join(", ")} wait for a pod that does not exist; the resize finishes when one mounts them`);
   const pods = [...new Set(restartOrder(pending).map((c) => c.pod!))];
-  const restarted: ExistingResult["restarted"] = [];
+  const restarted: ExistingClaimsResult["restarted"] = [];
   if (pods.length === 0) {
     progress.say("no pod needs a restart");
     return restarted;
@@ -65,11 +48,11 @@ export async function restartPods(plan: Plan, ctx: ResizeContext, sts: StatefulS
   for (const [i, podName] of pods.entries()) {
     const remaining = pods.slice(i + 1);
     const stop = (why: string) =>
-      new RefusedError(`${why}; stopped before restarting ${remaining.length ? remaining.join(", ") : "any other pod"}${restarted.length ? ` (restarted: ${restarted.map((r) => r.pod).join(", ")})` : ""}: fix it, then run the same command again to continue`);
-    const members = (await listPods(client, ns, selector)).filter((p) => ordinalOf(name, p.metadata.name ?? "") !== undefined && controlledBy(p, uid));
+      new StopError(`${why}; stopped before restarting ${remaining.length ? remaining.join(", ") : "any other pod"}${restarted.length ? ` (restarted: ${restarted.map((r) => r.pod).join(", ")})` : ""}: fix it, then run the same command again to continue`);
+    const members = (await listPods(client, ns, selector)).filter((p) => ordinalOf(p.metadata.name ?? "", `${name}-`) !== undefined && controlledBy(p, uid));
     const pod = members.find((p) => p.metadata.name === podName);
     if (!pod) throw stop(`pod ${podName} does not exist or is not controlled by statefulset.apps/${name} (uid ${uid})`);
-    const down = members.filter((p) => p.metadata.name !== podName && !ready(p)).map((p) => p.metadata.name!);
+    const down = members.filter((p) => p.metadata.name !== podName && !isReady(p)).map((p) => p.metadata.name!);
     if (down.length) throw stop(`pod(s) ${down.join(", ")} of statefulset.apps/${name} are not Ready, and restarting ${podName} would take a second pod down`);
     const stillPending = await Promise.all(
       pending.filter((c) => c.pod === podName).map(async (c) => {
@@ -106,7 +89,7 @@ export async function restartPods(plan: Plan, ctx: ResizeContext, sts: StatefulS
       }
       const pods = await waitPods(client, ns, selector, (m) => {
         const p = m.get(podName);
-        return !!p && p.metadata.uid !== previousUid && ready(p);
+        return !!p && p.metadata.uid !== previousUid && isReady(p);
       }, d.signal);
       back = pods.get(podName);
     } finally {

@@ -1,7 +1,7 @@
 // The flags for existing claims, shared by set and diff: --resize-existing, --vac-existing,
 // --wait-resize, --restart-pods. Parsed into one plain value (or nothing when none is given).
 import type { Argv } from "yargs";
-import type { ExistingOptions } from "../plan/resize";
+import type { ExistingClaimsOptions as ExistingOptions } from "../plan/types";
 import { UsageError } from "../errors";
 
 export function existingClaimOptions<T>(y: Argv<T>): Argv<T> {

@@ -3,7 +3,7 @@
 import yargs, { type Argv } from "yargs";
 import type { KubeFlags } from "../kube/client";
 import { parseDuration, ConfigError } from "../kube/client";
-import type { ExistingOptions } from "../plan/resize";
+import type { ExistingClaimsOptions as ExistingOptions } from "../plan/types";
 import { completionScript, completionShells } from "./completion";
 import { UsageError } from "../errors";
 import { existingClaimFlags, existingClaimOptions } from "./existing-flags";

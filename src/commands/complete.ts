@@ -5,7 +5,7 @@
 // unreachable server, no permission) is an empty answer.
 import { type Answer, claimTemplateAnswer, completionRequest, Directive, formatAnswer, namespaceAnswer, statefulSetAnswer } from "../cli/completion";
 import { commandName, parseArgs, type ParsedCommand } from "../cli/root";
-import { getStatefulSet, listAll, listStatefulSets } from "../kube/api";
+import { getStatefulSet, listAll, listStatefulSets } from "../kube/read";
 import type { KubeObject } from "../kube/types";
 import { connectWith, type CommandDeps } from "./deps";
 

@@ -1,6 +1,6 @@
 // What every command is handed: streams, environment, clock, and how to reach a cluster.
 import { appendFileSync } from "node:fs";
-import type { IOStreams } from "../cli/streams";
+import type { IOStreams } from "../streams";
 import { connect, type KubeClient, type KubeFlags } from "../kube/client";
 
 export interface CommandDeps {

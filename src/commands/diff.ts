@@ -1,19 +1,20 @@
 // `diff STS CLAIM=SIZE[,CLASS]...`: what `set` would change, as kubectl diff shows it.
-// Exit codes as kubectl diff: 0 no change, 1 changes, >1 error. Changes nothing.
-import { ExitCode, RefusedError, UsageError } from "../errors";
+// Exit codes as kubectl diff: 0 no change, 1 changes, >1 error. Changes nothing. As with kubectl
+// diff, stdout carries the diff alone (or the plan, with -o json|yaml); what happens to each
+// existing claim and to new ordinals goes to stderr, after the warnings.
+import { ExitCode, RefusedError } from "../errors";
 import type { ParsedCommand } from "../cli/root";
-import { useColor } from "../cli/streams";
-import { DirectiveError, parseDirectives } from "../plan/directive";
+import type { StatefulSet } from "../kube/types";
 import { changeAnnotation } from "../plan/desired";
 import { buildPlan, PlanError } from "../plan/plan";
 import { unifiedDiff } from "../output/diff";
-import { renderClaims } from "../output/plan";
-import { renderExisting } from "../output/resize";
-import { formatData } from "../output/yaml";
-import type { StatefulSet } from "../kube/types";
+import { renderExisting } from "../output/existing-claims";
+import { newOrdinalsLine, renderClaims } from "../output/plan";
+import { print } from "../output/printer";
+import { useColor } from "../streams";
 import { connectWith, type CommandDeps } from "./deps";
-import { observeExisting } from "./existing";
 import { observe } from "./observe";
+import { validateSet } from "./set";
 
 export type DiffOptions = Extract<ParsedCommand, { kind: "diff" }>;
 
@@ -28,17 +29,9 @@ function comparable(sts: StatefulSet): StatefulSet {
 }
 
 export async function runDiff(opts: DiffOptions, deps: CommandDeps): Promise<void> {
-  let directives;
-  try {
-    directives = parseDirectives(opts.directives);
-  } catch (e) {
-    if (e instanceof DirectiveError) throw new UsageError(e.message);
-    throw e;
-  }
+  const directives = validateSet(opts);
   const client = await connectWith(deps, opts.flags);
-  const { observed } = await observe(client, opts.name, deps);
-  const existing = await observeExisting(client, opts.existing, directives);
-  if (existing) observed.existing = existing;
+  const observed = await observe(client, { name: opts.name, directives, existing: opts.existing }, deps);
   let plan;
   try {
     plan = buildPlan(observed, { namespace: client.namespace, name: opts.name, directives, force: false, existing: opts.existing });
@@ -49,23 +42,14 @@ export async function runDiff(opts: DiffOptions, deps: CommandDeps): Promise<voi
   const refusal = plan.refusals.find((r) => !r.forceable);
   if (refusal) throw new RefusedError(refusal.message);
   const needForce = plan.refusals.filter((r) => r.forceable).map((r) => `set will refuse without --force: ${r.message}`);
-  const { out } = deps.streams;
+  const { out, errOut } = deps.streams;
   const changed = !plan.noChange;
-  if (opts.output) {
-    out.write(formatData(plan, opts.output));
-  } else {
-    const id = `apps.v1.StatefulSet.${plan.target.namespace}.${plan.target.name}`;
-    const before = comparable(plan.original);
-    const after = comparable(plan.desired);
-    out.write(unifiedDiff(`live/${id}`, `merged/${id}`, before, after, useColor(out, deps.env)));
-    if (changed) {
-      out.write("\n");
-      out.write(renderClaims(plan));
-      out.write(renderExisting(plan));
-      const future = plan.newOrdinals.templates.map((t) => `${t.claim} ${t.size ?? ""}${t.storageClass ? ` (${t.storageClass})` : ""}`).join(", ");
-      out.write(`new ordinals (${plan.newOrdinals.from} and up) get: ${future}\n`);
-    }
-  }
-  for (const w of [...plan.warnings, ...needForce]) deps.streams.errOut.write(`Warning: ${w}\n`);
+  const id = `apps.v1.StatefulSet.${plan.target.namespace}.${plan.target.name}`;
+  print(out, opts.output, {
+    data: plan,
+    text: () => unifiedDiff(`live/${id}`, `merged/${id}`, comparable(plan.original), comparable(plan.desired), useColor(out, deps.env)),
+  });
+  for (const w of [...plan.warnings, ...needForce]) errOut.write(`Warning: ${w}\n`);
+  if (changed && !opts.output) errOut.write(`${renderClaims(plan)}${renderExisting(plan)}${newOrdinalsLine(plan)}`);
   if (changed) throw new ExitCode(1);
 }

@@ -1,10 +1,11 @@
 // Reads everything a plan needs in a constant number of requests, all at once.
-import { localJournalDir, JournalStore } from "../apply/journal-store";
 import { hostname } from "node:os";
 import { RefusedError } from "../errors";
-import { getStatefulSet, listClaims, listPods, listStorageClasses, namespaceExists, whoAmI } from "../kube/api";
 import type { KubeClient } from "../kube/client";
-import type { Observed } from "../plan/plan";
+import { isForbidden } from "../kube/errors";
+import { getStatefulSet, listClaims, listPods, listResourceQuotas, listStorageClasses, listVolumeAttributesClassNames, namespaceExists, readJournal, whoAmI } from "../kube/read";
+import type { Directive } from "../plan/directive";
+import type { ExistingClaimsObserved, ExistingClaimsOptions, Observed } from "../plan/types";
 import type { CommandDeps } from "./deps";
 
 /**
@@ -17,21 +18,72 @@ export function holderGone(holder: string, processAlive: (pid: number) => boolea
   return !processAlive(Number(pid));
 }
 
-export async function observe(client: KubeClient, name: string, deps: Pick<CommandDeps, "env" | "now" | "processAlive">): Promise<{ observed: Observed; store: JournalStore }> {
-  const { env } = deps;
+/**
+ * Reads quotas (when claims may grow) and volume attributes classes (when a directive names
+ * one), in parallel; nothing at all otherwise, so a plain `set` makes no extra request.
+ */
+async function observeExistingClaims(client: KubeClient, options: ExistingClaimsOptions | undefined, directives: readonly Directive[]): Promise<ExistingClaimsObserved | undefined> {
+  const quotas = options?.resize === true;
+  const vacs = directives.some((d) => d.volumeAttributesClass !== undefined);
+  if (!quotas && !vacs) return undefined;
+  const out: ExistingClaimsObserved = {};
+  await Promise.all([
+    quotas
+      ? listResourceQuotas(client, client.namespace).then(
+          (q) => (out.resourceQuotas = q),
+          (e) => {
+            if (!isForbidden(e)) throw e;
+            out.quotaError = (e as Error).message.split("\n")[0];
+          },
+        )
+      : undefined,
+    vacs
+      ? listVolumeAttributesClassNames(client).then(
+          (names) => {
+            if (names) out.volumeAttributesClasses = names;
+          },
+          (e) => {
+            if (!isForbidden(e)) throw e;
+            out.volumeAttributesClassError = (e as Error).message.split("\n")[0];
+          },
+        )
+      : undefined,
+  ]);
+  return out;
+}
+
+export interface ObserveRequest {
+  name: string;
+  directives: readonly Directive[];
+  existing?: ExistingClaimsOptions;
+}
+
+export async function observe(client: KubeClient, request: ObserveRequest, deps: Pick<CommandDeps, "now" | "processAlive">): Promise<Observed> {
   const now = deps.now();
   const ns = client.namespace;
-  const store = new JournalStore(client, ns, name, localJournalDir(env));
-  const [statefulSet, claims, pods, storageClasses, journal, user] = await Promise.all([
-    getStatefulSet(client, ns, name),
+  const [statefulSet, claims, pods, storageClasses, found, user, existing] = await Promise.all([
+    getStatefulSet(client, ns, request.name),
     listClaims(client, ns),
     listPods(client, ns),
     listStorageClasses(client),
-    store.read(),
+    readJournal(client, ns, request.name),
     whoAmI(client),
+    observeExistingClaims(client, request.existing, request.directives),
   ]);
+  const { journal, secret } = found;
   if (!statefulSet && !journal && !(await namespaceExists(client, ns))) {
     throw new RefusedError(`namespace "${ns}" not found; check -n, or list namespaces with: kubectl get namespaces`);
   }
-  return { observed: { statefulSet, claims, pods, storageClasses, journal, holderGone: journal && deps.processAlive ? holderGone(journal.holder, deps.processAlive) : false, user, now: now.toISOString() }, store };
+  return {
+    statefulSet,
+    claims,
+    pods,
+    storageClasses,
+    journal,
+    ...(secret ? { journalSecret: secret } : {}),
+    ...(existing ? { existing } : {}),
+    holderGone: journal && deps.processAlive ? holderGone(journal.holder, deps.processAlive) : false,
+    user,
+    now: now.toISOString(),
+  };
 }

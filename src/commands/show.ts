@@ -2,14 +2,14 @@
 // A constant number of list requests, in parallel, whatever the number of StatefulSets.
 import { RefusedError } from "../errors";
 import type { ParsedCommand } from "../cli/root";
-import { getStatefulSet, listAll, namespaceExists, listClaims, listPods, listStatefulSets, listStorageClasses } from "../kube/api";
 import type { KubeClient } from "../kube/client";
 import { isForbidden } from "../kube/errors";
-import type { KubeObject, StatefulSet } from "../kube/types";
-import { type Journal, journalDataKey, parseJournal } from "../plan/journal";
-import { buildStorageReport } from "../plan/storage-view";
+import { getStatefulSet, listClaims, listJournals, listPods, listStatefulSets, listStorageClasses, namespaceExists } from "../kube/read";
+import type { StatefulSet } from "../kube/types";
+import type { Journal } from "../plan/types";
+import { buildStorageReport } from "../report/storage-report";
+import { print } from "../output/printer";
 import { renderStorageReport } from "../output/show";
-import { formatData } from "../output/yaml";
 import { connectWith, type CommandDeps } from "./deps";
 
 export type ShowOptions = Extract<ParsedCommand, { kind: "show" }>;
@@ -21,19 +21,8 @@ export function validateShow(opts: ShowOptions): void {
 
 /** Pending journals; a user who may not list secrets still gets the rest of the view. */
 async function readJournals(client: KubeClient, ns: string | undefined, warn: (m: string) => void): Promise<Journal[]> {
-  const path = ns === undefined ? "/api/v1/secrets" : `/api/v1/namespaces/${encodeURIComponent(ns)}/secrets`;
   try {
-    const secrets = await listAll<KubeObject & { data?: Record<string, string> }>(client, path, { labelSelector: "app.kubernetes.io/managed-by=kubectl-appstorage" });
-    return secrets.flatMap((s) => {
-      const data = s.data?.[journalDataKey];
-      if (!data) return [];
-      try {
-        return [parseJournal(Buffer.from(data, "base64").toString("utf8"))];
-      } catch {
-        warn(`secret/${s.metadata.name} in namespace ${s.metadata.namespace} is not a readable journal`);
-        return [];
-      }
-    });
+    return await listJournals(client, ns, (s) => warn(`secret/${s.metadata.name} in namespace ${s.metadata.namespace} is not a readable journal`));
   } catch (e) {
     if (!isForbidden(e)) throw e;
     warn("you may not list secrets here, so interrupted changes (journals) are not shown");
@@ -68,13 +57,9 @@ export async function runShow(opts: ShowOptions, deps: CommandDeps): Promise<voi
     throw new RefusedError(`namespace "${client.namespace}" not found; check -n, or list namespaces with: kubectl get namespaces`);
   }
   if (opts.name && report.items.length === 0) throw new RefusedError(`statefulsets.apps "${opts.name}" not found in namespace "${client.namespace}"`);
-  if (opts.output === "json" || opts.output === "yaml") {
-    deps.streams.out.write(formatData(report, opts.output));
-    return;
-  }
-  if (report.items.length === 0) {
+  if (report.items.length === 0 && opts.output !== "json" && opts.output !== "yaml") {
     deps.streams.errOut.write(opts.allNamespaces ? "No resources found\n" : `No resources found in ${client.namespace} namespace.\n`);
     return;
   }
-  deps.streams.out.write(renderStorageReport(report, { wide: opts.output === "wide", namespaces: opts.allNamespaces }));
+  print(deps.streams.out, opts.output, { data: report, text: () => renderStorageReport(report, { wide: opts.output === "wide", namespaces: opts.allNamespaces }) });
 }

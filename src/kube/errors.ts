@@ -22,7 +22,6 @@ export const isNotFound = (e: unknown): e is ApiError => e instanceof ApiError &
 export const isConflict = (e: unknown): e is ApiError => e instanceof ApiError && e.code === 409 && e.reason === "Conflict";
 export const isAlreadyExists = (e: unknown): e is ApiError => e instanceof ApiError && e.code === 409 && e.reason === "AlreadyExists";
 export const isForbidden = (e: unknown): e is ApiError => e instanceof ApiError && e.code === 403;
-export const isInvalid = (e: unknown): e is ApiError => e instanceof ApiError && e.code === 422;
 export const isGone = (e: unknown): e is ApiError => e instanceof ApiError && e.code === 410;
 
 export function apiErrorFromBody(code: number, body: string): ApiError {

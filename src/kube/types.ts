@@ -113,3 +113,13 @@ export interface ResourceQuota extends KubeObject {
   spec?: { hard?: Record<string, string>; scopes?: string[]; scopeSelector?: unknown };
   status?: { hard?: Record<string, string>; used?: Record<string, string> };
 }
+
+/** The attributes of a SelfSubjectAccessReview: may the current user do this? */
+export interface AccessCheck {
+  verb: string;
+  group: string;
+  resource: string;
+  subresource?: string;
+  namespace?: string;
+  name?: string;
+}

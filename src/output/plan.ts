@@ -1,7 +1,7 @@
 // The plan as a person reads it: what changes in the templates, what each existing claim
 // does, what new ordinals get, the warnings and the steps.
-import type { Plan, Step, TemplateChange } from "../plan/plan";
-import { existingAfter, existingStepText, renderExisting } from "./resize";
+import type { Plan, Step, TemplateChange } from "../plan/types";
+import { existingAfter, existingStepText, renderExisting } from "./existing-claims";
 import { renderTable } from "./table";
 
 const stepText: Record<Step, string> = {
@@ -44,9 +44,27 @@ export function renderPlan(plan: Plan): string {
   if (plan.noChange) lines.push("  no change: the claim templates already are as asked");
   for (const c of plan.changes) lines.push(`  ${describeChange(c)}`);
   lines.push("");
-  let text = `${lines.join("\n")}\n${renderClaims(plan)}${renderExisting(plan)}`;
-  const future = plan.newOrdinals.templates.map((x) => `${x.claim} ${x.size ?? ""}${x.storageClass ? ` (${x.storageClass})` : ""}`).join(", ");
-  text += `new ordinals (${plan.newOrdinals.from} and up) get: ${future || "no claims"}\n`;
+  let text = `${lines.join("\n")}\n${renderClaims(plan)}${renderExisting(plan)}${newOrdinalsLine(plan)}`;
   if (plan.steps.length) text += `steps:\n${plan.steps.map((s, i) => `  ${i + 1}. ${stepText[s]}\n`).join("")}`;
   return text;
+}
+
+/** What set says it did to the StatefulSet: recreated only when it was. */
+export function statefulSetVerb(plan: Plan): "recreated" | "unchanged" {
+  return plan.steps.some((s) => s === "create" || s === "verify") ? "recreated" : "unchanged";
+}
+
+/** The confirmation question for this plan. */
+export function confirmQuestion(plan: Plan): string {
+  const ref = `statefulset.apps/${plan.target.name}`;
+  const claims = plan.existing?.claims.filter((c) => c.grow || c.setVolumeAttributesClass).length ?? 0;
+  const restart = plan.steps.includes("restart-pods") ? " and restart the pods that need it, one at a time" : "";
+  if (statefulSetVerb(plan) === "unchanged") return `Change ${claims} existing claim(s)${restart}? ${ref} is not re-created.`;
+  return `Re-create ${ref} with these claim templates${claims ? `, growing ${claims} existing claim(s) first` : ""}${restart}? Its pods keep running.`;
+}
+
+/** What new ordinals get, one line. */
+export function newOrdinalsLine(plan: Plan): string {
+  const future = plan.newOrdinals.templates.map((x) => `${x.claim} ${x.size ?? ""}${x.storageClass ? ` (${x.storageClass})` : ""}`).join(", ");
+  return `new ordinals (${plan.newOrdinals.from} and up) get: ${future || "no claims"}\n`;
 }

@@ -1,5 +1,5 @@
 // `show` as tables: claim templates first, then every claim per ordinal, then pending changes.
-import type { StorageReport } from "../plan/storage-view";
+import type { StorageReport } from "../report/storage-report";
 import { renderTable } from "./table";
 
 const none = (v: string | undefined) => (v === undefined || v === "" ? "<none>" : v);

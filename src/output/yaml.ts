@@ -11,7 +11,3 @@ export function toYaml(value: unknown): string {
 export function toJson(value: unknown): string {
   return `${JSON.stringify(value, null, 4)}\n`;
 }
-
-export function formatData(value: unknown, output: "json" | "yaml"): string {
-  return output === "json" ? toJson(value) : toYaml(value);
-}

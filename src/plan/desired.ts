@@ -3,6 +3,7 @@
 // spec is copied whole (unknown fields included) and only the claim templates are edited.
 import type { ClaimTemplate, StatefulSet } from "../kube/types";
 import type { Directive } from "./directive";
+import { templateSize } from "./objects";
 import { sameQuantity } from "./quantity";
 
 /** Server-set metadata that must not be sent on create. */
@@ -37,10 +38,6 @@ export function stripForCreate(sts: StatefulSet): StatefulSet {
   copy.apiVersion = "apps/v1";
   copy.kind = "StatefulSet";
   return copy;
-}
-
-export function templateSize(t: ClaimTemplate): string | undefined {
-  return t.spec?.resources?.requests?.storage;
 }
 
 export function applyDirective(t: ClaimTemplate, d: Directive): ClaimTemplate {

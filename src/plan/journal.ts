@@ -1,44 +1,17 @@
-// The journal of one `set`: saved before anything destructive so that any later run (on
-// this machine or another) can finish the job. Stored as JSON in a Secret in the
-// StatefulSet's namespace (it holds the pod template, which may name secrets, so it is no
-// more readable than the pod template itself) and as a local 0600 file. Format documented in
-// the README ("Journal"); bump `apiVersion` on any incompatible change.
-import type { StatefulSet } from "../kube/types";
-import type { JournalExisting } from "./resize";
+// The journal as data: how it is named, encoded in its Secret, judged (stale, locked) and
+// built from a plan, and the command that finishes it. Pure; src/apply writes it, src/kube reads
+// it. It is stored as JSON in a Secret in the StatefulSet's namespace (it holds the pod template,
+// which may name secrets, so it is no more readable than the pod template itself) and as a local
+// 0600 file. Bump `apiVersion` on any incompatible change.
+import type { KubeObject, StatefulSet } from "../kube/types";
+import { sameClaimTemplates } from "./desired";
+import { apiVersion, type ExistingClaimsOptions, type ExistingClaimsPlan, type Journal, type JournalExistingClaims, type Plan } from "./types";
 
-export const journalApiVersion = "appstorage.kubectl.io/v1alpha1";
 export const journalSecretPrefix = "appstorage-journal-";
 export const journalDataKey = "journal.json";
+export const journalLabel = { key: "app.kubernetes.io/managed-by", value: "kubectl-appstorage" } as const;
 /** A run renews its lease while it works; a journal whose lease expired was left by a dead run. */
 export const leaseSeconds = 15;
-
-/** growing: existing claims are being grown (before the StatefulSet is touched). */
-export type JournalStep = "planned" | "growing" | "deleting" | "deleted" | "created";
-
-export interface Journal {
-  apiVersion: typeof journalApiVersion;
-  kind: "Journal";
-  namespace: string;
-  name: string;
-  originalUid: string;
-  originalResourceVersion: string;
-  /** The directives, canonical, that produced `desired`. */
-  request: string[];
-  step: JournalStep;
-  startedAt: string;
-  updatedAt: string;
-  /** Who runs it: user, host and process, and until when the lock holds. */
-  by: string;
-  holder: string;
-  leaseExpires: string;
-  /** What existed before: used to verify that nothing was replaced. */
-  pods: { name: string; uid: string; revision?: string }[];
-  claims: { name: string; uid: string }[];
-  original: StatefulSet;
-  desired: StatefulSet;
-  /** With --resize-existing/--vac-existing: the flags and the claims to change (resize.ts). */
-  existing?: JournalExisting;
-}
 
 export function journalSecretName(statefulSet: string): string {
   return (journalSecretPrefix + statefulSet).slice(0, 253);
@@ -50,8 +23,106 @@ export function leaseExpired(journal: Journal, now: Date): boolean {
 
 export function parseJournal(text: string): Journal {
   const j = JSON.parse(text) as Journal;
-  if (j?.apiVersion !== journalApiVersion || j.kind !== "Journal" || !j.desired || !j.originalUid) {
+  if (j?.apiVersion !== apiVersion || j.kind !== "Journal" || !j.desired || !j.originalUid) {
     throw new Error(`unsupported journal (apiVersion ${String(j?.apiVersion)})`);
   }
   return j;
+}
+
+/** The journal a Secret holds; undefined when it holds none; throws when it holds something else. */
+export function decodeJournalSecret(secret: KubeObject & { data?: Record<string, string> }): Journal | undefined {
+  const data = secret.data?.[journalDataKey];
+  return data ? parseJournal(Buffer.from(data, "base64").toString("utf8")) : undefined;
+}
+
+/** The Secret that holds a journal (resourceVersion set when replacing the one that was read). */
+export function journalSecret(journal: Journal, resourceVersion?: string): KubeObject {
+  return {
+    apiVersion: "v1",
+    kind: "Secret",
+    metadata: {
+      name: journalSecretName(journal.name),
+      namespace: journal.namespace,
+      labels: { [journalLabel.key]: journalLabel.value },
+      annotations: { "appstorage.kubectl.io/statefulset": journal.name },
+      ...(resourceVersion ? { resourceVersion } : {}),
+    },
+    type: "appstorage.kubectl.io/journal",
+    data: { [journalDataKey]: Buffer.from(JSON.stringify(journal)).toString("base64") },
+  };
+}
+
+/** The flags of a run that was changing existing claims. */
+export function existingClaimsFlags(o: ExistingClaimsOptions): string {
+  return [o.resize && "--resize-existing", o.vac && "--vac-existing"].filter(Boolean).join(" ");
+}
+
+/** The command that finishes an interrupted change: the same command again. */
+export function finishCommand(journal: Journal): string {
+  const flags = journal.existing ? ` ${existingClaimsFlags(journal.existing.options)}` : "";
+  return `kubectl appstorage set ${journal.name} ${journal.request.join(" ")}${flags} -n ${journal.namespace}`;
+}
+
+/**
+ * The journal decides the work only while its change is half done: the original object is being
+ * deleted or gone, or was re-created with the new templates. Otherwise (nothing destructive
+ * happened yet, or someone else re-created the object with other templates, so the pods have a
+ * controller again) it is stale.
+ */
+export function journalIsStale(journal: Journal, sts: StatefulSet | undefined): boolean {
+  if (!sts) return false;
+  if (sts.metadata.uid === journal.originalUid) return !sts.metadata.deletionTimestamp;
+  return !sameClaimTemplates(sts.spec.volumeClaimTemplates, journal.desired.spec.volumeClaimTemplates);
+}
+
+export function journalExistingClaims(existing: ExistingClaimsPlan): JournalExistingClaims {
+  return {
+    options: existing.options,
+    claims: existing.claims
+      .filter((c) => c.grow || c.setVolumeAttributesClass)
+      .map((c) => ({ name: c.name, uid: c.uid, ...(c.grow ? { from: c.grow.from, to: c.grow.to } : {}), ...(c.setVolumeAttributesClass ? { volumeAttributesClass: c.setVolumeAttributesClass.to } : {}) })),
+  };
+}
+
+export interface RunIdentity {
+  /** Identifies this run's process in the journal's lock. */
+  holder: string;
+  /** The user the server sees. */
+  by: string;
+  now: Date;
+}
+
+/**
+ * The journal this run saves before anything destructive: the plan's own journal taken over
+ * (a resume, or a stale journal replaced), or a new one.
+ */
+export function journalFor(plan: Plan, run: RunIdentity): Journal {
+  const now = run.now.toISOString();
+  const lease = new Date(run.now.getTime() + leaseSeconds * 1000).toISOString();
+  if (plan.mode === "resume" && plan.journal) return { ...plan.journal, holder: run.holder, by: run.by, leaseExpires: lease, updatedAt: now };
+  return {
+    apiVersion,
+    kind: "Journal",
+    namespace: plan.target.namespace,
+    name: plan.target.name,
+    originalUid: plan.target.uid,
+    originalResourceVersion: plan.target.resourceVersion,
+    request: plan.request,
+    step: "planned",
+    startedAt: now,
+    updatedAt: now,
+    by: run.by,
+    holder: run.holder,
+    leaseExpires: lease,
+    pods: plan.pods,
+    claims: plan.claims.map((c) => ({ name: c.name, uid: c.uid })),
+    original: plan.original,
+    desired: plan.desired,
+    ...(plan.existing ? { existing: journalExistingClaims(plan.existing) } : {}),
+  };
+}
+
+/** The note of the Event recorded on the re-created StatefulSet. */
+export function changeNote(plan: Plan): string {
+  return `claim templates changed by kubectl appstorage: ${plan.changes.map((c) => `${c.claim} ${c.before.size ?? ""}->${c.after.size ?? ""}`).join(", ")} (previous uid ${plan.target.uid})`;
 }

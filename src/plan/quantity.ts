@@ -90,6 +90,34 @@ export function sameQuantity(a: string, b: string): boolean {
   }
 }
 
+/** The quantity, or undefined when there is none or it does not parse. */
+export function tryParseQuantity(text: string | undefined): Quantity | undefined {
+  if (text === undefined) return undefined;
+  try {
+    return parseQuantity(text);
+  } catch {
+    return undefined;
+  }
+}
+
+/** a < b by value; false when either is missing or does not parse (nothing is decided on a guess). */
+export function lessQuantity(a: string | undefined, b: string | undefined): boolean {
+  const qa = tryParseQuantity(a);
+  const qb = tryParseQuantity(b);
+  return qa !== undefined && qb !== undefined && compareQuantities(qa, qb) < 0;
+}
+
+/** Bytes of a quantity text, or undefined (missing, unparsable, or a fraction of a byte). */
+export function bytesOf(text: string | undefined): bigint | undefined {
+  const q = tryParseQuantity(text);
+  return q === undefined ? undefined : toBytes(q);
+}
+
+/** Bytes as Kubernetes would write them: binary suffixes where exact (`3Gi`), else decimal. */
+export function formatBytes(bytes: bigint): string {
+  return formatQuantity({ numerator: bytes, scale: 0, format: "BinarySI" });
+}
+
 /** The whole number of bytes, or undefined when the value has a fraction of a byte. */
 export function toBytes(q: Quantity): bigint | undefined {
   if (q.scale === 0) return q.numerator;

@@ -107,8 +107,10 @@ describe("set --resize-existing", () => {
 
     const diff = await runPlugin(["diff", "db", "data=2Gi", "--resize-existing", "-n", ns]);
     assert.equal(diff.code, 1, diff.stderr);
-    for (let i = 0; i < 3; i++) assert.match(diff.stdout, new RegExp(`data-db-${i} .* grows 1Gi -> 2Gi`));
-    assert.match(diff.stdout, /existing claims: 3 grow, adding 3Gi to requests.storage/);
+    // As kubectl diff: stdout is the diff alone; what happens to each claim is on stderr.
+    for (let i = 0; i < 3; i++) assert.match(diff.stderr, new RegExp(`data-db-${i} .* grows 1Gi -> 2Gi`));
+    assert.match(diff.stderr, /existing claims: 3 grow, adding 3Gi to requests.storage/);
+    assert.doesNotMatch(diff.stdout, /grows|existing claims/);
     const plan = JSON.parse((await runPlugin(["diff", "db", "data=2Gi", "--resize-existing", "-n", ns, "-o", "json"])).stdout);
     assert.deepEqual(plan.steps.slice(0, 3), ["write-journal", "grow-claims", "orphan-delete"]);
     assert.deepEqual(plan.existing.claims.map((c: { name: string; grow: unknown }) => [c.name, c.grow]), [0, 1, 2].map((i) => [`data-db-${i}`, { from: "1Gi", to: "2Gi" }]));
@@ -183,7 +185,7 @@ describe("set --resize-existing", () => {
     // Within the quota, the same growth is accepted (1Gi left, 2 claims of 2Gi -> 2.5Gi each).
     const fits = await runPlugin(["diff", "db", "data=2560Mi", "--resize-existing", "-n", ns]);
     assert.equal(fits.code, 1, fits.stderr);
-    assert.match(fits.stdout, /resourcequota\/storage: requests.storage used 4Gi of 5Gi, growth needs 1Gi \(1Gi left\): fits/);
+    assert.match(fits.stderr, /resourcequota\/storage: requests.storage used 4Gi of 5Gi, growth needs 1Gi \(1Gi left\): fits/);
     const after = getSts(ns, "db");
     assert.equal(after.metadata.uid, stsBefore.metadata.uid);
     assert.equal(after.metadata.resourceVersion, stsBefore.metadata.resourceVersion);
@@ -430,7 +432,7 @@ describe("volume attributes class", () => {
     const diff = await runPlugin(["diff", "db", `data=vac=${vac}`, "--vac-existing", "-n", ns]);
     assert.equal(diff.code, 1, diff.stderr);
     assert.match(diff.stdout, new RegExp(`^\\+\\s+volumeAttributesClassName: ${vac}$`, "m"));
-    assert.match(diff.stdout, new RegExp(`data-db-1 .* attributes class <none> -> ${vac}`));
+    assert.match(diff.stderr, new RegExp(`data-db-1 .* attributes class <none> -> ${vac}`));
 
     const run = start(["set", "db", `data=vac=${vac}`, "--vac-existing", "--wait-resize", "--timeout", "60s", "-n", ns, "--yes"]);
     await eventually("the plugin to follow the claims", () => /following 2 claim\(s\)/.test(run.stderr()) || run.child.exitCode !== null, 30_000);

@@ -197,7 +197,9 @@ describe("diff", () => {
     assert.match(changed.stdout, /^--- live\/apps.v1.StatefulSet\..*\n\+\+\+ merged\//);
     assert.match(changed.stdout, /^-\s+storage: 1Gi$/m);
     assert.match(changed.stdout, /^\+\s+storage: 2Gi$/m);
-    assert.match(changed.stdout, /data-db-0 .* keeps 1Gi \(template 2Gi\)/);
+    // As kubectl diff: stdout is the diff alone; the claims and new ordinals are on stderr.
+    assert.match(changed.stderr, /data-db-0 .* keeps 1Gi \(template 2Gi\)/);
+    assert.doesNotMatch(changed.stdout, /keeps|new ordinals/);
     assert.doesNotMatch(changed.stdout, /\u001b/);
     const same = await runPlugin(["diff", "db", "data=1024Mi", "-n", ns]);
     assert.equal(same.code, 0, same.stderr);

@@ -1,7 +1,7 @@
 // `show` against the real control plane: drift from the template, leftovers, -A, errors.
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import type { StorageReport } from "../../src/plan/storage-view";
+import type { StorageReport } from "../../src/report/storage-report";
 import { sts } from "../fixtures/builders";
 import { apply, claims, eventually, kubectl, namespace, runPlugin, settled, storageClassFor, uids, userKubeconfig, volumeFor } from "./harness";
 

@@ -2,8 +2,9 @@ import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { parseDirectives } from "../../src/plan/directive";
 import { changeAnnotation, desiredStatefulSet, stripForCreate } from "../../src/plan/desired";
-import { type Journal, journalApiVersion } from "../../src/plan/journal";
-import { buildPlan, type Observed } from "../../src/plan/plan";
+import { apiVersion as journalApiVersion, type Journal } from "../../src/plan/types";
+import { buildPlan } from "../../src/plan/plan";
+import type { Observed } from "../../src/plan/types";
 import type { StatefulSet } from "../../src/kube/types";
 import { claim, pod, storageClass, sts } from "../fixtures/builders";
 
@@ -183,7 +184,7 @@ describe("buildPlan: resuming from a journal", () => {
   test("object gone: create, verify, clean up", () => {
     const plan = buildPlan(observed(undefined, { journal: journal() }), request("pgdata=2Gi"));
     assert.equal(plan.mode, "resume");
-    assert.deepEqual(plan.steps, ["create", "verify", "record", "remove-journal"]);
+    assert.deepEqual(plan.steps, ["write-journal", "create", "verify", "record", "remove-journal"]);
     assert.deepEqual(plan.refusals, []);
     assert.deepEqual(plan.desired, plan.journal!.desired);
   });
@@ -191,11 +192,11 @@ describe("buildPlan: resuming from a journal", () => {
     const s = db().live("uid-1");
     s.metadata.deletionTimestamp = now;
     const plan = buildPlan(observed(s, { journal: journal() }), request("pgdata=2Gi"));
-    assert.deepEqual(plan.steps, ["wait-gone", "create", "verify", "record", "remove-journal"]);
+    assert.deepEqual(plan.steps, ["write-journal", "wait-gone", "create", "verify", "record", "remove-journal"]);
   });
   test("already re-created with the new templates: verify and clean up", () => {
     const plan = buildPlan(observed(sts("db").withClaim("pgdata", "2048Mi").live("uid-2"), { journal: journal() }), request("pgdata=2Gi"));
-    assert.deepEqual(plan.steps, ["verify", "record", "remove-journal"]);
+    assert.deepEqual(plan.steps, ["write-journal", "verify", "record", "remove-journal"]);
   });
   test("a different request while one is pending is refused with the command that finishes it", () => {
     const plan = buildPlan(observed(undefined, { journal: journal() }), request("pgdata=3Gi"));

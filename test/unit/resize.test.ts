@@ -7,9 +7,12 @@ import type { PersistentVolumeClaim, ResourceQuota } from "../../src/kube/types"
 import { renderPlan } from "../../src/output/plan";
 import { parseDirective, formatDirective, parseDirectives } from "../../src/plan/directive";
 import { desiredStatefulSet, stripForCreate } from "../../src/plan/desired";
-import { type Journal, journalApiVersion } from "../../src/plan/journal";
-import { buildPlan, type Observed, type PlanRequest } from "../../src/plan/plan";
-import { checkQuotas, type ExistingOptions, type Growth, resizeState, restartOrder } from "../../src/plan/resize";
+import { apiVersion as journalApiVersion, type Journal } from "../../src/plan/types";
+import { buildPlan } from "../../src/plan/plan";
+import type { Observed, PlanRequest } from "../../src/plan/types";
+import { resizeState, restartOrder } from "../../src/plan/existing-claims";
+import { checkQuotas, type Growth } from "../../src/plan/quota";
+import type { ExistingClaimsOptions as ExistingOptions } from "../../src/plan/types";
 import { claim, pod, storageClass, sts } from "../fixtures/builders";
 import { assertGolden } from "../fixtures/golden";
 

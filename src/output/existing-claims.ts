@@ -1,7 +1,7 @@
 // How the plan shows the work on existing claims: the per-claim "after" column, the growth
 // against each quota, the restart order, and the lines `set` prints when it is done.
-import type { ClaimEffect, Plan } from "../plan/plan";
-import { restartOrder, type ExistingClaim, type ResizeState } from "../plan/resize";
+import { restartOrder } from "../plan/existing-claims";
+import type { ClaimEffect, ExistingClaim, ExistingClaimsResult, Plan, ResizeState } from "../plan/types";
 
 export const existingStepText = {
   "grow-claims": "grow the existing claims (patch spec.resources.requests.storage / volumeAttributesClassName) before the StatefulSet is touched",
@@ -53,7 +53,7 @@ export function renderExisting(plan: Plan): string {
 }
 
 /** kubectl-style lines for what changed: `persistentvolumeclaim/X patched`, `pod/Y evicted`. */
-export function existingResultLines(result: { claims: { name: string; patched: boolean }[]; restarted: { pod: string }[] } | undefined): string {
+export function existingResultLines(result: ExistingClaimsResult | undefined): string {
   if (!result) return "";
   const lines = [...result.claims.filter((c) => c.patched).map((c) => `persistentvolumeclaim/${c.name} patched`), ...result.restarted.map((r) => `pod/${r.pod} evicted`)];
   return lines.length ? `${lines.join("\n")}\n` : "";

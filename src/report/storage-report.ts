@@ -2,11 +2,10 @@
 // with where a claim differs from its template. Pure: built from lists read once.
 // The JSON/YAML form (kind StorageReport) is a documented, versioned schema (README "show").
 import type { PersistentVolumeClaim, Pod, StatefulSet, StorageClass } from "../kube/types";
-import type { Journal } from "./journal";
-import { journalFinishFlags } from "./resize";
-import { compareQuantities, parseQuantity, sameQuantity } from "./quantity";
-
-export const reportApiVersion = "appstorage.kubectl.io/v1alpha1";
+import { finishCommand } from "../plan/journal";
+import { defaultStorageClass, indexObjects, memberClaims, type ObjectIndex, ordinalStart, replicasOf } from "../plan/objects";
+import { compareQuantities, parseQuantity, sameQuantity } from "../plan/quantity";
+import { apiVersion, type Journal } from "../plan/types";
 
 export interface TemplateView {
   name: string;
@@ -65,7 +64,7 @@ export interface StatefulSetStorage {
 }
 
 export interface StorageReport {
-  apiVersion: typeof reportApiVersion;
+  apiVersion: typeof apiVersion;
   kind: "StorageReport";
   items: StatefulSetStorage[];
 }
@@ -79,14 +78,6 @@ export interface StorageInputs {
 }
 
 const interestingConditions = new Set(["Resizing", "FileSystemResizePending", "ModifyingVolume", "ControllerResizeError", "NodeResizeError"]);
-
-function defaultClassName(classes: readonly StorageClass[]): string | undefined {
-  return classes.find(
-    (c) =>
-      c.metadata.annotations?.["storageclass.kubernetes.io/is-default-class"] === "true" ||
-      c.metadata.annotations?.["storageclass.beta.kubernetes.io/is-default-class"] === "true",
-  )?.metadata.name;
-}
 
 function templateView(t: NonNullable<StatefulSet["spec"]["volumeClaimTemplates"]>[number], classes: Map<string, StorageClass>, defaultClass: string | undefined): TemplateView {
   // A template with no storageClassName gets the default class at claim creation; "" means none.
@@ -103,32 +94,6 @@ function templateView(t: NonNullable<StatefulSet["spec"]["volumeClaimTemplates"]
     volumeAttributesClass: t.spec.volumeAttributesClassName,
     expandable: cls ? cls.allowVolumeExpansion === true : null,
   };
-}
-
-/**
- * Claims and pods looked up by name instead of scanned once per StatefulSet, so a report over
- * thousands of claims costs time in proportion to them. A claim of template T of StatefulSet S
- * is named T-S-ORDINAL; claims are filed under "namespace/T-S".
- */
-interface Index {
-  claims: Map<string, { claim: PersistentVolumeClaim; ordinal: number }[]>;
-  pods: Map<string, Pod>;
-}
-
-function indexInputs(inputs: StorageInputs): Index {
-  const claims: Index["claims"] = new Map();
-  for (const claim of inputs.claims) {
-    const m = /^(.*)-(0|[1-9]\d*)$/.exec(claim.metadata.name ?? "");
-    if (!m) continue;
-    const key = `${claim.metadata.namespace ?? ""}/${m[1]}`;
-    const list = claims.get(key);
-    const entry = { claim, ordinal: Number(m[2]) };
-    if (list) list.push(entry);
-    else claims.set(key, [entry]);
-  }
-  const pods: Index["pods"] = new Map();
-  for (const p of inputs.pods) pods.set(`${p.metadata.namespace ?? ""}/${p.metadata.name ?? ""}`, p);
-  return { claims, pods };
 }
 
 /**
@@ -162,33 +127,32 @@ function differences(t: TemplateView, c: PersistentVolumeClaim): string[] {
   return out;
 }
 
-function describe(sts: StatefulSet, exists: boolean, index: Index, classes: Map<string, StorageClass>, defaultClass: string | undefined): StatefulSetStorage {
+function describe(sts: StatefulSet, exists: boolean, index: ObjectIndex, classes: Map<string, StorageClass>, defaultClass: string | undefined): StatefulSetStorage {
   const ns = sts.metadata.namespace ?? "";
   const name = sts.metadata.name ?? "";
-  const start = sts.spec.ordinals?.start ?? 0;
-  const replicas = sts.spec.replicas ?? 1;
+  const start = ordinalStart(sts);
+  const replicas = replicasOf(sts);
   const templates = (sts.spec.volumeClaimTemplates ?? []).map((t) => templateView(t, classes, defaultClass));
+  const byTemplate = new Map(templates.map((t) => [t.name, t]));
   const claims: ClaimView[] = [];
-  for (const t of templates) {
-    for (const { claim: c, ordinal } of index.claims.get(`${ns}/${t.name}-${name}`) ?? []) {
-      const pod = index.pods.get(`${ns}/${name}-${ordinal}`);
-      claims.push({
-        name: c.metadata.name!,
-        template: t.name,
-        ordinal,
-        phase: c.status?.phase,
-        request: c.spec.resources?.requests?.storage,
-        capacity: c.status?.capacity?.storage,
-        storageClass: c.spec.storageClassName,
-        accessModes: c.spec.accessModes ?? [],
-        volumeAttributesClass: c.spec.volumeAttributesClassName,
-        conditions: (c.status?.conditions ?? []).filter((x) => interestingConditions.has(x.type) && x.status === "True").map((x) => x.type),
-        pod: pod?.metadata.name,
-        podPhase: pod?.status?.phase,
-        leftover: ordinal < start || ordinal >= start + replicas,
-        differences: differences(t, c),
-      });
-    }
+  for (const { claim: c, template, ordinal, pod, leftover } of memberClaims(sts, index, ns)) {
+    const t = byTemplate.get(template)!;
+    claims.push({
+      name: c.metadata.name!,
+      template: t.name,
+      ordinal,
+      phase: c.status?.phase,
+      request: c.spec.resources?.requests?.storage,
+      capacity: c.status?.capacity?.storage,
+      storageClass: c.spec.storageClassName,
+      accessModes: c.spec.accessModes ?? [],
+      volumeAttributesClass: c.spec.volumeAttributesClassName,
+      conditions: (c.status?.conditions ?? []).filter((x) => interestingConditions.has(x.type) && x.status === "True").map((x) => x.type),
+      pod: pod?.metadata.name,
+      podPhase: pod?.status?.phase,
+      leftover,
+      differences: differences(t, c),
+    });
   }
   claims.sort((a, b) => a.ordinal - b.ordinal || byName(a.template, b.template));
   return {
@@ -214,15 +178,15 @@ function pending(j: Journal): PendingChange {
     startedAt: j.startedAt,
     by: j.by,
     leaseExpires: j.leaseExpires,
-    finishCommand: `kubectl appstorage set ${j.name} ${j.request.join(" ")}${journalFinishFlags(j)} -n ${j.namespace}`,
+    finishCommand: finishCommand(j),
   };
 }
 
 export function buildStorageReport(inputs: StorageInputs): StorageReport {
   const classes = new Map(inputs.storageClasses.map((c) => [c.metadata.name!, c]));
-  const defaultClass = defaultClassName(inputs.storageClasses);
+  const defaultClass = defaultStorageClass(inputs.storageClasses);
   const journals = new Map(inputs.journals.map((j) => [`${j.namespace}/${j.name}`, j]));
-  const index = indexInputs(inputs);
+  const index = indexObjects(inputs.claims, inputs.pods);
   const items = inputs.statefulSets.map((s) => {
     const view = describe(s, true, index, classes, defaultClass);
     const j = journals.get(`${view.namespace}/${view.name}`);
@@ -232,5 +196,5 @@ export function buildStorageReport(inputs: StorageInputs): StorageReport {
   // A journal without its StatefulSet: an interrupted run deleted it and its pods have no controller.
   for (const j of journals.values()) items.push({ ...describe(j.original, false, index, classes, defaultClass), pendingChange: pending(j) });
   items.sort((a, b) => byName(a.namespace, b.namespace) || byName(a.name, b.name));
-  return JSON.parse(JSON.stringify({ apiVersion: reportApiVersion, kind: "StorageReport", items })) as StorageReport;
+  return JSON.parse(JSON.stringify({ apiVersion, kind: "StorageReport", items })) as StorageReport;
 }

@@ -1,38 +1,25 @@
-// Executes the existing-claims part of a plan: grows claims (before the StatefulSet is touched)
+// Executes the existing-claims steps of a plan: grows claims (before the StatefulSet is touched)
 // and follows them until resized. Each claim is decided again from what it is now, never from
 // the plan alone, so a rerun after any interruption continues where the last run stopped and
 // never shrinks a claim that someone grew further meanwhile.
-import { RefusedError } from "../errors";
-import { getClaim, patchClaim, waitClaims } from "../kube/claims";
+import { RefusedError, StopError } from "../errors";
 import type { KubeClient } from "../kube/client";
 import { isConflict, isNotFound, isUnknownOutcome } from "../kube/errors";
+import { getClaim, waitClaims } from "../kube/read";
 import type { PersistentVolumeClaim } from "../kube/types";
-import type { Plan } from "../plan/plan";
-import { compareQuantities, parseQuantity } from "../plan/quantity";
-import { type ExistingClaim, resizeState } from "../plan/resize";
+import { patchClaim } from "../kube/write";
+import { resizeState } from "../plan/existing-claims";
+import { lessQuantity } from "../plan/quantity";
+import type { ExistingClaim, ExistingClaimsResult, Plan } from "../plan/types";
 import { withDeadline } from "./deadline";
 import type { Progress } from "./progress";
 
 /** The part of ApplyContext this module uses. */
-export interface ResizeContext {
+export interface ClaimsContext {
   client: KubeClient;
   progress: Progress;
   signal: AbortSignal;
   timeoutMs: number;
-}
-
-export interface ExistingResult {
-  claims: { name: string; uid: string; request?: string; capacity?: string; volumeAttributesClass?: string; state?: string; patched: boolean }[];
-  restarted: { pod: string; previousUid: string; uid: string }[];
-}
-
-
-function smaller(a: string | undefined, b: string | undefined): boolean {
-  try {
-    return a !== undefined && b !== undefined && compareQuantities(parseQuantity(a), parseQuantity(b)) < 0;
-  } catch {
-    return false;
-  }
 }
 
 const firstLine = (e: unknown) => (e as Error).message.split("\n")[0];
@@ -44,7 +31,7 @@ function targets(plan: Plan): ExistingClaim[] {
 /** What still has to be sent to this claim as it is now; nothing when it is done (or larger). */
 function patchFor(c: ExistingClaim, current: PersistentVolumeClaim): { storage?: string; volumeAttributesClassName?: string } {
   const out: { storage?: string; volumeAttributesClassName?: string } = {};
-  if (c.grow && smaller(current.spec.resources?.requests?.["storage"], c.grow.to)) out.storage = c.grow.to;
+  if (c.grow && lessQuantity(current.spec.resources?.requests?.["storage"], c.grow.to)) out.storage = c.grow.to;
   if (c.setVolumeAttributesClass && current.spec.volumeAttributesClassName !== c.setVolumeAttributesClass.to) out.volumeAttributesClassName = c.setVolumeAttributesClass.to;
   return out;
 }
@@ -56,9 +43,9 @@ function describePatch(name: string, from: PersistentVolumeClaim | undefined, c:
   return `claim ${name}: ${parts.join(", ")}`;
 }
 
-function vacDropped(name: string, sent: string | undefined, got: PersistentVolumeClaim): RefusedError | undefined {
+function vacDropped(name: string, sent: string | undefined, got: PersistentVolumeClaim): StopError | undefined {
   if (sent === undefined || got.spec.volumeAttributesClassName === sent) return undefined;
-  return new RefusedError(
+  return new StopError(
     `the server ignored spec.volumeAttributesClassName of claim ${name}: its VolumeAttributesClass feature is off; nothing more was changed: drop vac= or enable the feature on the API server`,
   );
 }
@@ -89,10 +76,10 @@ export async function dryRunClaimPatches(client: KubeClient, plan: Plan, progres
  * by the resourceVersion it was read at: a conflict or an unknown outcome is read back and
  * decided again. Stops at the first refusal, naming what was already done.
  */
-export async function growClaims(plan: Plan, ctx: ResizeContext): Promise<ExistingResult["claims"]> {
+export async function growClaims(plan: Plan, ctx: ClaimsContext): Promise<ExistingClaimsResult["claims"]> {
   const { client, progress } = ctx;
   const ns = plan.target.namespace;
-  const done: ExistingResult["claims"] = [];
+  const done: ExistingClaimsResult["claims"] = [];
   for (const c of targets(plan)) {
     let rv = c.resourceVersion;
     let current: PersistentVolumeClaim | undefined;
@@ -125,7 +112,7 @@ export async function growClaims(plan: Plan, ctx: ResizeContext): Promise<Existi
         done.push({ name: c.name, uid: c.uid, request: got.spec.resources?.requests?.["storage"], volumeAttributesClass: got.spec.volumeAttributesClassName, patched: true });
         break;
       } catch (e) {
-        if (e instanceof RefusedError) throw e;
+        if (e instanceof RefusedError || e instanceof StopError) throw e;
         if ((isConflict(e) || isUnknownOutcome(e)) && attempt < 5) {
           // Changed since read, or the answer was lost: read it again and decide again.
           continue;
@@ -138,10 +125,11 @@ export async function growClaims(plan: Plan, ctx: ResizeContext): Promise<Existi
   return done;
 }
 
-function stopped(plan: Plan, done: ExistingResult["claims"], why: string): RefusedError {
+function stopped(plan: Plan, done: ExistingClaimsResult["claims"], why: string): RefusedError | StopError {
   const patched = done.filter((d) => d.patched).map((d) => d.name);
   const sts = plan.steps.includes("orphan-delete") ? `; statefulset.apps/${plan.target.name} is unchanged` : "";
-  return new RefusedError(`${why}; ${patched.length ? `patched so far: ${patched.join(", ")}` : "no claim was changed"}${sts}: fix the cause, then run the same command again to continue`);
+  // Nothing patched yet: a refusal (nothing changed); else a stop that the same command finishes.
+  return new (patched.length ? StopError : RefusedError)(`${why}; ${patched.length ? `patched so far: ${patched.join(", ")}` : "no claim was changed"}${sts}: fix the cause, then run the same command again to continue`);
 }
 
 type Outcome = "done" | "filesystem-resize-pending" | "failed" | "waiting";
@@ -155,7 +143,7 @@ function outcome(c: ExistingClaim, current: PersistentVolumeClaim | undefined): 
   const modify = current.status?.modifyVolumeStatus?.status;
   if (state === "infeasible") return { outcome: "failed", text: `the resize is infeasible (${current.status?.allocatedResourceStatuses?.["storage"]}); see kubectl describe pvc ${c.name}` };
   if (vac !== undefined && modify === "Infeasible") return { outcome: "failed", text: `volume attributes class ${vac} is infeasible for this volume; see kubectl describe pvc ${c.name}` };
-  const sized = !smaller(capacity, request);
+  const sized = !lessQuantity(capacity, request);
   const vacDone = vac === undefined || current.status?.currentVolumeAttributesClassName === vac;
   if (sized && vacDone) return { outcome: "done", text: `resized: capacity ${capacity}${vac !== undefined ? `, volume attributes class ${vac}` : ""}` };
   if (state === "filesystem-resize-pending" && vacDone) {
@@ -172,7 +160,7 @@ function outcome(c: ExistingClaim, current: PersistentVolumeClaim | undefined): 
  * attributes class is applied) or it reports FileSystemResizePending, printing each claim's
  * progress when it changes. Bounded by the timeout. Returns the claims as last seen.
  */
-export async function waitResize(plan: Plan, ctx: ResizeContext): Promise<Map<string, PersistentVolumeClaim>> {
+export async function waitResize(plan: Plan, ctx: ClaimsContext): Promise<Map<string, PersistentVolumeClaim>> {
   const { client, progress } = ctx;
   const ns = plan.target.namespace;
   const followed = (plan.existing?.claims ?? []).filter((c) => c.follow || c.grow || c.setVolumeAttributesClass);
@@ -181,7 +169,7 @@ export async function waitResize(plan: Plan, ctx: ResizeContext): Promise<Map<st
   progress.say(`following ${followed.length} claim(s) until resized (timeout ${ctx.timeoutMs / 1000}s)`);
   const d = withDeadline(ctx.signal, ctx.timeoutMs, () => {
     const open = followed.filter((c) => last.get(c.name)?.outcome === "waiting").map((c) => `${c.name} (${last.get(c.name)!.text})`);
-    return new RefusedError(
+    return new StopError(
       `timed out after ${ctx.timeoutMs / 1000}s waiting for claim(s) ${open.join(", ")} to resize; the resize goes on in the background: check the volume's resizer (kubectl describe pvc -n ${ns}), then run kubectl appstorage show ${plan.target.name} -n ${ns}`,
     );
   });
@@ -207,7 +195,7 @@ export async function waitResize(plan: Plan, ctx: ResizeContext): Promise<Map<st
     d.done();
   }
   const failed = followed.filter((c) => last.get(c.name)?.outcome === "failed");
-  if (failed.length) throw new RefusedError(`claim(s) ${failed.map((c) => `${c.name}: ${last.get(c.name)!.text}`).join("; ")}`);
+  if (failed.length) throw new StopError(`claim(s) ${failed.map((c) => `${c.name}: ${last.get(c.name)!.text}`).join("; ")}`);
   const pending = followed.filter((c) => last.get(c.name)?.outcome === "filesystem-resize-pending");
   if (pending.length && !plan.steps.includes("restart-pods")) {
     const pods = pending.filter((c) => c.pod && !c.leftover).map((c) => c.pod!);
@@ -218,7 +206,7 @@ export async function waitResize(plan: Plan, ctx: ResizeContext): Promise<Map<st
   return claims;
 }
 
-export function claimSummary(plan: Plan, grown: ExistingResult["claims"], seen: Map<string, PersistentVolumeClaim> | undefined): ExistingResult["claims"] {
+export function claimSummary(plan: Plan, grown: ExistingClaimsResult["claims"], seen: Map<string, PersistentVolumeClaim> | undefined): ExistingClaimsResult["claims"] {
   const byName = new Map(grown.map((g) => [g.name, g]));
   return (plan.existing?.claims ?? [])
     .filter((c) => byName.has(c.name) || seen?.has(c.name))

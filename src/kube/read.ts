@@ -1,13 +1,13 @@
-// Kubernetes operations this tool performs, named in Kubernetes words, over the narrow client.
+// Everything this tool reads from the API server, named in Kubernetes words, over the narrow
+// client: gets, paged lists, list-then-watch waits, access and identity reviews, journals.
+// Nothing here writes (src/kube/write.ts does, for src/apply alone).
+import { RefusedError } from "../errors";
+import { decodeJournalSecret, journalLabel, journalSecretName } from "../plan/journal";
+import type { Journal, JournalSecretRef } from "../plan/types";
 import type { KubeClient } from "./client";
 import { isGone, isNotFound } from "./errors";
-import type { KubeObject, ObjectList, PersistentVolumeClaim, Pod, StatefulSet, StorageClass } from "./types";
-
-export type DryRun = "none" | "client" | "server";
-
-const sts = (ns: string, name = "") => `/apis/apps/v1/namespaces/${encodeURIComponent(ns)}/statefulsets${name ? `/${encodeURIComponent(name)}` : ""}`;
-const secrets = (ns: string, name = "") => `/api/v1/namespaces/${encodeURIComponent(ns)}/secrets${name ? `/${encodeURIComponent(name)}` : ""}`;
-const serverDryRun = (dryRun: DryRun) => (dryRun === "server" ? "All" : undefined);
+import { type AccessCheck, type KubeObject, type ObjectList, type PersistentVolumeClaim, type Pod, type ResourceQuota, type StatefulSet, type StorageClass } from "./types";
+import { claimsPath, podsPath, secretsPath, statefulSetsPath } from "./paths";
 
 /** Lists every page (500 at a time) of a collection. */
 export async function listAll<T>(client: KubeClient, path: string, query: Record<string, string | undefined> = {}): Promise<T[]> {
@@ -31,8 +31,9 @@ export async function getIfExists<T>(client: KubeClient, path: string): Promise<
   }
 }
 
+
 export function getStatefulSet(client: KubeClient, ns: string, name: string): Promise<StatefulSet | undefined> {
-  return getIfExists<StatefulSet>(client, sts(ns, name));
+  return getIfExists<StatefulSet>(client, statefulSetsPath(ns, name));
 }
 
 /** false only when the server says the namespace does not exist (not when it may not be read). */
@@ -47,45 +48,21 @@ export async function namespaceExists(client: KubeClient, ns: string): Promise<b
 }
 
 export function listStatefulSets(client: KubeClient, ns: string | undefined, labelSelector?: string): Promise<StatefulSet[]> {
-  return listAll<StatefulSet>(client, ns === undefined ? "/apis/apps/v1/statefulsets" : sts(ns), { labelSelector });
+  return listAll<StatefulSet>(client, statefulSetsPath(ns), { labelSelector });
 }
 
 export function listClaims(client: KubeClient, ns: string | undefined): Promise<PersistentVolumeClaim[]> {
-  return listAll(client, ns === undefined ? "/api/v1/persistentvolumeclaims" : `/api/v1/namespaces/${encodeURIComponent(ns)}/persistentvolumeclaims`);
+  return listAll(client, claimsPath(ns));
 }
 
 export function listPods(client: KubeClient, ns: string | undefined, labelSelector?: string): Promise<Pod[]> {
-  return listAll(client, ns === undefined ? "/api/v1/pods" : `/api/v1/namespaces/${encodeURIComponent(ns)}/pods`, { labelSelector });
+  return listAll(client, podsPath(ns), { labelSelector });
 }
 
 export function listStorageClasses(client: KubeClient): Promise<StorageClass[]> {
   return listAll(client, "/apis/storage.k8s.io/v1/storageclasses");
 }
 
-/**
- * Deletes the StatefulSet and leaves its pods and claims in place (propagationPolicy Orphan),
- * only if it is still exactly the object that was planned: a changed uid or resourceVersion
- * is a 409 Conflict and nothing is deleted. There is deliberately no other way to delete.
- */
-export function orphanDelete(client: KubeClient, ns: string, name: string, pre: { uid: string; resourceVersion: string }, dryRun: DryRun = "none"): Promise<StatefulSet> {
-  return client.request<StatefulSet>({
-    method: "DELETE",
-    path: sts(ns, name),
-    // With a body, the API server reads DeleteOptions from the body alone and ignores query
-    // parameters: dryRun must be in the body, or a "dry run" really deletes.
-    body: {
-      kind: "DeleteOptions",
-      apiVersion: "v1",
-      propagationPolicy: "Orphan",
-      preconditions: { uid: pre.uid, resourceVersion: pre.resourceVersion },
-      ...(dryRun === "server" ? { dryRun: ["All"] } : {}),
-    },
-  });
-}
-
-export function createStatefulSet(client: KubeClient, ns: string, body: StatefulSet, dryRun: DryRun = "none"): Promise<StatefulSet> {
-  return client.request<StatefulSet>({ method: "POST", path: sts(ns), query: { dryRun: serverDryRun(dryRun) }, body });
-}
 
 /** A short pause before reading again after a watch ended, so a failing watch cannot spin. */
 const settle = () => new Promise((r) => setTimeout(r, 100));
@@ -101,7 +78,7 @@ export async function waitStatefulSetGone(client: KubeClient, ns: string, name: 
     if (!current || current.metadata.uid !== uid) return;
     try {
       const gone = await client.watch<StatefulSet>(
-        sts(ns),
+        statefulSetsPath(ns),
         { fieldSelector: `metadata.name=${name}`, resourceVersion: current.metadata.resourceVersion, timeoutSeconds: 60 },
         (e) => (e.type === "DELETED" && e.object.metadata.uid === uid) || (e.type === "ADDED" && e.object.metadata.uid !== uid),
         signal,
@@ -147,38 +124,14 @@ export async function waitList<T extends KubeObject>(client: KubeClient, path: s
 
 /** Watches pods with the selector until check(pods) is true; pods are keyed by name. */
 export function waitPods(client: KubeClient, ns: string, labelSelector: string, check: (pods: Map<string, Pod>) => boolean, signal: AbortSignal): Promise<Map<string, Pod>> {
-  return waitList<Pod>(client, `/api/v1/namespaces/${encodeURIComponent(ns)}/pods`, labelSelector, check, signal);
+  return waitList<Pod>(client, podsPath(ns), labelSelector, check, signal);
 }
+
 
 export function getSecret(client: KubeClient, ns: string, name: string): Promise<(KubeObject & { data?: Record<string, string> }) | undefined> {
-  return getIfExists(client, secrets(ns, name));
+  return getIfExists(client, secretsPath(ns, name));
 }
 
-export function createSecret(client: KubeClient, ns: string, body: KubeObject): Promise<KubeObject> {
-  return client.request({ method: "POST", path: secrets(ns), body });
-}
-
-/** Replaces the Secret only if it is still at resourceVersion (the body carries it). */
-export function updateSecret(client: KubeClient, ns: string, body: KubeObject): Promise<KubeObject> {
-  return client.request({ method: "PUT", path: secrets(ns, body.metadata.name), body });
-}
-
-export async function deleteSecret(client: KubeClient, ns: string, name: string, uid?: string): Promise<void> {
-  try {
-    await client.request({ method: "DELETE", path: secrets(ns, name), body: { kind: "DeleteOptions", apiVersion: "v1", preconditions: uid ? { uid } : undefined } });
-  } catch (e) {
-    if (!isNotFound(e)) throw e; // already gone: done
-  }
-}
-
-export interface AccessCheck {
-  verb: string;
-  group: string;
-  resource: string;
-  subresource?: string;
-  namespace?: string;
-  name?: string;
-}
 
 /** SelfSubjectAccessReview: may the current user do this? */
 export async function canI(client: KubeClient, check: AccessCheck): Promise<boolean> {
@@ -206,28 +159,68 @@ export async function whoAmI(client: KubeClient): Promise<string> {
   }
 }
 
-/** Kubernetes MicroTime: RFC 3339 with exactly six fractional digits. */
-export function microTime(iso: string): string {
-  return new Date(iso).toISOString().replace(/\.(\d{3})Z$/, ".$1000Z");
+
+export function listResourceQuotas(client: KubeClient, ns: string): Promise<ResourceQuota[]> {
+  return listAll<ResourceQuota>(client, `/api/v1/namespaces/${encodeURIComponent(ns)}/resourcequotas`);
 }
 
-export function createEvent(client: KubeClient, ns: string, regarding: StatefulSet, reason: string, note: string, now: string): Promise<unknown> {
-  return client.request({
-    method: "POST",
-    path: `/apis/events.k8s.io/v1/namespaces/${encodeURIComponent(ns)}/events`,
-    body: {
-      apiVersion: "events.k8s.io/v1",
-      kind: "Event",
-      // kubectl's naming: the object's name and a unique hexadecimal suffix.
-      metadata: { name: `${regarding.metadata.name}.${Date.parse(now).toString(16)}${Math.floor(Math.random() * 0xfff).toString(16)}` },
-      eventTime: microTime(now),
-      reportingController: "kubectl-appstorage",
-      reportingInstance: "kubectl-appstorage",
-      action: "Recreate",
-      reason,
-      note: note.slice(0, 1024),
-      type: "Normal",
-      regarding: { apiVersion: "apps/v1", kind: "StatefulSet", namespace: ns, name: regarding.metadata.name, uid: regarding.metadata.uid, resourceVersion: regarding.metadata.resourceVersion },
-    },
+/**
+ * Names of the VolumeAttributesClasses, or undefined when the server serves the API in neither
+ * storage.k8s.io/v1 (1.34+) nor v1beta1 (1.31-1.33 with the feature enabled).
+ */
+export async function listVolumeAttributesClassNames(client: KubeClient): Promise<string[] | undefined> {
+  for (const version of ["v1", "v1beta1"]) {
+    try {
+      const items = await listAll<{ metadata: { name?: string } }>(client, `/apis/storage.k8s.io/${version}/volumeattributesclasses`);
+      return items.map((i) => i.metadata.name ?? "");
+    } catch (e) {
+      if (!isNotFound(e)) throw e;
+    }
+  }
+  return undefined;
+}
+
+export function getClaim(client: KubeClient, ns: string, name: string): Promise<PersistentVolumeClaim | undefined> {
+  return getIfExists<PersistentVolumeClaim>(client, claimsPath(ns, name));
+}
+
+
+/** Watches the namespace's claims until check(claims) is true; claims are keyed by name. */
+export function waitClaims(client: KubeClient, ns: string, check: (claims: Map<string, PersistentVolumeClaim>) => boolean, signal: AbortSignal): Promise<Map<string, PersistentVolumeClaim>> {
+  return waitList<PersistentVolumeClaim>(client, claimsPath(ns), undefined, check, signal);
+}
+
+type SecretObject = KubeObject & { data?: Record<string, string> };
+
+function journalOf(secret: SecretObject, statefulSet: string): Journal | undefined {
+  try {
+    return decodeJournalSecret(secret);
+  } catch (e) {
+    throw new RefusedError(
+      `the journal secret/${secret.metadata.name} in namespace ${secret.metadata.namespace} cannot be read (${(e as Error).message}); inspect it, and delete it if no change of statefulset.apps/${statefulSet} is pending`,
+    );
+  }
+}
+
+/** The journal of one StatefulSet, and its Secret's version (against which the lock is taken). */
+export async function readJournal(client: KubeClient, ns: string, statefulSet: string): Promise<{ journal?: Journal; secret?: JournalSecretRef }> {
+  const secret = await getSecret(client, ns, journalSecretName(statefulSet));
+  if (!secret) return {};
+  const ref = { uid: secret.metadata.uid ?? "", resourceVersion: secret.metadata.resourceVersion ?? "" };
+  const journal = journalOf(secret, statefulSet);
+  return journal ? { journal, secret: ref } : { secret: ref };
+}
+
+/** Every journal in a namespace (or all); a Secret that holds no readable journal is reported to `unreadable`. */
+export async function listJournals(client: KubeClient, ns: string | undefined, unreadable: (secret: KubeObject) => void): Promise<Journal[]> {
+  const secrets = await listAll<SecretObject>(client, secretsPath(ns), { labelSelector: `${journalLabel.key}=${journalLabel.value}` });
+  return secrets.flatMap((s) => {
+    try {
+      const j = decodeJournalSecret(s);
+      return j ? [j] : [];
+    } catch {
+      unreadable(s);
+      return [];
+    }
   });
 }

@@ -1,0 +1,57 @@
+// The layering of src/ (README "Architecture"), checked in `npm test` (npm run lint:layers).
+// main -> commands -> plan (pure) / apply (the only writer) / kube (the client) / output.
+const io = "^(fs|node:fs|child_process|node:child_process|net|node:net|http|node:http|https|node:https|os|node:os|tls|node:tls|dgram|node:dgram)$";
+/** @type {import('dependency-cruiser').IConfiguration} */
+module.exports = {
+  forbidden: [
+    { name: "no-circular", severity: "error", comment: "modules depend on data (types modules), not on each other", from: {}, to: { circular: true } },
+    {
+      name: "cli-only-from-main-and-commands",
+      severity: "error",
+      comment: "nothing below src/commands imports src/cli",
+      from: { path: "^src/", pathNot: "^src/(main\\.ts|commands/|cli/)" },
+      to: { path: "^src/cli/" },
+    },
+    {
+      name: "pure-layers-do-no-io",
+      severity: "error",
+      comment: "plan, report and output are pure: no node I/O",
+      from: { path: "^src/(plan|report|output)/" },
+      to: { path: io, dependencyTypes: ["core"] },
+    },
+    {
+      name: "pure-layers-use-no-runtime-kube",
+      severity: "error",
+      comment: "plan, report and output take data: they may import kube's types, never its runtime modules, nor apply or commands",
+      from: { path: "^src/(plan|report|output)/" },
+      to: { path: "^src/(kube|apply|commands)/", dependencyTypesNot: ["type-only"] },
+    },
+    {
+      name: "only-apply-writes",
+      severity: "error",
+      comment: "every write to the cluster goes through src/apply",
+      from: { path: "^src/", pathNot: "^src/(apply/|kube/write\\.ts)" },
+      to: { path: "^src/kube/write\\.ts$" },
+    },
+    {
+      name: "kube-is-below",
+      severity: "error",
+      comment: "the client knows nothing of commands, the writer or printing",
+      from: { path: "^src/kube/" },
+      to: { path: "^src/(apply|commands|cli|output|report)/" },
+    },
+    {
+      name: "apply-is-below-commands",
+      severity: "error",
+      from: { path: "^src/apply/" },
+      to: { path: "^src/(commands|cli|output|report)/" },
+    },
+    { name: "no-unresolvable", severity: "error", from: {}, to: { couldNotResolve: true } },
+  ],
+  options: {
+    doNotFollow: { path: "node_modules" },
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: "tsconfig.json" },
+    exclude: { path: "^(node_modules|dist)/" },
+  },
+};

@@ -1,0 +1,68 @@
+// The lock of one run on its StatefulSet: the journal's Secret, taken by creating (or replacing)
+// it, renewed while the run works so that a second run knows this one is alive, and released at
+// once when the run fails on its own (not killed) so that the rerun need not wait the lease out.
+import { leaseSeconds } from "../plan/journal";
+import type { Journal, JournalStep } from "../plan/types";
+import type { JournalStore } from "./journal-store";
+
+export class Lease {
+  private journal?: Journal;
+  /** Only a run that holds the lock may write the journal again, even to release it. */
+  private held = false;
+  private renewal?: NodeJS.Timeout;
+  private saving: Promise<void> = Promise.resolve();
+
+  constructor(
+    readonly store: JournalStore,
+    private readonly now: () => Date,
+    private readonly holder: string,
+  ) {}
+
+  /** The step the journal records, once it is held. */
+  get step(): JournalStep | undefined {
+    return this.held ? this.journal?.step : undefined;
+  }
+
+  private expiry(): string {
+    return new Date(this.now().getTime() + leaseSeconds * 1000).toISOString();
+  }
+
+  async acquire(journal: Journal): Promise<void> {
+    await this.store.acquire(journal);
+    this.journal = journal;
+    this.held = true;
+    this.renewal = setInterval(() => void this.save(this.journal!.step).catch(() => undefined), (leaseSeconds * 1000) / 3);
+    this.renewal.unref();
+  }
+
+  /** Records the step reached (and renews the lease); saves are written one after another. */
+  save(step: JournalStep): Promise<void> {
+    if (!this.journal || !this.held) return Promise.resolve();
+    this.journal = { ...this.journal, step, updatedAt: this.now().toISOString(), holder: this.holder, leaseExpires: this.expiry() };
+    const j = this.journal;
+    this.saving = this.saving.then(() => this.store.save(j));
+    return this.saving;
+  }
+
+  /** Stops renewing and waits for the saves under way. */
+  async stop(): Promise<void> {
+    if (this.renewal) clearInterval(this.renewal);
+    this.renewal = undefined;
+    await this.saving.catch(() => undefined);
+  }
+
+  /** The work is done (or was never started): the journal goes. */
+  async remove(): Promise<void> {
+    await this.stop();
+    await this.store.remove();
+    this.held = false;
+  }
+
+  /** The run failed on its own: keep the journal, but let the next run take it over at once. */
+  async release(): Promise<void> {
+    await this.stop();
+    if (!this.journal || !this.held) return;
+    const at = this.now().toISOString();
+    await this.store.save({ ...this.journal, leaseExpires: at, updatedAt: at }).catch(() => undefined);
+  }
+}

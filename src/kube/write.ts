@@ -1,0 +1,115 @@
+// Every write this tool can make, named in Kubernetes words. Only src/apply imports this module
+// (a dependency-cruiser rule in npm test): plans, commands and output never write.
+import type { KubeClient } from "./client";
+import { isNotFound } from "./errors";
+import type { KubeObject, PersistentVolumeClaim, StatefulSet } from "./types";
+import { claimsPath, podsPath, secretsPath, statefulSetsPath } from "./paths";
+
+export type DryRun = "none" | "client" | "server";
+
+const serverDryRun = (dryRun: DryRun) => (dryRun === "server" ? "All" : undefined);
+
+/**
+ * Deletes the StatefulSet and leaves its pods and claims in place (propagationPolicy Orphan),
+ * only if it is still exactly the object that was planned: a changed uid or resourceVersion
+ * is a 409 Conflict and nothing is deleted. There is deliberately no other way to delete.
+ */
+export function orphanDelete(client: KubeClient, ns: string, name: string, pre: { uid: string; resourceVersion: string }, dryRun: DryRun = "none"): Promise<StatefulSet> {
+  return client.request<StatefulSet>({
+    method: "DELETE",
+    path: statefulSetsPath(ns, name),
+    // With a body, the API server reads DeleteOptions from the body alone and ignores query
+    // parameters: dryRun must be in the body, or a "dry run" really deletes.
+    body: {
+      kind: "DeleteOptions",
+      apiVersion: "v1",
+      propagationPolicy: "Orphan",
+      preconditions: { uid: pre.uid, resourceVersion: pre.resourceVersion },
+      ...(dryRun === "server" ? { dryRun: ["All"] } : {}),
+    },
+  });
+}
+
+export function createStatefulSet(client: KubeClient, ns: string, body: StatefulSet, dryRun: DryRun = "none"): Promise<StatefulSet> {
+  return client.request<StatefulSet>({ method: "POST", path: statefulSetsPath(ns), query: { dryRun: serverDryRun(dryRun) }, body });
+}
+
+
+export function createSecret(client: KubeClient, ns: string, body: KubeObject): Promise<KubeObject> {
+  return client.request({ method: "POST", path: secretsPath(ns), body });
+}
+
+/** Replaces the Secret only if it is still at resourceVersion (the body carries it). */
+export function updateSecret(client: KubeClient, ns: string, body: KubeObject): Promise<KubeObject> {
+  return client.request({ method: "PUT", path: secretsPath(ns, body.metadata.name), body });
+}
+
+export async function deleteSecret(client: KubeClient, ns: string, name: string, uid?: string): Promise<void> {
+  try {
+    await client.request({ method: "DELETE", path: secretsPath(ns, name), body: { kind: "DeleteOptions", apiVersion: "v1", preconditions: uid ? { uid } : undefined } });
+  } catch (e) {
+    if (!isNotFound(e)) throw e; // already gone: done
+  }
+}
+
+
+/** Kubernetes MicroTime: RFC 3339 with exactly six fractional digits. */
+export function microTime(iso: string): string {
+  return new Date(iso).toISOString().replace(/\.(\d{3})Z$/, ".$1000Z");
+}
+
+export function createEvent(client: KubeClient, ns: string, regarding: StatefulSet, reason: string, note: string, now: string): Promise<unknown> {
+  return client.request({
+    method: "POST",
+    path: `/apis/events.k8s.io/v1/namespaces/${encodeURIComponent(ns)}/events`,
+    body: {
+      apiVersion: "events.k8s.io/v1",
+      kind: "Event",
+      // kubectl's naming: the object's name and a unique hexadecimal suffix.
+      metadata: { name: `${regarding.metadata.name}.${Date.parse(now).toString(16)}${Math.floor(Math.random() * 0xfff).toString(16)}` },
+      eventTime: microTime(now),
+      reportingController: "kubectl-appstorage",
+      reportingInstance: "kubectl-appstorage",
+      action: "Recreate",
+      reason,
+      note: note.slice(0, 1024),
+      type: "Normal",
+      regarding: { apiVersion: "apps/v1", kind: "StatefulSet", namespace: ns, name: regarding.metadata.name, uid: regarding.metadata.uid, resourceVersion: regarding.metadata.resourceVersion },
+    },
+  });
+}
+
+export interface ClaimPatch {
+  /** Only if the claim is still at this resourceVersion (409 Conflict otherwise). */
+  resourceVersion?: string;
+  storage?: string;
+  volumeAttributesClassName?: string;
+}
+
+/** A JSON merge patch of the claim's spec, guarded by its resourceVersion. */
+export function patchClaim(client: KubeClient, ns: string, name: string, patch: ClaimPatch, dryRun: DryRun = "none"): Promise<PersistentVolumeClaim> {
+  const spec: Record<string, unknown> = {};
+  if (patch.storage !== undefined) spec["resources"] = { requests: { storage: patch.storage } };
+  if (patch.volumeAttributesClassName !== undefined) spec["volumeAttributesClassName"] = patch.volumeAttributesClassName;
+  return client.request<PersistentVolumeClaim>({
+    method: "PATCH",
+    path: claimsPath(ns, name),
+    query: { dryRun: serverDryRun(dryRun) },
+    contentType: "application/merge-patch+json",
+    body: { ...(patch.resourceVersion ? { metadata: { resourceVersion: patch.resourceVersion } } : {}), spec },
+  });
+}
+
+/**
+ * Evicts a pod through the Eviction API (policy/v1), which honours PodDisruptionBudgets: a
+ * budget that allows no disruption now answers 429 TooManyRequests and nothing happens.
+ */
+export function evictPod(client: KubeClient, ns: string, name: string, uid: string): Promise<unknown> {
+  return client.request({
+    method: "POST",
+    path: `${podsPath(ns, name)}/eviction`,
+    // The uid precondition: evict exactly the pod that was looked at, never its replacement.
+    body: { apiVersion: "policy/v1", kind: "Eviction", metadata: { name, namespace: ns }, deleteOptions: { preconditions: { uid } } },
+  });
+}
+

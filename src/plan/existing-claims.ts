@@ -1,0 +1,213 @@
+// What happens to the claims that already exist, when asked (--resize-existing, --vac-existing,
+// --wait-resize, --restart-pods): which grow, which get another volume attributes class, which
+// are followed until resized, and every reason to refuse before anything changes. Pure.
+//
+// The work is decided from the claims' actual requests, never from the template: after a crash
+// the template may already have the new size while claims do not (RabbitMQ cluster-operator
+// #782), so a rerun must still grow them.
+import type { PersistentVolumeClaim, StatefulSet } from "../kube/types";
+import { existingClaimsFlags, finishCommand } from "./journal";
+import { templateSize } from "./objects";
+import { compareQuantities, formatBytes, bytesOf, lessQuantity, parseQuantity, tryParseQuantity } from "./quantity";
+import { checkQuotas, type Growth, quotaRefusal, storagePerClass } from "./quota";
+import type { ClaimEffect, ExistingClaim, ExistingClaimsPlan, Journal, Observed, PlanRequest, Refusal, ResizeState, Step } from "./types";
+
+const isTrue = (c: PersistentVolumeClaim, type: string) => c.status?.conditions?.some((x) => x.type === type && x.status === "True") === true;
+
+export function resizeState(c: PersistentVolumeClaim): ResizeState {
+  const allocated = c.status?.allocatedResourceStatuses?.["storage"];
+  if (allocated?.endsWith("Infeasible")) return "infeasible";
+  if (isTrue(c, "FileSystemResizePending") || allocated === "NodeResizePending") return "filesystem-resize-pending";
+  if (isTrue(c, "Resizing") || allocated === "ControllerResizeInProgress" || allocated === "NodeResizeInProgress") return "resizing";
+  if (c.status?.phase === "Bound" && lessQuantity(c.status?.capacity?.["storage"], c.spec.resources?.requests?.["storage"])) return "requested";
+  return "none";
+}
+
+/** Claims whose resize waits for their pod to restart, highest ordinal first: the restart order. */
+export function restartOrder<T extends { ordinal: number; pod?: string; leftover: boolean }>(claims: readonly T[]): T[] {
+  return claims.filter((c) => c.pod && !c.leftover).sort((a, b) => b.ordinal - a.ordinal);
+}
+
+/** What the plan assembler hands over: the part of the plan this work builds on. */
+export interface ExistingClaimsBase {
+  mode: "fresh" | "resume";
+  journal?: Journal;
+  desired: StatefulSet;
+  claims: readonly ClaimEffect[];
+}
+
+export interface ExistingClaimsPart {
+  existing?: ExistingClaimsPlan;
+  refusals: Refusal[];
+  warnings: string[];
+  /** The steps this work adds to the plan. */
+  steps: Step[];
+}
+
+const list = (names: string[]) => names.join(", ");
+
+/**
+ * The work on existing claims: per-claim actions, refusals, warnings, steps. Without the flags
+ * and without vac= it only checks that a journal left by an interrupted growth is not silently
+ * dropped.
+ */
+export function planExistingClaims(base: ExistingClaimsBase, observed: Observed, request: PlanRequest): ExistingClaimsPart {
+  const options = request.existing;
+  const refusals: Refusal[] = [];
+  const warnings: string[] = [];
+  const journal = base.journal;
+  const ref = `statefulset.apps/${request.name}`;
+  const anyVac = request.directives.some((d) => d.volumeAttributesClass !== undefined);
+
+  const interrupted = journal?.existing;
+  if (interrupted && base.mode === "fresh" && journal.step === "growing") {
+    const missing = (interrupted.options.resize && !options?.resize) || (interrupted.options.vac && !options?.vac && !options?.resize);
+    if (missing) {
+      refusals.push({
+        message: `an interrupted run was changing the existing claims of ${ref} (${journal.request.join(" ")} ${existingClaimsFlags(interrupted.options)}); finish it with: ${finishCommand(journal)}`,
+        forceable: false,
+      });
+    }
+  }
+
+  if (anyVac) {
+    const vacs = observed.existing?.volumeAttributesClasses;
+    for (const d of request.directives.filter((x) => x.volumeAttributesClass !== undefined)) {
+      if (vacs === undefined && observed.existing?.volumeAttributesClassError) {
+        warnings.push(`volume attributes classes could not be read (${observed.existing.volumeAttributesClassError}); the server checks ${d.volumeAttributesClass}`);
+        continue;
+      }
+      if (vacs === undefined) {
+        refusals.push({
+          message: `this server does not serve VolumeAttributesClass (storage.k8s.io), so claims cannot name one (${d.claim}=vac=${d.volumeAttributesClass}); it needs Kubernetes 1.34 or later, or the VolumeAttributesClass feature enabled: drop vac=`,
+          forceable: false,
+        });
+        break;
+      }
+      if (!vacs.includes(d.volumeAttributesClass!)) {
+        refusals.push({ message: `volume attributes class "${d.volumeAttributesClass}" not found; list the classes with: kubectl get volumeattributesclass`, forceable: false });
+      }
+    }
+  }
+
+  if (!options || (!options.resize && !options.vac)) return { refusals, warnings, steps: [] };
+  if (options.vac && !options.resize && !anyVac) {
+    refusals.push({ message: `--vac-existing needs a directive that names a volume attributes class, for example ${request.directives[0]?.claim ?? "data"}=vac=fast-iops`, forceable: false });
+  }
+
+  const templates = new Map((base.desired.spec.volumeClaimTemplates ?? []).map((t) => [t.metadata.name ?? "", t]));
+  const targets = new Map<string, { size?: string; vac?: string }>();
+  for (const d of request.directives) {
+    const t = templates.get(d.claim);
+    if (!t) continue;
+    targets.set(d.claim, {
+      size: options.resize ? (d.size ?? templateSize(t)) : undefined,
+      vac: options.resize || options.vac ? d.volumeAttributesClass : undefined,
+    });
+  }
+
+  const raw = new Map(observed.claims.map((c) => [c.metadata.name, c]));
+  const classes = new Map(observed.storageClasses.map((c) => [c.metadata.name, c]));
+  const claims: ExistingClaim[] = [];
+  const notBound: string[] = [];
+  const shrinks: string[] = [];
+  const unreadable: string[] = [];
+  const noExpansion = new Map<string, string[]>();
+  const growth: Growth[] = [];
+  for (const effect of base.claims) {
+    const target = targets.get(effect.template);
+    const c = raw.get(effect.name);
+    if (!target || !c) continue;
+    const claimRequest = c.spec.resources?.requests?.["storage"];
+    const entry: ExistingClaim = {
+      name: effect.name,
+      template: effect.template,
+      ordinal: effect.ordinal,
+      uid: effect.uid,
+      ...(c.metadata.resourceVersion ? { resourceVersion: c.metadata.resourceVersion } : {}),
+      ...(effect.pod ? { pod: effect.pod } : {}),
+      leftover: effect.leftover,
+      phase: c.status?.phase,
+      request: claimRequest,
+      capacity: c.status?.capacity?.["storage"],
+      storageClass: c.spec.storageClassName,
+      volumeAttributesClass: c.spec.volumeAttributesClassName,
+      state: resizeState(c),
+      follow: false,
+    };
+    if (target.size !== undefined) {
+      if (tryParseQuantity(claimRequest) === undefined) unreadable.push(effect.name);
+      else if (lessQuantity(claimRequest, target.size)) entry.grow = { from: claimRequest!, to: target.size };
+      else if (lessQuantity(target.size, claimRequest)) shrinks.push(`${effect.name} (${claimRequest})`);
+    }
+    if (target.vac !== undefined && c.spec.volumeAttributesClassName !== target.vac) {
+      entry.setVolumeAttributesClass = { ...(c.spec.volumeAttributesClassName ? { from: c.spec.volumeAttributesClassName } : {}), to: target.vac };
+    }
+    if (entry.grow || entry.setVolumeAttributesClass) {
+      if (c.status?.phase !== "Bound") notBound.push(`${effect.name} (${c.status?.phase ?? "no phase"})`);
+    }
+    if (entry.grow) {
+      const cls = c.spec.storageClassName ?? "";
+      if (classes.get(cls)?.allowVolumeExpansion !== true) noExpansion.set(cls, [...(noExpansion.get(cls) ?? []), effect.name]);
+      const allocated = c.status?.allocatedResources?.["storage"];
+      growth.push({ claim: effect.name, storageClass: c.spec.storageClassName, charged: allocated && lessQuantity(claimRequest, allocated) ? allocated : claimRequest!, to: entry.grow.to });
+    }
+    // Follow what is not finished: a request above the capacity (grown now or by an earlier
+    // run), or an attributes class the driver has not applied yet.
+    const finalRequest = entry.grow?.to ?? claimRequest;
+    const capacity = c.status?.capacity?.["storage"];
+    const sizePending = target.size !== undefined && c.status?.phase === "Bound" && lessQuantity(capacity, finalRequest);
+    const vacTarget = entry.setVolumeAttributesClass?.to ?? (target.vac !== undefined ? c.spec.volumeAttributesClassName : undefined);
+    const vacPending = vacTarget !== undefined && c.status?.currentVolumeAttributesClassName !== vacTarget && c.status?.phase === "Bound";
+    entry.follow = sizePending || vacPending || entry.state === "filesystem-resize-pending";
+    if (vacPending) entry.awaitVolumeAttributesClass = vacTarget;
+    claims.push(entry);
+  }
+
+  if (unreadable.length) refusals.push({ message: `claim(s) ${list(unreadable)} have no readable storage request; nothing was changed: inspect them with kubectl get pvc`, forceable: false });
+  if (shrinks.length) {
+    const largest = shrinks.map((s) => /\((.*)\)$/.exec(s)![1]!).sort((a, b) => compareQuantities(parseQuantity(b), parseQuantity(a)))[0];
+    refusals.push({
+      message: `claim(s) ${list(shrinks)} already request more than the new size; this tool never shrinks a claim; nothing was changed: ask for at least ${largest}, or drop --resize-existing`,
+      forceable: false,
+    });
+  }
+  if (notBound.length) {
+    refusals.push({
+      message: `claim(s) ${list(notBound)} are not Bound: only bound claims can grow or change volume attributes class; nothing was changed: wait until they are bound, or drop ${existingClaimsFlags(options)}`,
+      forceable: false,
+    });
+  }
+  for (const [cls, names] of [...noExpansion].sort(([a], [b]) => a.localeCompare(b))) {
+    const why = cls === "" ? "have no storage class, so they cannot grow" : classes.has(cls) ? `have storage class "${cls}", which does not allow volume expansion` : `have storage class "${cls}", which does not exist, so they cannot grow`;
+    const fix = cls !== "" && classes.has(cls) ? "drop --resize-existing or enable allowVolumeExpansion on the class" : "drop --resize-existing";
+    refusals.push({ message: `claim(s) ${list(names)} ${why}; nothing was changed: ${fix}`, forceable: false });
+  }
+
+  let quotas: ExistingClaimsPlan["quotas"] = [];
+  if (growth.length) {
+    const existing = observed.existing;
+    if (existing?.resourceQuotas) {
+      const q = checkQuotas(existing.resourceQuotas, growth);
+      quotas = q.checks;
+      warnings.push(...q.warnings);
+      for (const c of q.checks.filter((x) => !x.fits)) {
+        const affected = growth.filter((g) => c.resource === "requests.storage" || `${g.storageClass ?? ""}${storagePerClass}` === c.resource).length;
+        refusals.push(quotaRefusal(c, affected));
+      }
+    } else if (existing?.quotaError) {
+      warnings.push(`resource quotas could not be read (${existing.quotaError}); the server checks them when the claims grow`);
+    }
+  }
+
+  const total = growth.reduce((sum, g) => {
+    const d = (bytesOf(g.to) ?? 0n) - (bytesOf(g.charged) ?? 0n);
+    return sum + (d > 0n ? d : 0n);
+  }, 0n);
+  const steps: Step[] = [];
+  if (claims.some((c) => c.grow || c.setVolumeAttributesClass)) steps.push("grow-claims");
+  const followed = claims.some((c) => c.follow || c.grow || c.setVolumeAttributesClass);
+  if ((options.waitResize || options.restartPods) && followed) steps.push("wait-resize");
+  if (options.restartPods && followed) steps.push("restart-pods");
+  return { existing: { options, claims, growth: formatBytes(total), quotas }, refusals, warnings, steps };
+}

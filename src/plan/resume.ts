@@ -1,0 +1,67 @@
+// The rest of an interrupted change, decided from its journal and from what exists now: the
+// original still being deleted, gone, or already re-created with the new templates. Pure.
+import { sameClaimTemplates } from "./desired";
+import { describeClaims } from "./fresh";
+import { ordinalStart, replicasOf, templateSize } from "./objects";
+import { lockFree, lockRefusal, pendingChangeRefusal } from "./rules";
+import { apiVersion, type Journal, type Observed, type Plan, type PlanRequest, type Refusal, type Step, type TemplateChange } from "./types";
+
+function sameRequest(a: readonly string[], b: readonly string[]): boolean {
+  return JSON.stringify([...a].sort()) === JSON.stringify([...b].sort());
+}
+
+function changesOf(journal: Journal): TemplateChange[] {
+  const desired = journal.desired.spec.volumeClaimTemplates ?? [];
+  return (journal.original.spec.volumeClaimTemplates ?? []).flatMap((t) => {
+    const after = desired.find((u) => u.metadata.name === t.metadata.name);
+    if (!after || sameClaimTemplates([t], [after])) return [];
+    const side = (x: typeof t) => ({ size: templateSize(x), storageClass: x.spec.storageClassName, volumeAttributesClass: x.spec.volumeAttributesClassName });
+    return [{ claim: t.metadata.name!, before: side(t), after: side(after) }];
+  });
+}
+
+export function resumePlan(observed: Observed, request: PlanRequest, journal: Journal, requestText: readonly string[]): Plan {
+  const sts = observed.statefulSet;
+  const ref = `statefulset.apps/${request.name}`;
+  const refusals: Refusal[] = [];
+  const warnings: string[] = [];
+  if (!sameRequest(journal.request, requestText)) refusals.push(pendingChangeRefusal(journal));
+  if (!lockFree(observed, journal)) refusals.push(lockRefusal(journal));
+  // The run takes the journal over (write-journal: its lock, with this run as holder) first.
+  let steps: Step[];
+  if (!sts) {
+    steps = ["write-journal", "create", "verify", "record", "remove-journal"];
+    warnings.push(`${ref} does not exist: an earlier run deleted it (orphaning its pods) and was interrupted; re-creating it now`);
+  } else if (sts.metadata.uid === journal.originalUid) {
+    // Still the original object, being deleted: wait for the garbage collector, then create.
+    steps = ["write-journal", "wait-gone", "create", "verify", "record", "remove-journal"];
+    warnings.push(`${ref} is still being deleted by an earlier, interrupted run; finishing it`);
+  } else {
+    steps = ["write-journal", "verify", "record", "remove-journal"];
+    warnings.push(`${ref} was already re-created with the new claim templates; verifying and cleaning up`);
+  }
+  // While refusing, the resume warnings ("re-creating it now") would say what does not happen.
+  if (refusals.length) warnings.length = 0;
+  const desired = journal.desired;
+  return {
+    apiVersion,
+    kind: "Plan",
+    target: { namespace: journal.namespace, name: journal.name, uid: journal.originalUid, resourceVersion: journal.originalResourceVersion },
+    mode: "resume",
+    request: journal.request,
+    changes: changesOf(journal),
+    claims: describeClaims(journal.original, observed, new Set(journal.request.map((r) => r.split("=")[0]!))),
+    newOrdinals: {
+      from: ordinalStart(desired) + replicasOf(desired),
+      templates: (desired.spec.volumeClaimTemplates ?? []).map((t) => ({ claim: t.metadata.name!, size: templateSize(t), storageClass: t.spec.storageClassName })),
+    },
+    warnings,
+    refusals,
+    steps,
+    noChange: false,
+    pods: journal.pods,
+    original: journal.original,
+    desired,
+    journal,
+  };
+}

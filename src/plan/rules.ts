@@ -1,0 +1,104 @@
+// The safety rules of a change of claim templates: what is refused (and whether --force may
+// pass it), what is only warned about. Pure checks of what was read and what was asked.
+import type { StatefulSet } from "../kube/types";
+import { finishCommand, leaseExpired } from "./journal";
+import { claimTemplateNames } from "./objects";
+import { compareQuantities, parseQuantity } from "./quantity";
+import type { Journal, Observed, PlanRequest, Refusal, TemplateChange } from "./types";
+
+export interface Findings {
+  refusals: Refusal[];
+  warnings: string[];
+}
+
+/** Helm, Argo CD and Flux keep their own copy of the object and fight a change made beside them. */
+const managerHints: [string, (sts: StatefulSet) => boolean][] = [
+  ["Helm", (s) => s.metadata.labels?.["app.kubernetes.io/managed-by"] === "Helm" || Object.keys(s.metadata.annotations ?? {}).some((k) => k.startsWith("meta.helm.sh/"))],
+  ["Argo CD", (s) => "argocd.argoproj.io/instance" in (s.metadata.labels ?? {}) || Object.keys(s.metadata.annotations ?? {}).some((k) => k.startsWith("argocd.argoproj.io/"))],
+  ["Flux", (s) => [...Object.keys(s.metadata.labels ?? {}), ...Object.keys(s.metadata.annotations ?? {})].some((k) => k.startsWith("kustomize.toolkit.fluxcd.io/") || k.startsWith("helm.toolkit.fluxcd.io/"))],
+];
+
+/** A re-create resets a rolling update in progress (the new object starts from its own revision). */
+export function rolloutInProgress(sts: StatefulSet): string | undefined {
+  const s = sts.status ?? {};
+  if (s.observedGeneration !== undefined && sts.metadata.generation !== undefined && s.observedGeneration < sts.metadata.generation) {
+    return `the StatefulSet controller has not yet seen the latest change (generation ${sts.metadata.generation}, observed ${s.observedGeneration}); retry in a moment`;
+  }
+  if (s.currentRevision && s.updateRevision && s.currentRevision !== s.updateRevision) {
+    return `a rolling update is in progress (revision ${s.currentRevision} -> ${s.updateRevision}); re-creating the StatefulSet would reset it: wait for it to finish`;
+  }
+  if ((s.updatedReplicas ?? 0) !== (s.replicas ?? 0)) {
+    return `a rolling update is in progress (${s.updatedReplicas ?? 0} of ${s.replicas ?? 0} pods updated); wait for it to finish`;
+  }
+  return undefined;
+}
+
+/** Refusals and warnings about the object and the request of a fresh change. */
+export function checkSafety(sts: StatefulSet, request: PlanRequest, observed: Observed, changes: readonly TemplateChange[]): Findings {
+  const refusals: Refusal[] = [];
+  const warnings: string[] = [];
+  const ref = `statefulset.apps/${request.name}`;
+  if (sts.metadata.deletionTimestamp) {
+    refusals.push({ message: `${ref} is being deleted; wait until it is gone or re-created before changing its storage`, forceable: false });
+  }
+  const templates = claimTemplateNames(sts);
+  for (const d of request.directives) {
+    if (!templates.includes(d.claim)) {
+      const has = templates.length ? `it has: ${templates.join(", ")}` : "it has no claim templates";
+      refusals.push({ message: `claim template "${d.claim}" not found in ${ref} (${has}); adding, removing or renaming claim templates is not supported`, forceable: false });
+    }
+  }
+  const classNames = new Set(observed.storageClasses.map((c) => c.metadata.name));
+  for (const d of request.directives) {
+    if (d.storageClass !== undefined && !classNames.has(d.storageClass)) {
+      refusals.push({ message: `storage class "${d.storageClass}" not found; list the classes with: kubectl get storageclass`, forceable: false });
+    }
+  }
+  const rollout = rolloutInProgress(sts);
+  if (rollout) refusals.push({ message: `${rollout}, or pass --force`, forceable: true });
+  const owner = sts.metadata.ownerReferences?.find((r) => r.controller);
+  if (owner) {
+    refusals.push({
+      message: `${ref} is controlled by ${owner.kind} ${owner.name}, which would fight the change or re-create the old object; change the storage through it, or pass --force`,
+      forceable: true,
+    });
+  }
+  for (const [manager, detect] of managerHints) {
+    if (detect(sts)) warnings.push(`${ref} is managed by ${manager}: update the claim templates there too, or its next sync will fight this change`);
+  }
+  if (sts.spec.persistentVolumeClaimRetentionPolicy?.whenScaled === "Delete") {
+    warnings.push(`${ref} has persistentVolumeClaimRetentionPolicy.whenScaled=Delete: scaling it down deletes the claims of the removed ordinals`);
+  }
+  for (const c of changes) {
+    if (c.before.size && c.after.size && compareQuantities(parseQuantity(c.after.size), parseQuantity(c.before.size)) < 0) {
+      warnings.push(`claim template "${c.claim}" shrinks from ${c.before.size} to ${c.after.size}: only new ordinals get the smaller size; existing claims keep theirs`);
+    }
+  }
+  return { refusals, warnings };
+}
+
+/** Nobody works on the journal: its lease expired, or its holder was killed on this machine. */
+export function lockFree(observed: Observed, journal: Journal): boolean {
+  return observed.holderGone === true || leaseExpired(journal, new Date(observed.now));
+}
+
+export function lockRefusal(journal: Journal): Refusal {
+  return { message: `another kubectl appstorage set is working on statefulset.apps/${journal.name} (${journal.by}, lease until ${journal.leaseExpires}); wait for it to finish`, forceable: false };
+}
+
+/** A pending change other than the one asked: it must be finished first. */
+export function pendingChangeRefusal(journal: Journal): Refusal {
+  return {
+    message: `an interrupted change of statefulset.apps/${journal.name} is pending (${journal.request.join(" ")}, started ${journal.startedAt} by ${journal.by}); finish it first with: ${finishCommand(journal)}`,
+    forceable: false,
+  };
+}
+
+/** --force passes the forceable refusals, each turned into a warning that says so. */
+export function applyForce(findings: Findings, force: boolean): Findings {
+  if (!force) return findings;
+  return {
+    refusals: findings.refusals.filter((r) => !r.forceable),
+    warnings: [...findings.warnings, ...findings.refusals.filter((r) => r.forceable).map((r) => `forced past: ${r.message}`)],
+  };
+}

@@ -1,0 +1,251 @@
+// The plan's data: what was read, what was asked, and the Plan that `diff`, `set --dry-run` and
+// `set` share. Plain JSON-serialisable data and the step order; no logic. Every module that
+// needs these types imports them from here, so modules depend on data, not on each other.
+import type { PersistentVolumeClaim, Pod, ResourceQuota, StatefulSet, StorageClass } from "../kube/types";
+import type { Directive } from "./directive";
+
+/** The version of every document this tool writes or prints: Plan, Journal, Result, StorageReport. */
+export const apiVersion = "appstorage.kubectl.io/v1alpha1";
+
+/**
+ * Every step a run can take, in the only order they are ever taken. A plan lists a subset,
+ * always in this order; apply executes exactly the listed steps.
+ */
+export const stepOrder = [
+  "write-journal",
+  "grow-claims",
+  "orphan-delete",
+  "wait-gone",
+  "create",
+  "verify",
+  "record",
+  "remove-journal",
+  "wait-resize",
+  "restart-pods",
+] as const;
+
+export type Step = (typeof stepOrder)[number];
+
+/** The steps that re-create the StatefulSet with new claim templates. */
+export const recreateSteps: readonly Step[] = ["write-journal", "orphan-delete", "wait-gone", "create", "verify", "record", "remove-journal"];
+
+/** --resize-existing, --vac-existing, --wait-resize, --restart-pods: the work on existing claims. */
+export interface ExistingClaimsOptions {
+  /** --resize-existing: grow smaller claims, and set the attributes class a directive names. */
+  resize: boolean;
+  /** --vac-existing: set the attributes class a directive names on existing claims, no growth. */
+  vac: boolean;
+  /** --wait-resize: follow each claim until resized or FileSystemResizePending. */
+  waitResize: boolean;
+  /** --restart-pods: evict, one at a time, the pods of FileSystemResizePending claims. */
+  restartPods: boolean;
+}
+
+/** What only the work on existing claims needs to read: quotas and volume attributes classes. */
+export interface ExistingClaimsObserved {
+  /** undefined: they could not be read (quotaError says why); the server still enforces them. */
+  resourceQuotas?: ResourceQuota[];
+  quotaError?: string;
+  /** Names of the VolumeAttributesClasses; undefined: not served (or not readable, see below). */
+  volumeAttributesClasses?: string[];
+  /** Why they could not be read (forbidden): the names are then left to the server. */
+  volumeAttributesClassError?: string;
+}
+
+export type JournalStep = "planned" | "growing" | "deleting" | "deleted" | "created";
+
+/** What the journal keeps of the work on existing claims, so a rerun knows it was under way. */
+export interface JournalExistingClaims {
+  options: ExistingClaimsOptions;
+  claims: { name: string; uid: string; from?: string; to?: string; volumeAttributesClass?: string }[];
+}
+
+/**
+ * The journal of one `set`: saved before anything destructive so that any later run (on this
+ * machine or another) can finish the job. Format documented in the README ("Journal").
+ */
+export interface Journal {
+  apiVersion: typeof apiVersion;
+  kind: "Journal";
+  namespace: string;
+  name: string;
+  originalUid: string;
+  originalResourceVersion: string;
+  /** The directives, canonical, that produced `desired`. */
+  request: string[];
+  /** growing: existing claims are being grown (before the StatefulSet is touched). */
+  step: JournalStep;
+  startedAt: string;
+  updatedAt: string;
+  /** Who runs it: user, host and process, and until when the lock holds. */
+  by: string;
+  holder: string;
+  leaseExpires: string;
+  /** What existed before: used to verify that nothing was replaced. */
+  pods: { name: string; uid: string; revision?: string }[];
+  claims: { name: string; uid: string }[];
+  original: StatefulSet;
+  desired: StatefulSet;
+  /** With --resize-existing/--vac-existing: the flags and the claims to change. */
+  existing?: JournalExistingClaims;
+}
+
+/** The journal's Secret as it was read: the lock is taken against exactly this version. */
+export interface JournalSecretRef {
+  uid: string;
+  resourceVersion: string;
+}
+
+export interface Observed {
+  /** undefined: the StatefulSet does not exist. */
+  statefulSet?: StatefulSet;
+  claims: PersistentVolumeClaim[];
+  pods: Pod[];
+  storageClasses: StorageClass[];
+  /** Why storage classes could not be read (forbidden at cluster scope); undefined when they were. */
+  storageClassError?: string;
+  journal?: Journal;
+  journalSecret?: JournalSecretRef;
+  /** Quotas and volume attributes classes, read only for work on existing claims. */
+  existing?: ExistingClaimsObserved;
+  /** The journal's holder was a process on this machine that no longer exists (killed). */
+  holderGone?: boolean;
+  /** Who runs this (for the change annotation) and when: inputs, so the plan stays pure. */
+  user: string;
+  now: string;
+}
+
+export interface PlanRequest {
+  namespace: string;
+  name: string;
+  directives: Directive[];
+  force: boolean;
+  existing?: ExistingClaimsOptions;
+}
+
+export interface TemplateSide {
+  size?: string;
+  storageClass?: string;
+  volumeAttributesClass?: string;
+}
+
+export interface TemplateChange {
+  claim: string;
+  before: TemplateSide;
+  after: TemplateSide;
+}
+
+export interface ClaimEffect {
+  name: string;
+  template: string;
+  ordinal: number;
+  uid: string;
+  phase?: string;
+  request?: string;
+  capacity?: string;
+  storageClass?: string;
+  pod?: string;
+  /** keeps: stays as it is while its template changes; unchanged: its template does not change. */
+  effect: "keeps" | "unchanged";
+  leftover: boolean;
+  note?: string;
+}
+
+export interface Refusal {
+  message: string;
+  /** --force proceeds past it; data-safety refusals are never forceable. */
+  forceable: boolean;
+}
+
+/** Where a claim's resize stands, from its status (conditions and allocatedResourceStatuses). */
+export type ResizeState = "none" | "requested" | "resizing" | "filesystem-resize-pending" | "infeasible";
+
+export interface ExistingClaim {
+  name: string;
+  template: string;
+  ordinal: number;
+  uid: string;
+  resourceVersion?: string;
+  pod?: string;
+  leftover: boolean;
+  phase?: string;
+  request?: string;
+  capacity?: string;
+  storageClass?: string;
+  volumeAttributesClass?: string;
+  state: ResizeState;
+  /** The patch of spec.resources.requests.storage this run sends. */
+  grow?: { from: string; to: string };
+  /** The patch of spec.volumeAttributesClassName this run sends. */
+  setVolumeAttributesClass?: { from?: string; to: string };
+  /** --wait-resize follows it: its request exceeds its capacity, or its attributes class is not applied yet. */
+  follow: boolean;
+  /** The attributes class to wait for, when one is being applied. */
+  awaitVolumeAttributesClass?: string;
+}
+
+export interface QuotaCheck {
+  quota: string;
+  resource: string;
+  hard: string;
+  used: string;
+  needed: string;
+  left: string;
+  fits: boolean;
+}
+
+export interface ExistingClaimsPlan {
+  options: ExistingClaimsOptions;
+  /** Every claim of the templates the directives name, with what happens to it. */
+  claims: ExistingClaim[];
+  /** Sum of what growing adds to requests.storage, as a quantity. */
+  growth: string;
+  quotas: QuotaCheck[];
+}
+
+export interface Plan {
+  apiVersion: typeof apiVersion;
+  kind: "Plan";
+  target: { namespace: string; name: string; uid: string; resourceVersion: string };
+  /** fresh: a new change; resume: finishing an interrupted run from its journal. */
+  mode: "fresh" | "resume";
+  request: string[];
+  changes: TemplateChange[];
+  claims: ClaimEffect[];
+  newOrdinals: { from: number; templates: { claim: string; size?: string; storageClass?: string }[] };
+  warnings: string[];
+  refusals: Refusal[];
+  steps: Step[];
+  noChange: boolean;
+  /** Pods and claims that exist now; apply verifies that none was replaced. */
+  pods: { name: string; uid: string; revision?: string }[];
+  original: StatefulSet;
+  desired: StatefulSet;
+  journal?: Journal;
+  /** The journal's Secret as read: the journal is replaced only if it is still this version. */
+  journalSecret?: JournalSecretRef;
+  /** What happens to existing claims, when asked. */
+  existing?: ExistingClaimsPlan;
+}
+
+/** What `set` did, printed with -o json|yaml. */
+export interface ExistingClaimsResult {
+  claims: { name: string; uid: string; request?: string; capacity?: string; volumeAttributesClass?: string; state?: string; patched: boolean }[];
+  restarted: { pod: string; previousUid: string; uid: string }[];
+}
+
+export interface ApplyResult {
+  apiVersion: typeof apiVersion;
+  kind: "Result";
+  namespace: string;
+  name: string;
+  previousUid: string;
+  uid: string;
+  resumed: boolean;
+  request: string[];
+  pods: { name: string; uid: string; adopted: boolean; revision?: string }[];
+  claims: { name: string; uid: string }[];
+  /** Existing claims patched, followed and pods restarted (--resize-existing and friends). */
+  existing?: ExistingClaimsResult;
+  elapsedSeconds: number;
+}
