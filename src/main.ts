@@ -31,6 +31,10 @@ async function dispatch(cmd: ParsedCommand, streams: IOStreams): Promise<void> {
       const { runDiff } = await import("./commands/diff");
       return runDiff(cmd, deps);
     }
+    case "rbac": {
+      const { runRbac } = await import("./commands/rbac");
+      return runRbac(cmd, deps);
+    }
     case "set": {
       const { runSet } = await import("./commands/set");
       const controller = new AbortController();
@@ -57,7 +61,7 @@ async function main(): Promise<void> {
     });
   }
   const args = process.argv.slice(2);
-  const command = args.find((a) => ["show", "diff", "set"].includes(a));
+  const command = args.find((a) => ["show", "diff", "set", "rbac"].includes(a));
   try {
     const cmd = parseArgs(args);
     for (const notice of cmd.notices ?? []) streams.errOut.write(`Warning: ${notice}\n`);

@@ -24,6 +24,7 @@ export type ParsedCommand = Notices &
   /** The hidden `__complete WORDS...` (cobra's protocol; `__completeNoDesc` without descriptions). */
   | { kind: "complete"; words: string[]; descriptions: boolean }
   | { kind: "show"; flags: KubeFlags; name?: string; allNamespaces: boolean; selector?: string; output: Output }
+  | { kind: "rbac"; flags: KubeFlags }
   | { kind: "diff"; flags: KubeFlags; name: string; directives: string[]; output?: "json" | "yaml"; existing?: ExistingOptions }
   | {
       kind: "set";
@@ -113,6 +114,7 @@ function parser(): Argv {
         .option("timeout", { type: "string", default: "5m", describe: "How long to wait for each step (deletion, adoption)" })
         .option("output", { alias: "o", type: "string", describe: "json|yaml|name" }),
     )
+    .command("rbac", "Print the least-privilege Role this tool needs in a namespace (for kubectl apply -f -)", (y) => y)
     .command("completion <shell>", "Print a bash or zsh completion script (for kubectl appstorage <TAB>, see the README: Completion)", (y) =>
       y.positional("shell", { type: "string", choices: completionShells, describe: "bash or zsh" }),
     )
@@ -202,6 +204,7 @@ function parseNormalized(args: readonly string[]): ParsedCommand {
       output: oneOf(argv["output"], ["table", "wide", "json", "yaml"] as const, "--output"),
     };
   }
+  if (command === "rbac") return { kind: "rbac", flags: kubeFlags(argv) };
   const name = String(argv["statefulset"]);
   const directives = (argv["directives"] as unknown[]).map(String);
   if (command === "diff") {

@@ -3,9 +3,51 @@ import { hostname } from "node:os";
 import { RefusedError } from "../errors";
 import type { KubeClient } from "../kube/client";
 import { isForbidden } from "../kube/errors";
-import { getStatefulSet, listClaims, listPods, listResourceQuotas, listStorageClasses, listVolumeAttributesClassNames, namespaceExists, readJournal, whoAmI } from "../kube/read";
+import { getStatefulSet, getStorageClass, listClaims, listPods, listResourceQuotas, listStorageClasses, listVolumeAttributesClassNames, namespaceExists, readJournal, whoAmI } from "../kube/read";
+import type { StorageClass } from "../kube/types";
 import type { Directive } from "../plan/directive";
 import type { ExistingClaimsObserved, ExistingClaimsOptions, Observed } from "../plan/types";
+
+const firstLine = (e: unknown) => (e as Error).message.split("\n")[0]!;
+
+/**
+ * Storage classes are cluster-scoped: a namespace admin may not list them. Then the classes the
+ * directives name are read one by one (get may be granted where list is not); what cannot be
+ * read at all is left for the plan to refuse or warn about.
+ */
+async function observeStorageClasses(client: KubeClient, directives: readonly Directive[]): Promise<Pick<Observed, "storageClasses" | "storageClassError" | "storageClassesUnknown">> {
+  try {
+    return { storageClasses: await listStorageClasses(client) };
+  } catch (e) {
+    if (!isForbidden(e)) throw e;
+    const named = [...new Set(directives.flatMap((d) => (d.storageClass !== undefined ? [d.storageClass] : [])))];
+    const storageClasses: StorageClass[] = [];
+    const unknown: string[] = [];
+    await Promise.all(
+      named.map((name) =>
+        getStorageClass(client, name).then(
+          (c) => void (c && storageClasses.push(c)),
+          (err) => {
+            if (!isForbidden(err)) throw err;
+            unknown.push(name);
+          },
+        ),
+      ),
+    );
+    return { storageClasses, storageClassError: firstLine(e), ...(unknown.length ? { storageClassesUnknown: unknown.sort() } : {}) };
+  }
+}
+
+/** The journal; a user who may not read secrets still gets a plan, with a warning. */
+async function observeJournal(client: KubeClient, ns: string, name: string): Promise<Pick<Observed, "journal" | "journalSecret" | "journalError">> {
+  try {
+    const { journal, secret } = await readJournal(client, ns, name);
+    return { ...(journal ? { journal } : {}), ...(secret ? { journalSecret: secret } : {}) };
+  } catch (e) {
+    if (!isForbidden(e)) throw e;
+    return { journalError: firstLine(e) };
+  }
+}
 import type { CommandDeps } from "./deps";
 
 /**
@@ -33,7 +75,7 @@ async function observeExistingClaims(client: KubeClient, options: ExistingClaims
           (q) => (out.resourceQuotas = q),
           (e) => {
             if (!isForbidden(e)) throw e;
-            out.quotaError = (e as Error).message.split("\n")[0];
+            out.quotaError = firstLine(e);
           },
         )
       : undefined,
@@ -44,7 +86,7 @@ async function observeExistingClaims(client: KubeClient, options: ExistingClaims
           },
           (e) => {
             if (!isForbidden(e)) throw e;
-            out.volumeAttributesClassError = (e as Error).message.split("\n")[0];
+            out.volumeAttributesClassError = firstLine(e);
           },
         )
       : undefined,
@@ -61,16 +103,16 @@ export interface ObserveRequest {
 export async function observe(client: KubeClient, request: ObserveRequest, deps: Pick<CommandDeps, "now" | "processAlive">): Promise<Observed> {
   const now = deps.now();
   const ns = client.namespace;
-  const [statefulSet, claims, pods, storageClasses, found, user, existing] = await Promise.all([
+  const [statefulSet, claims, pods, classes, found, user, existing] = await Promise.all([
     getStatefulSet(client, ns, request.name),
     listClaims(client, ns),
     listPods(client, ns),
-    listStorageClasses(client),
-    readJournal(client, ns, request.name),
+    observeStorageClasses(client, request.directives),
+    observeJournal(client, ns, request.name),
     whoAmI(client),
     observeExistingClaims(client, request.existing, request.directives),
   ]);
-  const { journal, secret } = found;
+  const journal = found.journal;
   if (!statefulSet && !journal && !(await namespaceExists(client, ns))) {
     throw new RefusedError(`namespace "${ns}" not found; check -n, or list namespaces with: kubectl get namespaces`);
   }
@@ -78,9 +120,8 @@ export async function observe(client: KubeClient, request: ObserveRequest, deps:
     statefulSet,
     claims,
     pods,
-    storageClasses,
-    journal,
-    ...(secret ? { journalSecret: secret } : {}),
+    ...classes,
+    ...found,
     ...(existing ? { existing } : {}),
     holderGone: journal && deps.processAlive ? holderGone(journal.holder, deps.processAlive) : false,
     user,

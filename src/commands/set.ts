@@ -10,7 +10,7 @@ import { RefusedError, UsageError } from "../errors";
 import type { ParsedCommand } from "../cli/root";
 import type { KubeClient } from "../kube/client";
 import { canI } from "../kube/read";
-import { canICommand, describeAccess, freshRunAccess, requiredAccess, type StepAccess } from "../plan/access";
+import { canICommand, describeAccess, freshRunAccess, requiredAccess, type StepAccess, withoutText } from "../plan/access";
 import { DirectiveError, parseDirectives } from "../plan/directive";
 import { buildPlan, PlanError } from "../plan/plan";
 import type { Plan } from "../plan/types";
@@ -61,9 +61,14 @@ async function preflight(access: AccessAnswers, plan: Plan, progress: Progress):
   const checks = requiredAccess(plan);
   const answers = await Promise.all(checks.map((c) => access.ask(c)));
   const missing = checks.filter((_, i) => !answers[i]);
-  for (const m of missing.filter((c) => c.optional)) progress.warn(`you may not ${m.verb} ${m.resource} in namespace ${m.namespace}: the change will not be recorded as an event`);
-  const blocking = missing.find((c) => !c.optional);
-  if (blocking) throw new RefusedError(`you may not ${describeAccess(blocking)}, which this change needs; nothing was changed: ask for that permission (${canICommand(blocking)})`);
+  for (const m of missing.filter((c) => c.optional)) progress.warn(`you may not ${describeAccess(m)}: ${withoutText(m)}`);
+  const blocking = missing.filter((c) => !c.optional);
+  if (blocking.length) {
+    const what = blocking.map(describeAccess).join(", ");
+    throw new RefusedError(
+      `you may not ${what}, which this change needs; nothing was changed: ask for ${blocking.length > 1 ? "those permissions" : "that permission"} (${blocking.map(canICommand).join("; ")}; kubectl appstorage rbac prints a Role with all of them)`,
+    );
+  }
   // The server's own answer to each claim patch (admission, quotas, validation), before any change.
   if (plan.steps.includes("grow-claims")) await dryRunClaimPatches(access.client, plan, progress);
 }

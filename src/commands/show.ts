@@ -38,7 +38,11 @@ export async function runShow(opts: ShowOptions, deps: CommandDeps): Promise<voi
   const warn = (m: string) => warnings.push(m);
   const statefulSetsRead: Promise<StatefulSet[]> = opts.name
     ? getStatefulSet(client, client.namespace, opts.name).then((s) => (s ? [s] : []))
-    : listStatefulSets(client, ns, opts.selector);
+    : listStatefulSets(client, ns, opts.selector).catch((e) => {
+        // As kubectl: the server's answer, and where a namespace admin can look instead.
+        if (isForbidden(e) && opts.allNamespaces) throw new RefusedError(`${e.message.split("\n")[0]}; list one namespace with -n NAMESPACE instead of -A`);
+        throw e;
+      });
   const [statefulSets, claims, pods, storageClasses, journals] = await Promise.all([
     statefulSetsRead,
     listClaims(client, ns),

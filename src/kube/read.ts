@@ -59,6 +59,10 @@ export function listPods(client: KubeClient, ns: string | undefined, labelSelect
   return listAll(client, podsPath(ns), { labelSelector });
 }
 
+export function getStorageClass(client: KubeClient, name: string): Promise<StorageClass | undefined> {
+  return getIfExists<StorageClass>(client, `/apis/storage.k8s.io/v1/storageclasses/${encodeURIComponent(name)}`);
+}
+
 export function listStorageClasses(client: KubeClient): Promise<StorageClass[]> {
   return listAll(client, "/apis/storage.k8s.io/v1/storageclasses");
 }

@@ -1,56 +1,102 @@
-// The permissions each step of a plan uses, for the SelfSubjectAccessReview preflight that runs
-// before anything changes. One table: the preflight asks exactly what the steps will do.
+// Every permission this tool uses, in one table: what each step of a plan writes (asked with
+// SelfSubjectAccessReview before anything changes) and what each command reads. The preflight,
+// `kubectl appstorage rbac` (a least-privilege Role) and the README's permission table are all
+// made from this table, so they cannot disagree.
 import type { AccessCheck } from "../kube/types";
 import { journalSecretName } from "./journal";
-import { type Plan, recreateSteps, type Step } from "./types";
+import { type Plan, recreateSteps, type Step, stepOrder } from "./types";
 
 export interface StepAccess extends AccessCheck {
   /** A missing optional permission is a warning (the step degrades), never a refusal. */
   optional?: boolean;
 }
 
-type Target = Pick<Plan, "target" | "steps"> & { journal?: unknown };
-
-/** The checks of one step, for the StatefulSet `name` in namespace `ns`. */
-function stepAccess(step: Step, plan: Target): StepAccess[] {
-  const { namespace: ns, name } = plan.target;
-  const sts = (verb: string, withName = true): StepAccess => ({ verb, group: "apps", resource: "statefulsets", namespace: ns, ...(withName ? { name } : {}) });
-  const secret = (verb: string, withName = true): StepAccess => ({ verb, group: "", resource: "secrets", namespace: ns, ...(withName ? { name: journalSecretName(name) } : {}) });
-  const core = (verb: string, resource: string, subresource?: string): StepAccess => ({ verb, group: "", resource, namespace: ns, ...(subresource ? { subresource } : {}) });
-  switch (step) {
-    case "write-journal":
-      // Replacing a journal that exists is an update of that Secret; a new one is a create.
-      return [plan.journal ? secret("update") : secret("create", false)];
-    case "grow-claims":
-      return [core("patch", "persistentvolumeclaims")];
-    case "orphan-delete":
-      return [sts("delete")];
-    case "wait-gone":
-      return [sts("watch", false)];
-    case "create":
-      return [sts("create", false)];
-    case "verify":
-      return [core("list", "pods"), core("watch", "pods")];
-    case "record":
-      return [{ verb: "create", group: "events.k8s.io", resource: "events", namespace: ns, optional: true }];
-    case "remove-journal":
-      return [secret("delete")];
-    case "wait-resize":
-      return [core("list", "persistentvolumeclaims"), core("watch", "persistentvolumeclaims")];
-    case "restart-pods":
-      return [core("create", "pods", "eviction"), core("list", "pods"), core("watch", "pods"), core("get", "persistentvolumeclaims")];
-  }
+/** One permission, and who uses it. */
+export interface Permission {
+  group: string;
+  resource: string;
+  subresource?: string;
+  verb: string;
+  /** Names the object (the StatefulSet, or its journal's Secret) in the access review. */
+  named?: "statefulset" | "journal";
+  /** cluster: storage classes and volume attributes classes, outside any namespace. */
+  scope: "namespace" | "cluster";
+  optional: boolean;
+  /** The commands and steps that use it, and what happens without an optional one. */
+  usedBy: string;
+  without?: string;
 }
+
+const p = (group: string, resource: string, verb: string, usedBy: string, more: Partial<Permission> = {}): Permission => ({ group, resource, verb, usedBy, scope: "namespace", optional: false, ...more });
+
+/** What the steps of `set` (and `undo`) write, step by step. */
+const stepPermissions: Record<Step, Permission[]> = {
+  // A new journal is a create; replacing one that exists, and every later save of progress, an update.
+  "write-journal": [p("", "secrets", "create", "set: write-journal (a new journal)"), p("", "secrets", "update", "set: write-journal (progress; taking over an interrupted run's journal)", { named: "journal" })],
+  "grow-claims": [p("", "persistentvolumeclaims", "patch", "set --resize-existing/--vac-existing: grow-claims")],
+  "orphan-delete": [p("apps", "statefulsets", "delete", "set: orphan-delete", { named: "statefulset" })],
+  "wait-gone": [p("apps", "statefulsets", "watch", "set: wait-gone")],
+  create: [p("apps", "statefulsets", "create", "set: create")],
+  verify: [p("", "pods", "list", "set: verify"), p("", "pods", "watch", "set: verify")],
+  record: [p("events.k8s.io", "events", "create", "set: record", { optional: true, without: "the change is not recorded as an event" })],
+  "remove-journal": [p("", "secrets", "delete", "set: remove-journal", { named: "journal" })],
+  "wait-resize": [p("", "persistentvolumeclaims", "list", "set --wait-resize"), p("", "persistentvolumeclaims", "watch", "set --wait-resize")],
+  "restart-pods": [
+    p("", "pods", "create", "set --restart-pods: evict", { subresource: "eviction" }),
+    p("", "pods", "list", "set --restart-pods"),
+    p("", "pods", "watch", "set --restart-pods"),
+    p("", "persistentvolumeclaims", "get", "set --restart-pods"),
+  ],
+};
+
+/** What the commands read before they plan (not asked with access reviews: the reads themselves answer). */
+const readPermissions: Permission[] = [
+  p("apps", "statefulsets", "get", "diff, set: read the StatefulSet", { named: "statefulset" }),
+  p("apps", "statefulsets", "list", "show"),
+  p("", "pods", "list", "show, diff, set: the pods of each ordinal"),
+  p("", "persistentvolumeclaims", "list", "show, diff, set: the claims of each ordinal"),
+  p("", "secrets", "get", "diff, set: an interrupted change (journal)", { named: "journal" }),
+  p("", "secrets", "list", "show: interrupted changes", { optional: true, without: "show does not list interrupted changes" }),
+  p("", "resourcequotas", "list", "diff, set --resize-existing: quota check", { optional: true, without: "the server checks quotas when the claims grow" }),
+  p("storage.k8s.io", "storageclasses", "list", "show, diff, set: default class, expansion, a named class", {
+    scope: "cluster",
+    optional: true,
+    without: "a size-only change goes on with a warning; a named class needs --force",
+  }),
+  p("storage.k8s.io", "volumeattributesclasses", "list", "diff, set with vac=", { scope: "cluster", optional: true, without: "the server checks the class name" }),
+];
+
+/** Every permission, reads first, then the steps in their order. */
+export function permissionTable(): Permission[] {
+  return [...readPermissions, ...stepOrder.flatMap((s) => stepPermissions[s])];
+}
+
+function check(perm: Permission, target: Plan["target"]): StepAccess {
+  const name = perm.named === "statefulset" ? target.name : perm.named === "journal" ? journalSecretName(target.name) : undefined;
+  return {
+    verb: perm.verb,
+    group: perm.group,
+    resource: perm.resource,
+    namespace: target.namespace,
+    ...(perm.subresource ? { subresource: perm.subresource } : {}),
+    ...(name ? { name } : {}),
+    ...(perm.optional ? { optional: true } : {}),
+  };
+}
+
+type Target = Pick<Plan, "target" | "steps"> & { journal?: unknown; journalSecret?: unknown };
 
 /** Every permission the plan's steps use, checked before anything changes (get of the object first). */
 export function requiredAccess(plan: Target): StepAccess[] {
-  const { namespace: ns, name } = plan.target;
-  const checks: StepAccess[] = [{ verb: "get", group: "apps", resource: "statefulsets", namespace: ns, name }];
-  const seen = new Set<string>([JSON.stringify(checks[0])]);
+  const checks: StepAccess[] = [check(readPermissions[0]!, plan.target)];
+  const seen = new Set<string>(checks.map((c) => JSON.stringify(c)));
+  const replaces = plan.journalSecret !== undefined || plan.journal !== undefined;
   for (const step of plan.steps) {
-    for (const check of stepAccess(step, plan)) {
-      const key = JSON.stringify(check);
-      if (!seen.has(key)) checks.push(check);
+    for (const perm of stepPermissions[step]) {
+      if (step === "write-journal" && perm.verb === "create" && replaces) continue;
+      const c = check(perm, plan.target);
+      const key = JSON.stringify(c);
+      if (!seen.has(key)) checks.push(c);
       seen.add(key);
     }
   }
@@ -62,12 +108,17 @@ export function freshRunAccess(namespace: string, name: string): StepAccess[] {
   return requiredAccess({ target: { namespace, name, uid: "", resourceVersion: "" }, steps: [...recreateSteps] });
 }
 
+/** What an optional permission's absence costs, for its warning. */
+export function withoutText(c: AccessCheck): string {
+  return permissionTable().find((x) => x.verb === c.verb && x.resource === c.resource && x.group === c.group && x.without)?.without ?? "that part is skipped";
+}
+
 /** How a check reads in a message: `delete statefulsets.apps "db" in namespace prod`. */
 export function describeAccess(m: AccessCheck): string {
-  return `${m.verb} ${m.resource}${m.subresource ? `/${m.subresource}` : ""}${m.group ? `.${m.group}` : ""}${m.name ? ` "${m.name}"` : ""} in namespace ${m.namespace}`;
+  return `${m.verb} ${m.resource}${m.subresource ? `/${m.subresource}` : ""}${m.group ? `.${m.group}` : ""}${m.name ? ` "${m.name}"` : ""}${m.namespace ? ` in namespace ${m.namespace}` : ""}`;
 }
 
 /** The kubectl command that asks the same question. */
 export function canICommand(m: AccessCheck): string {
-  return `kubectl auth can-i ${m.verb} ${m.resource}${m.group ? `.${m.group}` : ""}${m.subresource ? ` --subresource=${m.subresource}` : ""} -n ${m.namespace}`;
+  return `kubectl auth can-i ${m.verb} ${m.resource}${m.group ? `.${m.group}` : ""}${m.name ? `/${m.name}` : ""}${m.subresource ? ` --subresource=${m.subresource}` : ""}${m.namespace ? ` -n ${m.namespace}` : ""}`;
 }

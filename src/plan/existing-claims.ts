@@ -148,7 +148,8 @@ export function planExistingClaims(base: ExistingClaimsBase, observed: Observed,
     }
     if (entry.grow) {
       const cls = c.spec.storageClassName ?? "";
-      if (classes.get(cls)?.allowVolumeExpansion !== true) noExpansion.set(cls, [...(noExpansion.get(cls) ?? []), effect.name]);
+      // Without access to storage classes, the server's dry run of each patch decides (preflight).
+      if (!observed.storageClassError && classes.get(cls)?.allowVolumeExpansion !== true) noExpansion.set(cls, [...(noExpansion.get(cls) ?? []), effect.name]);
       const allocated = c.status?.allocatedResources?.["storage"];
       growth.push({ claim: effect.name, storageClass: c.spec.storageClassName, charged: allocated && lessQuantity(claimRequest, allocated) ? allocated : claimRequest!, to: entry.grow.to });
     }
@@ -182,6 +183,10 @@ export function planExistingClaims(base: ExistingClaimsBase, observed: Observed,
     const why = cls === "" ? "have no storage class, so they cannot grow" : classes.has(cls) ? `have storage class "${cls}", which does not allow volume expansion` : `have storage class "${cls}", which does not exist, so they cannot grow`;
     const fix = cls !== "" && classes.has(cls) ? "drop --resize-existing or enable allowVolumeExpansion on the class" : "drop --resize-existing";
     refusals.push({ message: `claim(s) ${list(names)} ${why}; nothing was changed: ${fix}`, forceable: false });
+  }
+
+  if (observed.storageClassError && growth.length) {
+    warnings.push("storage classes could not be read, so whether the claims may grow is decided by the server's dry run of each claim patch, before any change");
   }
 
   let quotas: ExistingClaimsPlan["quotas"] = [];

@@ -1,7 +1,7 @@
 // The safety rules of a change of claim templates: what is refused (and whether --force may
 // pass it), what is only warned about. Pure checks of what was read and what was asked.
 import type { StatefulSet } from "../kube/types";
-import { finishCommand, leaseExpired } from "./journal";
+import { finishCommand, journalSecretName, leaseExpired } from "./journal";
 import { claimTemplateNames } from "./objects";
 import { compareQuantities, parseQuantity } from "./quantity";
 import type { Journal, Observed, PlanRequest, Refusal, TemplateChange } from "./types";
@@ -49,10 +49,23 @@ export function checkSafety(sts: StatefulSet, request: PlanRequest, observed: Ob
     }
   }
   const classNames = new Set(observed.storageClasses.map((c) => c.metadata.name));
+  const unknown = new Set(observed.storageClassesUnknown ?? []);
   for (const d of request.directives) {
-    if (d.storageClass !== undefined && !classNames.has(d.storageClass)) {
+    if (d.storageClass === undefined || classNames.has(d.storageClass)) continue;
+    if (unknown.has(d.storageClass)) {
+      refusals.push({
+        message: `storage class "${d.storageClass}" could not be checked: you may not get storageclasses.storage.k8s.io "${d.storageClass}" (cluster scope); a wrong name would leave the claims of new ordinals Pending (an undo repairs that): ask for that permission (kubectl appstorage rbac prints it), or pass --force`,
+        forceable: true,
+      });
+    } else {
       refusals.push({ message: `storage class "${d.storageClass}" not found; list the classes with: kubectl get storageclass`, forceable: false });
     }
+  }
+  if (observed.storageClassError && !request.directives.some((d) => d.storageClass !== undefined)) {
+    warnings.push("you may not list storage classes (cluster scope), so the default class and volume expansion could not be checked");
+  }
+  if (observed.journalError) {
+    warnings.push(`you may not read secret/${journalSecretName(request.name)} (${observed.journalError}), so an interrupted change of ${ref} could not be checked`);
   }
   const rollout = rolloutInProgress(sts);
   if (rollout) refusals.push({ message: `${rollout}, or pass --force`, forceable: true });

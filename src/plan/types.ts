@@ -102,9 +102,16 @@ export interface Observed {
   claims: PersistentVolumeClaim[];
   pods: Pod[];
   storageClasses: StorageClass[];
-  /** Why storage classes could not be read (forbidden at cluster scope); undefined when they were. */
+  /**
+   * Why storage classes could not be listed (forbidden at cluster scope); undefined when they
+   * were. Then `storageClasses` holds only the classes the directives name that could be read
+   * one by one, and `storageClassesUnknown` the named ones that could not be read at all.
+   */
   storageClassError?: string;
+  storageClassesUnknown?: string[];
   journal?: Journal;
+  /** Why the journal could not be read (forbidden): an interrupted change may be pending. */
+  journalError?: string;
   journalSecret?: JournalSecretRef;
   /** Quotas and volume attributes classes, read only for work on existing claims. */
   existing?: ExistingClaimsObserved;

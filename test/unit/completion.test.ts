@@ -35,7 +35,7 @@ function directive(r: CompletionRequest): number {
 describe("completionRequest: what the word under the cursor needs", () => {
   test("subcommands, with descriptions, never files", () => {
     const r = request("");
-    assert.deepEqual(values(r), ["show", "diff", "set", "completion"]);
+    assert.deepEqual(values(r), ["show", "diff", "set", "rbac", "completion"]);
     assert.equal(directive(r), Directive.NoFileComp);
     assert.ok(r.kind === "answer" && r.answer.candidates[0]!.description?.startsWith("Show claim templates"));
   });

@@ -1,0 +1,60 @@
+// `kubectl appstorage rbac`: the least-privilege Role this tool needs in a namespace, a RoleBinding
+// template, and the optional ClusterRole for storage classes, as YAML for `kubectl apply -f -`;
+// and the README's permission table. Both are made from the one permission table (src/plan/access.ts).
+import type { Permission } from "../plan/access";
+
+const verbOrder = ["get", "list", "watch", "create", "update", "patch", "delete"];
+
+interface Rule {
+  group: string;
+  resource: string;
+  verbs: string[];
+  /** verb -> who uses it */
+  uses: Map<string, string[]>;
+}
+
+function rules(perms: readonly Permission[]): Rule[] {
+  const byResource = new Map<string, Rule>();
+  for (const perm of perms) {
+    const resource = perm.subresource ? `${perm.resource}/${perm.subresource}` : perm.resource;
+    const key = `${perm.group}/${resource}`;
+    const rule: Rule = byResource.get(key) ?? { group: perm.group, resource, verbs: [], uses: new Map() };
+    if (!rule.verbs.includes(perm.verb)) rule.verbs.push(perm.verb);
+    rule.uses.set(perm.verb, [...(rule.uses.get(perm.verb) ?? []), `${perm.usedBy}${perm.optional ? " (optional)" : ""}`]);
+    byResource.set(key, rule);
+  }
+  for (const r of byResource.values()) r.verbs.sort((a, b) => verbOrder.indexOf(a) - verbOrder.indexOf(b));
+  return [...byResource.values()];
+}
+
+const q = (s: string) => JSON.stringify(s);
+
+function rulesYaml(rs: readonly Rule[]): string {
+  return rs
+    .map((r) => `${r.verbs.map((v) => `  # ${v}: ${r.uses.get(v)!.join("; ")}\n`).join("")}  - apiGroups: [${q(r.group)}]\n    resources: [${q(r.resource)}]\n    verbs: [${r.verbs.map(q).join(", ")}]\n`)
+    .join("");
+}
+
+export function renderRbac(perms: readonly Permission[], namespace: string): string {
+  const name = "kubectl-appstorage";
+  const namespaced = rules(perms.filter((x) => x.scope === "namespace"));
+  const cluster = rules(perms.filter((x) => x.scope === "cluster"));
+  const binding = (kind: "RoleBinding" | "ClusterRoleBinding", roleKind: "Role" | "ClusterRole", bound: string) =>
+    `apiVersion: rbac.authorization.k8s.io/v1\nkind: ${kind}\nmetadata:\n  name: ${bound}\n${kind === "RoleBinding" ? `  namespace: ${namespace}\n` : ""}roleRef:\n  apiGroup: rbac.authorization.k8s.io\n  kind: ${roleKind}\n  name: ${bound}\nsubjects:\n  # Replace with the user (or kind: Group) who changes storage here.\n  - apiGroup: rbac.authorization.k8s.io\n    kind: User\n    name: CHANGE-ME\n`;
+  const classes = `${name}-storage-classes`;
+  return [
+    `# The least privilege kubectl appstorage needs in namespace ${namespace}: show, diff, set (and its resume).\n# Each rule names the commands and steps that use it. Apply with: kubectl appstorage rbac -n ${namespace} | kubectl apply -f -\napiVersion: rbac.authorization.k8s.io/v1\nkind: Role\nmetadata:\n  name: ${name}\n  namespace: ${namespace}\nrules:\n${rulesYaml(namespaced)}`,
+    `# Bind the Role.\n${binding("RoleBinding", "Role", name)}`,
+    `# Optional, at cluster scope (a cluster admin grants it): without it, a size-only change still works,\n# with a warning; a change of storage class needs --force, and show cannot tell default classes.\napiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata:\n  name: ${classes}\nrules:\n${rulesYaml(cluster)}`,
+    `# Bind the optional ClusterRole.\n${binding("ClusterRoleBinding", "ClusterRole", classes)}`,
+  ].join("---\n");
+}
+
+/** The README's permission table (between its permissions markers), one row per permission. */
+export function permissionsMarkdown(perms: readonly Permission[]): string {
+  const rows = perms.map((x) => {
+    const what = `${x.verb} ${x.resource}${x.subresource ? `/${x.subresource}` : ""}${x.group ? `.${x.group}` : ""}`;
+    return `| \`${what}\` | ${x.scope} | ${x.usedBy} | ${x.optional ? `optional: ${x.without ?? ""}` : "required"} |`;
+  });
+  return ["| permission | scope | used by | without it |", "| --- | --- | --- | --- |", ...rows].join("\n") + "\n";
+}
