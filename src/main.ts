@@ -31,6 +31,16 @@ async function dispatch(cmd: ParsedCommand, streams: IOStreams): Promise<void> {
       const { runDiff } = await import("./commands/diff");
       return runDiff(cmd, deps);
     }
+    case "history": {
+      const { runHistory } = await import("./commands/history");
+      return runHistory(cmd, deps);
+    }
+    case "undo": {
+      const { runUndo } = await import("./commands/undo");
+      const controller = new AbortController();
+      process.once("SIGINT", () => controller.abort(new Error("interrupted")));
+      return runUndo(cmd, { ...deps, signal: controller.signal });
+    }
     case "rbac": {
       const { runRbac } = await import("./commands/rbac");
       return runRbac(cmd, deps);
@@ -61,7 +71,7 @@ async function main(): Promise<void> {
     });
   }
   const args = process.argv.slice(2);
-  const command = args.find((a) => ["show", "diff", "set", "rbac"].includes(a));
+  const command = args.find((a) => ["show", "diff", "set", "undo", "history", "rbac"].includes(a));
   try {
     const cmd = parseArgs(args);
     for (const notice of cmd.notices ?? []) streams.errOut.write(`Warning: ${notice}\n`);

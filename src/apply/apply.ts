@@ -8,7 +8,7 @@ import { isAlreadyExists, isConflict, isNotFound, isUnknownOutcome } from "../ku
 import { getStatefulSet, listClaims, waitPods, waitStatefulSetGone } from "../kube/read";
 import type { Pod, StatefulSet } from "../kube/types";
 import { createEvent, createStatefulSet, orphanDelete } from "../kube/write";
-import { sameClaimTemplates } from "../plan/desired";
+import { sameClaimTemplates } from "../plan/objects";
 import { changeNote, journalFor } from "../plan/journal";
 import { controlledBy, labelSelector, podRevision } from "../plan/objects";
 import { apiVersion, type ApplyResult, type ExistingClaimsResult, type Plan, type Step } from "../plan/types";

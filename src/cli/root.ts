@@ -25,11 +25,27 @@ export type ParsedCommand = Notices &
   | { kind: "complete"; words: string[]; descriptions: boolean }
   | { kind: "show"; flags: KubeFlags; name?: string; allNamespaces: boolean; selector?: string; output: Output }
   | { kind: "rbac"; flags: KubeFlags }
-  | { kind: "diff"; flags: KubeFlags; name: string; directives: string[]; output?: "json" | "yaml"; existing?: ExistingOptions }
+  | { kind: "history"; flags: KubeFlags; name: string; output?: "json" | "yaml" }
+  | { kind: "undo"; flags: KubeFlags; name: string; toRevision?: number; dryRun: DryRun; yes: boolean; force: boolean; timeoutMs: number; output?: "json" | "yaml" | "name" }
+  | {
+      kind: "diff";
+      flags: KubeFlags;
+      /** One StatefulSet by name, or (-l) every one the selector matches. */
+      name?: string;
+      selector?: string;
+      allNamespaces: boolean;
+      directives: string[];
+      output?: "json" | "yaml";
+      existing?: ExistingOptions;
+    }
   | {
       kind: "set";
       flags: KubeFlags;
-      name: string;
+      name?: string;
+      selector?: string;
+      allNamespaces: boolean;
+      /** --plan FILE: apply exactly this reviewed plan (no name, no directives). */
+      planFile?: string;
       directives: string[];
       dryRun: DryRun;
       yes: boolean;
@@ -98,19 +114,33 @@ function parser(): Argv {
         .option("selector", { alias: "l", type: "string", describe: "Label selector for StatefulSets" })
         .option("output", { alias: "o", type: "string", default: "table", describe: "table|wide|json|yaml" }),
     )
-    .command("diff <statefulset> <directives..>", "Show what set would change (exit 0: none, 1: changes, >1: error)", (y) =>
-      existingClaimOptions(y)
-        .positional("statefulset", { type: "string", describe: "StatefulSet name" })
+    .command("diff [statefulset] [directives..]", "Show what set would change (exit 0: none, 1: changes, >1: error)", (y) =>
+      selectorOptions(existingClaimOptions(y))
+        .positional("statefulset", { type: "string", describe: "StatefulSet name (or -l SELECTOR)" })
         .positional("directives", { type: "string", array: true, describe: "CLAIM=SIZE[,CLASS] ..." })
-        .option("output", { alias: "o", type: "string", describe: "json|yaml: print the plan as data" }),
+        .option("output", { alias: "o", type: "string", describe: "json|yaml: print the plan as data (for set --plan)" }),
     )
-    .command("set <statefulset> <directives..>", "Change claim templates: orphan-delete and re-create, pods keep running", (y) =>
-      existingClaimOptions(y)
-        .positional("statefulset", { type: "string", describe: "StatefulSet name" })
+    .command("set [statefulset] [directives..]", "Change claim templates: orphan-delete and re-create, pods keep running", (y) =>
+      selectorOptions(existingClaimOptions(y))
+        .positional("statefulset", { type: "string", describe: "StatefulSet name (or -l SELECTOR, or --plan FILE)" })
         .positional("directives", { type: "string", array: true, describe: "CLAIM=SIZE[,CLASS] ..., e.g. pgdata=2Gi or pgdata=2Gi,fast-ssd" })
+        .option("plan", { type: "string", describe: "Apply exactly this reviewed plan (from diff -o json); refused if the cluster moved on" })
         .option("dry-run", { type: "string", default: "none", describe: "none|client (print the plan)|server (let the server validate, persist nothing)" })
         .option("yes", { alias: "y", type: "boolean", default: false, describe: "Do not ask for confirmation" })
         .option("force", { type: "boolean", default: false, describe: "Proceed past warnings that are not data-safety refusals (rollout in progress, controller owner)" })
+        .option("timeout", { type: "string", default: "5m", describe: "How long to wait for each step (deletion, adoption)" })
+        .option("output", { alias: "o", type: "string", describe: "json|yaml|name" }),
+    )
+    .command("history <statefulset>", "List the recorded revisions of the claim templates, oldest first", (y) =>
+      y.positional("statefulset", { type: "string", describe: "StatefulSet name" }).option("output", { alias: "o", type: "string", describe: "json|yaml" }),
+    )
+    .command("undo <statefulset>", "Put the claim templates back as they were one change earlier (existing claims keep their size)", (y) =>
+      y
+        .positional("statefulset", { type: "string", describe: "StatefulSet name" })
+        .option("to-revision", { type: "number", describe: "The revision to go back to (see history); default: the one before the current" })
+        .option("dry-run", { type: "string", default: "none", describe: "none|client (print the plan)|server (let the server validate, persist nothing)" })
+        .option("yes", { alias: "y", type: "boolean", default: false, describe: "Do not ask for confirmation" })
+        .option("force", { type: "boolean", default: false, describe: "Proceed past warnings that are not data-safety refusals" })
         .option("timeout", { type: "string", default: "5m", describe: "How long to wait for each step (deletion, adoption)" })
         .option("output", { alias: "o", type: "string", describe: "json|yaml|name" }),
     )
@@ -128,6 +158,36 @@ function parser(): Argv {
     .demandCommand(1, "no command given: use show, diff or set")
     .wrap(null)
     .exitProcess(false);
+}
+
+function selectorOptions<T>(y: Argv<T>): Argv<T> {
+  return y
+    .option("selector", { alias: "l", type: "string", describe: "Every StatefulSet this label selector matches, instead of a name" })
+    .option("all-namespaces", { alias: "A", type: "boolean", default: false, describe: "With -l: in every namespace" }) as Argv<T>;
+}
+
+/**
+ * The targets of set and diff: a name and directives, or (-l) directives alone (a name never
+ * contains "=", so with -l the first word is a directive), or (set --plan) nothing.
+ */
+function targets(argv: Record<string, unknown>, command: "set" | "diff"): { name?: string; selector?: string; allNamespaces: boolean; planFile?: string; directives: string[] } {
+  const words = [argv["statefulset"], ...((argv["directives"] as unknown[] | undefined) ?? [])].filter((w) => w !== undefined).map(String);
+  const selector = typeof argv["selector"] === "string" ? argv["selector"] : undefined;
+  const planFile = typeof argv["plan"] === "string" ? argv["plan"] : undefined;
+  const allNamespaces = argv["all-namespaces"] === true;
+  const example = `for example: ${commandName} ${command} postgresql-k8s pgdata=2Gi, or ${command} -l app=db pgdata=2Gi`;
+  if (planFile !== undefined) {
+    if (words.length || selector !== undefined || allNamespaces) throw new UsageError("--plan FILE applies the plan as it is: give no StatefulSet, directive, -l or -A with it");
+    return { allNamespaces, planFile, directives: [] };
+  }
+  if (selector !== undefined) {
+    if (selector === "") throw new UsageError("--selector must not be empty");
+    if (words.length === 0) throw new UsageError(`${command} -l needs at least one CLAIM=SIZE[,CLASS] directive, ${example}`);
+    return { selector, allNamespaces, directives: words };
+  }
+  if (allNamespaces) throw new UsageError(`-A selects in every namespace and needs -l SELECTOR; for one StatefulSet use -n NAMESPACE`);
+  if (words.length < 2) throw new UsageError(`${command} needs a StatefulSet name and at least one CLAIM=SIZE[,CLASS] directive, ${example}`);
+  return { name: words[0]!, allNamespaces, directives: words.slice(1) };
 }
 
 function withExisting(argv: Record<string, unknown>): { existing?: ExistingOptions } {
@@ -205,14 +265,35 @@ function parseNormalized(args: readonly string[]): ParsedCommand {
     };
   }
   if (command === "rbac") return { kind: "rbac", flags: kubeFlags(argv) };
-  const name = String(argv["statefulset"]);
-  const directives = (argv["directives"] as unknown[]).map(String);
+  if (command === "history") {
+    return {
+      kind: "history",
+      flags: kubeFlags(argv),
+      name: String(argv["statefulset"]),
+      ...(argv["output"] !== undefined ? { output: oneOf(argv["output"], ["json", "yaml"] as const, "--output") } : {}),
+    };
+  }
+  if (command === "undo") {
+    const to = argv["to-revision"];
+    if (to !== undefined && (typeof to !== "number" || !Number.isInteger(to) || to < 1)) throw new UsageError(`invalid --to-revision "${String(to)}": use a revision number from kubectl appstorage history`);
+    return {
+      kind: "undo",
+      flags: kubeFlags(argv),
+      name: String(argv["statefulset"]),
+      ...(to !== undefined ? { toRevision: to as number } : {}),
+      dryRun: dryRunValue(argv["dry-run"]),
+      yes: argv["yes"] === true,
+      force: argv["force"] === true,
+      timeoutMs: duration(String(argv["timeout"]), "--timeout"),
+      ...(argv["output"] !== undefined ? { output: oneOf(argv["output"], ["json", "yaml", "name"] as const, "--output") } : {}),
+    };
+  }
   if (command === "diff") {
+    const { planFile: _none, ...target } = targets(argv, "diff");
     return {
       kind: "diff",
       flags: kubeFlags(argv),
-      name,
-      directives,
+      ...target,
       ...(argv["output"] !== undefined ? { output: oneOf(argv["output"], ["json", "yaml"] as const, "--output") } : {}),
       ...withExisting(argv),
     };
@@ -221,8 +302,7 @@ function parseNormalized(args: readonly string[]): ParsedCommand {
     return {
       kind: "set",
       flags: kubeFlags(argv),
-      name,
-      directives,
+      ...targets(argv, "set"),
       dryRun: dryRunValue(argv["dry-run"]),
       yes: argv["yes"] === true,
       force: argv["force"] === true,

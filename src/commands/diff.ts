@@ -6,50 +6,61 @@ import { ExitCode, RefusedError } from "../errors";
 import type { ParsedCommand } from "../cli/root";
 import type { StatefulSet } from "../kube/types";
 import { changeAnnotation } from "../plan/desired";
-import { buildPlan, PlanError } from "../plan/plan";
+import { historyAnnotation } from "../plan/history";
+import { seal, sealList } from "../plan/seal";
 import { unifiedDiff } from "../output/diff";
 import { renderExisting } from "../output/existing-claims";
 import { newOrdinalsLine, renderClaims } from "../output/plan";
 import { print } from "../output/printer";
 import { useColor } from "../streams";
 import { connectWith, type CommandDeps } from "./deps";
-import { observe } from "./observe";
-import { validateSet } from "./set";
+import { plansFor, validateSet } from "./set";
 
 export type DiffOptions = Extract<ParsedCommand, { kind: "diff" }>;
 
-/** The change annotation carries a timestamp: leave it out so the diff shows only real change. */
+/** The change and history annotations carry timestamps: leave them out so the diff shows only real change. */
 function comparable(sts: StatefulSet): StatefulSet {
   const copy = JSON.parse(JSON.stringify(sts)) as StatefulSet;
   if (copy.metadata.annotations) {
     delete copy.metadata.annotations[changeAnnotation];
+    delete copy.metadata.annotations[historyAnnotation];
     if (Object.keys(copy.metadata.annotations).length === 0) delete copy.metadata.annotations;
   }
   return copy;
 }
 
 export async function runDiff(opts: DiffOptions, deps: CommandDeps): Promise<void> {
-  const directives = validateSet(opts);
+  validateSet(opts);
   const client = await connectWith(deps, opts.flags);
-  const observed = await observe(client, { name: opts.name, directives, existing: opts.existing }, deps);
-  let plan;
-  try {
-    plan = buildPlan(observed, { namespace: client.namespace, name: opts.name, directives, force: false, existing: opts.existing });
-  } catch (e) {
-    if (e instanceof PlanError) throw new RefusedError(e.message);
-    throw e;
-  }
-  const refusal = plan.refusals.find((r) => !r.forceable);
-  if (refusal) throw new RefusedError(refusal.message);
-  const needForce = plan.refusals.filter((r) => r.forceable).map((r) => `set will refuse without --force: ${r.message}`);
+  const { plans } = await plansFor(client, { ...opts, force: false }, deps);
   const { out, errOut } = deps.streams;
-  const changed = !plan.noChange;
-  const id = `apps.v1.StatefulSet.${plan.target.namespace}.${plan.target.name}`;
+  const many = opts.selector !== undefined;
+  if (plans.length === 0) {
+    errOut.write(opts.allNamespaces ? "No resources found\n" : `No resources found in ${client.namespace} namespace.\n`);
+    return;
+  }
+  const refused = plans.filter((p) => p.refusals.some((r) => !r.forceable));
+  if (refused.length && !many) throw new RefusedError(refused[0]!.refusals.find((r) => !r.forceable)!.message);
+  if (refused.length) {
+    for (const plan of refused) for (const r of plan.refusals.filter((x) => !x.forceable)) errOut.write(`refused: statefulset.apps/${plan.target.name} in namespace ${plan.target.namespace}: ${r.message}\n`);
+    throw new RefusedError(`${refused.length} of ${plans.length} StatefulSet(s) refused (listed above)`);
+  }
   print(out, opts.output, {
-    data: plan,
-    text: () => unifiedDiff(`live/${id}`, `merged/${id}`, comparable(plan.original), comparable(plan.desired), useColor(out, deps.env)),
+    data: many ? sealList(plans) : seal(plans[0]!),
+    text: () =>
+      plans
+        .map((plan) => {
+          const id = `apps.v1.StatefulSet.${plan.target.namespace}.${plan.target.name}`;
+          return unifiedDiff(`live/${id}`, `merged/${id}`, comparable(plan.original), comparable(plan.desired), useColor(out, deps.env));
+        })
+        .join(""),
   });
-  for (const w of [...plan.warnings, ...needForce]) errOut.write(`Warning: ${w}\n`);
-  if (changed && !opts.output) errOut.write(`${renderClaims(plan)}${renderExisting(plan)}${newOrdinalsLine(plan)}`);
-  if (changed) throw new ExitCode(1);
+  for (const plan of plans) {
+    const prefix = many ? `statefulset.apps/${plan.target.name} in namespace ${plan.target.namespace}: ` : "";
+    const needForce = plan.refusals.filter((r) => r.forceable).map((r) => `set will refuse without --force: ${r.message}`);
+    for (const w of [...plan.warnings, ...needForce]) errOut.write(`Warning: ${prefix}${w}\n`);
+    if (!plan.noChange && !opts.output) errOut.write(`${many ? `${prefix.slice(0, -2)}:\n` : ""}${renderClaims(plan)}${renderExisting(plan)}${newOrdinalsLine(plan)}`);
+  }
+  // As kubectl diff: 1 when anything would change.
+  if (plans.some((p) => !p.noChange)) throw new ExitCode(1);
 }

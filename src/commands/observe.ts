@@ -3,8 +3,22 @@ import { hostname } from "node:os";
 import { RefusedError } from "../errors";
 import type { KubeClient } from "../kube/client";
 import { isForbidden } from "../kube/errors";
-import { getStatefulSet, getStorageClass, listClaims, listPods, listResourceQuotas, listStorageClasses, listVolumeAttributesClassNames, namespaceExists, readJournal, whoAmI } from "../kube/read";
-import type { StorageClass } from "../kube/types";
+import {
+  getStatefulSet,
+  getStorageClass,
+  listClaims,
+  listJournals,
+  listPods,
+  listResourceQuotas,
+  listStatefulSets,
+  listStorageClasses,
+  listVolumeAttributesClassNames,
+  namespaceExists,
+  readJournal,
+  whoAmI,
+} from "../kube/read";
+import type { StatefulSet, StorageClass } from "../kube/types";
+import { matchesSelector } from "../plan/selector";
 import type { Directive } from "../plan/directive";
 import type { ExistingClaimsObserved, ExistingClaimsOptions, Observed } from "../plan/types";
 
@@ -127,4 +141,90 @@ export async function observe(client: KubeClient, request: ObserveRequest, deps:
     user,
     now: now.toISOString(),
   };
+}
+
+export interface ObserveManyRequest {
+  selector: string;
+  allNamespaces: boolean;
+  directives: readonly Directive[];
+  existing?: ExistingClaimsOptions;
+}
+
+export interface Target {
+  namespace: string;
+  name: string;
+  observed: Observed;
+}
+
+function byNamespace<T extends { metadata: { namespace?: string } }>(items: readonly T[]): Map<string, T[]> {
+  const out = new Map<string, T[]>();
+  for (const item of items) {
+    const ns = item.metadata.namespace ?? "";
+    const list = out.get(ns);
+    if (list) list.push(item);
+    else out.set(ns, [item]);
+  }
+  return out;
+}
+
+/**
+ * Everything the plans of `-l SELECTOR` (and `-A`) need, in a constant number of list requests
+ * whatever the number of StatefulSets: each matching StatefulSet, and each journal whose
+ * StatefulSet an interrupted run deleted (matched on the labels it saved), gets its Observed.
+ */
+export async function observeMany(client: KubeClient, request: ObserveManyRequest, deps: Pick<CommandDeps, "now" | "processAlive">): Promise<Target[]> {
+  const now = deps.now();
+  const ns = request.allNamespaces ? undefined : client.namespace;
+  const forbiddenAtClusterScope = (e: unknown) => {
+    // As kubectl: the server's answer, and where a namespace admin can look instead.
+    if (isForbidden(e) && ns === undefined) throw new RefusedError(`${firstLine(e)}; select in one namespace with -n NAMESPACE instead of -A`);
+    throw e;
+  };
+  const quotas = request.existing?.resize === true;
+  const [statefulSets, claims, pods, classes, journals, user, resourceQuotas, vacs] = await Promise.all([
+    listStatefulSets(client, ns, request.selector).catch(forbiddenAtClusterScope),
+    listClaims(client, ns).catch(forbiddenAtClusterScope),
+    listPods(client, ns).catch(forbiddenAtClusterScope),
+    observeStorageClasses(client, request.directives),
+    listJournals(client, ns, () => undefined).catch((e) => {
+      if (!isForbidden(e)) throw e;
+      return undefined;
+    }),
+    whoAmI(client),
+    quotas ? listResourceQuotas(client, ns).catch((e) => (isForbidden(e) ? firstLine(e) : Promise.reject(e))) : undefined,
+    observeExistingClaims(client, request.existing ? { ...request.existing, resize: false } : undefined, request.directives),
+  ]);
+  const claimsIn = byNamespace(claims);
+  const podsIn = byNamespace(pods);
+  const quotasIn = Array.isArray(resourceQuotas) ? byNamespace(resourceQuotas) : undefined;
+  const journalOf = new Map((journals ?? []).map((j) => [`${j.journal.namespace}/${j.journal.name}`, j]));
+  const targets = new Map<string, Target>();
+  const add = (namespace: string, name: string, statefulSet: StatefulSet | undefined) => {
+    const j = journalOf.get(`${namespace}/${name}`);
+    const existing: ExistingClaimsObserved | undefined = quotas
+      ? { ...(vacs ?? {}), ...(quotasIn ? { resourceQuotas: quotasIn.get(namespace) ?? [] } : { quotaError: resourceQuotas as string }) }
+      : vacs;
+    targets.set(`${namespace}/${name}`, {
+      namespace,
+      name,
+      observed: {
+        statefulSet,
+        claims: claimsIn.get(namespace) ?? [],
+        pods: podsIn.get(namespace) ?? [],
+        ...classes,
+        ...(j ? { journal: j.journal, journalSecret: j.secret } : {}),
+        ...(journals === undefined ? { journalError: "you may not list secrets" } : {}),
+        ...(existing ? { existing } : {}),
+        holderGone: j && deps.processAlive ? holderGone(j.journal.holder, deps.processAlive) : false,
+        user,
+        now: now.toISOString(),
+      },
+    });
+  };
+  for (const s of statefulSets) add(s.metadata.namespace ?? client.namespace, s.metadata.name!, s);
+  // A StatefulSet deleted by an interrupted run: only its journal knows it, with the labels it had.
+  for (const { journal } of journals ?? []) {
+    if (!targets.has(`${journal.namespace}/${journal.name}`) && matchesSelector(journal.original.metadata.labels, request.selector)) add(journal.namespace, journal.name, undefined);
+  }
+  return [...targets.values()].sort((a, b) => (a.namespace < b.namespace ? -1 : a.namespace > b.namespace ? 1 : a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
 }

@@ -1,25 +1,20 @@
-// `set STS CLAIM=SIZE[,CLASS]...`: plan, confirm, journal, orphan-delete, wait, re-create,
-// verify adoption. Running it again after any interruption finishes the job.
-import { hostname } from "node:os";
-import { randomUUID } from "node:crypto";
-import { applyPlan } from "../apply/apply";
-import { dryRunClaimPatches, serverDryRun } from "../apply/dry-run";
-import { localJournalDir } from "../apply/journal-store";
-import { Progress } from "../apply/progress";
+// `set STS CLAIM=SIZE[,CLASS]...` (or `-l SELECTOR`, or `--plan FILE`): plan, confirm, journal,
+// orphan-delete, wait, re-create, verify adoption. Running it again after any interruption
+// finishes the job.
+import { readFileSync } from "node:fs";
 import { RefusedError, UsageError } from "../errors";
 import type { ParsedCommand } from "../cli/root";
 import type { KubeClient } from "../kube/client";
-import { canI } from "../kube/read";
-import { canICommand, describeAccess, freshRunAccess, requiredAccess, type StepAccess, withoutText } from "../plan/access";
+import { getSecret, getStatefulSet, whoAmI } from "../kube/read";
+import { freshRunAccess } from "../plan/access";
 import { DirectiveError, parseDirectives } from "../plan/directive";
+import { journalSecretName } from "../plan/journal";
 import { buildPlan, PlanError } from "../plan/plan";
-import type { Plan } from "../plan/types";
-import { existingResultLines } from "../output/existing-claims";
-import { confirmQuestion, renderPlan, statefulSetVerb } from "../output/plan";
-import { print } from "../output/printer";
-import type { IOStreams } from "../streams";
+import { PlanFileError, plansOfDocument } from "../plan/seal";
+import type { Plan, PlanRequest } from "../plan/types";
+import { AccessAnswers, runChange } from "./change";
 import { connectWith, type CommandDeps } from "./deps";
-import { observe } from "./observe";
+import { observe, observeMany } from "./observe";
 
 export type SetOptions = Extract<ParsedCommand, { kind: "set" }>;
 
@@ -32,112 +27,106 @@ export function validateSet(opts: Pick<SetOptions, "directives">): ReturnType<ty
   }
 }
 
-/**
- * Answers of SelfSubjectAccessReview, asked once each. The reviews of an ordinary fresh run are
- * asked while the cluster is being read (they do not depend on what is read), and preflight
- * reuses them; a plan that needs other checks (a resume, existing claims) asks for the rest.
- */
-export class AccessAnswers {
-  private readonly answers = new Map<string, Promise<boolean>>();
-
-  constructor(readonly client: KubeClient) {}
-
-  ask(check: StepAccess): Promise<boolean> {
-    const { optional: _optional, ...attributes } = check;
-    const key = JSON.stringify(attributes);
-    let answer = this.answers.get(key);
-    if (!answer) {
-      answer = canI(this.client, attributes);
-      // Prefetched and never needed: an error there must not become an unhandled rejection.
-      answer.catch(() => undefined);
-      this.answers.set(key, answer);
-    }
-    return answer;
-  }
-}
-
-/** Every permission the plan's steps use, and the server's answer to each claim patch, before any change. */
-async function preflight(access: AccessAnswers, plan: Plan, progress: Progress): Promise<void> {
-  const checks = requiredAccess(plan);
-  const answers = await Promise.all(checks.map((c) => access.ask(c)));
-  const missing = checks.filter((_, i) => !answers[i]);
-  for (const m of missing.filter((c) => c.optional)) progress.warn(`you may not ${describeAccess(m)}: ${withoutText(m)}`);
-  const blocking = missing.filter((c) => !c.optional);
-  if (blocking.length) {
-    const what = blocking.map(describeAccess).join(", ");
-    throw new RefusedError(
-      `you may not ${what}, which this change needs; nothing was changed: ask for ${blocking.length > 1 ? "those permissions" : "that permission"} (${blocking.map(canICommand).join("; ")}; kubectl appstorage rbac prints a Role with all of them)`,
-    );
-  }
-  // The server's own answer to each claim patch (admission, quotas, validation), before any change.
-  if (plan.steps.includes("grow-claims")) await dryRunClaimPatches(access.client, plan, progress);
-}
-
-async function confirm(streams: IOStreams, question: string): Promise<boolean> {
-  streams.errOut.write(`${question} [y/N]: `);
-  let line = "";
-  for await (const chunk of streams.in) {
-    line += chunk.toString();
-    if (line.includes("\n")) break;
-  }
-  return /^y(es)?$/i.test(line.trim());
-}
-
-export async function runSet(opts: SetOptions, deps: CommandDeps): Promise<void> {
-  const directives = validateSet(opts);
-  const { streams } = deps;
-  const progress = new Progress(streams.errOut);
-  const client = await connectWith(deps, opts.flags);
-  const access = new AccessAnswers(client);
-  if (opts.dryRun !== "client") for (const check of freshRunAccess(client.namespace, opts.name)) void access.ask(check);
-  const observed = await observe(client, { name: opts.name, directives, existing: opts.existing }, deps);
-  let plan: Plan;
+export function planOrRefuse(observed: Parameters<typeof buildPlan>[0], request: PlanRequest): Plan {
   try {
-    plan = buildPlan(observed, { namespace: client.namespace, name: opts.name, directives, force: opts.force, existing: opts.existing });
+    return buildPlan(observed, request);
   } catch (e) {
     if (e instanceof PlanError) throw new RefusedError(e.message);
     throw e;
   }
-  for (const w of plan.warnings) progress.warn(w);
-  if (plan.refusals.length) throw new RefusedError(`${plan.refusals[0]!.message}${plan.refusals.length > 1 ? ` (and ${plan.refusals.length - 1} more refusal(s))` : ""}`);
-
-  const suffix = opts.dryRun === "client" ? " (dry run)" : opts.dryRun === "server" ? " (server dry run)" : "";
-  const ref = `statefulset.apps/${opts.name}`;
-  const name = () => `${ref}\n`;
-  if (plan.noChange) {
-    // A stale journal is all there is to do: removed by a real run only.
-    if (plan.steps.length && opts.dryRun === "none") await applyPlan(plan, applyContext(client, deps, progress, opts, observed.user));
-    print(streams.out, opts.output, { data: plan, name, text: () => `${ref} unchanged${suffix}\n` });
-    return;
-  }
-  if (opts.dryRun === "client") {
-    print(streams.out, opts.output, { data: plan, name, text: () => `${renderPlan(plan)}${ref} ${statefulSetVerb(plan)}${suffix}\n` });
-    return;
-  }
-  await preflight(access, plan, progress);
-  if (opts.dryRun === "server") {
-    await serverDryRun(client, plan, progress);
-    print(streams.out, opts.output, { data: plan, name, text: () => `${ref} ${statefulSetVerb(plan)}${suffix}\n` });
-    return;
-  }
-  if (!opts.yes) {
-    if (!streams.in.isTTY) throw new RefusedError(`refusing to re-create ${ref} without confirmation: there is no terminal to ask on; review it with kubectl appstorage diff, then pass --yes`);
-    streams.errOut.write(renderPlan(plan));
-    if (!(await confirm(streams, confirmQuestion(plan)))) throw new RefusedError("cancelled; nothing was changed");
-  }
-  const result = await applyPlan(plan, applyContext(client, deps, progress, opts, observed.user));
-  print(streams.out, opts.output, { data: result, name, text: () => `${ref} ${statefulSetVerb(plan)}\n${existingResultLines(result.existing)}` });
 }
 
-function applyContext(client: KubeClient, deps: CommandDeps, progress: Progress, opts: SetOptions, by: string) {
-  return {
-    client,
-    progress,
-    signal: deps.signal ?? new AbortController().signal,
-    timeoutMs: opts.timeoutMs,
-    now: deps.now,
-    holder: `${hostname()}/${deps.pid ?? 0}/${randomUUID().slice(0, 8)}`,
-    by,
-    journalDir: localJournalDir(deps.env),
-  };
+/** The plans of `set` and `diff`: one StatefulSet by name, or every one the selector matches. */
+export async function plansFor(
+  client: KubeClient,
+  opts: Pick<SetOptions, "name" | "selector" | "allNamespaces" | "existing" | "directives"> & { force: boolean },
+  deps: CommandDeps,
+): Promise<{ plans: Plan[]; user: string }> {
+  const directives = validateSet(opts);
+  if (opts.selector !== undefined) {
+    const targets = await observeMany(client, { selector: opts.selector, allNamespaces: opts.allNamespaces, directives, existing: opts.existing }, deps);
+    return {
+      plans: targets.map((t) => planOrRefuse(t.observed, { namespace: t.namespace, name: t.name, directives, force: opts.force, existing: opts.existing })),
+      user: targets[0]?.observed.user ?? "unknown",
+    };
+  }
+  const observed = await observe(client, { name: opts.name!, directives, existing: opts.existing }, deps);
+  return { plans: [planOrRefuse(observed, { namespace: client.namespace, name: opts.name!, directives, force: opts.force, existing: opts.existing })], user: observed.user };
+}
+
+function readPlanFile(file: string): Plan[] {
+  let text: string;
+  try {
+    text = readFileSync(file, "utf8");
+  } catch (e) {
+    throw new UsageError(`cannot read the plan file ${file} (${(e as NodeJS.ErrnoException).code ?? (e as Error).message}); pass the file written by kubectl appstorage diff ... -o json`);
+  }
+  let doc: unknown;
+  try {
+    // YAML is a superset of JSON: a plan saved with -o json or -o yaml reads the same.
+    const { parse } = require("yaml") as typeof import("yaml");
+    doc = parse(text);
+  } catch (e) {
+    throw new RefusedError(`${file} is not JSON or YAML (${(e as Error).message.split("\n")[0]}); make a new plan with kubectl appstorage diff ... -o json`);
+  }
+  try {
+    return plansOfDocument(doc, file);
+  } catch (e) {
+    if (e instanceof PlanFileError) throw new RefusedError(e.message);
+    throw e;
+  }
+}
+
+/**
+ * A reviewed plan is applied only to the very objects it was made for: the StatefulSet at the
+ * planned uid and resourceVersion, the journal as it was (or still absent). Else it is stale.
+ */
+async function refuseStale(client: KubeClient, plans: readonly Plan[]): Promise<void> {
+  const stale: string[] = [];
+  await Promise.all(
+    plans.map(async (plan) => {
+      const { namespace: ns, name, uid, resourceVersion } = plan.target;
+      const ref = `statefulset.apps/${name} in namespace ${ns}`;
+      const [sts, secret] = await Promise.all([getStatefulSet(client, ns, name), getSecret(client, ns, journalSecretName(name))]);
+      const journalNow = secret?.metadata.resourceVersion;
+      if (journalNow !== plan.journalSecret?.resourceVersion) {
+        stale.push(`${ref}: its journal ${journalNow ? `is at resourceVersion ${journalNow}` : "is gone"}${plan.journalSecret ? ` (planned: ${plan.journalSecret.resourceVersion})` : " (planned: none)"}`);
+        return;
+      }
+      if (plan.mode === "fresh") {
+        if (!sts) stale.push(`${ref}: it no longer exists`);
+        else if (sts.metadata.uid !== uid || sts.metadata.resourceVersion !== resourceVersion) {
+          stale.push(`${ref}: it is at uid ${sts.metadata.uid}, resourceVersion ${sts.metadata.resourceVersion} (planned: ${uid}, ${resourceVersion})`);
+        }
+        return;
+      }
+      // A resume: the object must still be where the interrupted run left it.
+      const expected = plan.steps.includes("wait-gone") ? "being deleted" : plan.steps.includes("create") ? "gone" : "re-created";
+      const actual = !sts ? "gone" : sts.metadata.uid === uid ? "being deleted" : "re-created";
+      if (expected !== actual) stale.push(`${ref}: it is ${actual} (planned: ${expected})`);
+    }),
+  );
+  if (stale.length) throw new RefusedError(`the plan is stale, the cluster moved on since it was made: ${stale.sort().join("; ")}; nothing was changed: make a new plan with kubectl appstorage diff ... -o json`);
+}
+
+export async function runSet(opts: SetOptions, deps: CommandDeps): Promise<void> {
+  const fromFile = opts.planFile !== undefined ? readPlanFile(opts.planFile) : undefined;
+  if (!fromFile) validateSet(opts);
+  const client = await connectWith(deps, opts.flags);
+  const access = new AccessAnswers(client);
+  let plans: Plan[];
+  let user: string;
+  if (fromFile) {
+    await refuseStale(client, fromFile);
+    plans = fromFile;
+    user = await whoAmI(client);
+  } else {
+    if (opts.dryRun !== "client" && opts.name !== undefined) for (const check of freshRunAccess(client.namespace, opts.name)) void access.ask(check);
+    ({ plans, user } = await plansFor(client, opts, deps));
+    if (plans.length === 0) {
+      deps.streams.errOut.write(opts.allNamespaces ? "No resources found\n" : `No resources found in ${client.namespace} namespace.\n`);
+      return;
+    }
+  }
+  await runChange(client, plans, { dryRun: opts.dryRun, yes: opts.yes, timeoutMs: opts.timeoutMs, output: opts.output, many: opts.selector !== undefined || plans.length > 1, user, access }, deps);
 }

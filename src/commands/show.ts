@@ -22,7 +22,8 @@ export function validateShow(opts: ShowOptions): void {
 /** Pending journals; a user who may not list secrets still gets the rest of the view. */
 async function readJournals(client: KubeClient, ns: string | undefined, warn: (m: string) => void): Promise<Journal[]> {
   try {
-    return await listJournals(client, ns, (s) => warn(`secret/${s.metadata.name} in namespace ${s.metadata.namespace} is not a readable journal`));
+    const found = await listJournals(client, ns, (s) => warn(`secret/${s.metadata.name} in namespace ${s.metadata.namespace} is not a readable journal`));
+    return found.map((f) => f.journal);
   } catch (e) {
     if (!isForbidden(e)) throw e;
     warn("you may not list secrets here, so interrupted changes (journals) are not shown");

@@ -7,7 +7,7 @@ import type { Journal, JournalSecretRef } from "../plan/types";
 import type { KubeClient } from "./client";
 import { isGone, isNotFound } from "./errors";
 import { type AccessCheck, type KubeObject, type ObjectList, type PersistentVolumeClaim, type Pod, type ResourceQuota, type StatefulSet, type StorageClass } from "./types";
-import { claimsPath, podsPath, secretsPath, statefulSetsPath } from "./paths";
+import { claimsPath, podsPath, resourceQuotasPath, secretsPath, statefulSetsPath } from "./paths";
 
 /** Lists every page (500 at a time) of a collection. */
 export async function listAll<T>(client: KubeClient, path: string, query: Record<string, string | undefined> = {}): Promise<T[]> {
@@ -164,8 +164,8 @@ export async function whoAmI(client: KubeClient): Promise<string> {
 }
 
 
-export function listResourceQuotas(client: KubeClient, ns: string): Promise<ResourceQuota[]> {
-  return listAll<ResourceQuota>(client, `/api/v1/namespaces/${encodeURIComponent(ns)}/resourcequotas`);
+export function listResourceQuotas(client: KubeClient, ns: string | undefined): Promise<ResourceQuota[]> {
+  return listAll<ResourceQuota>(client, resourceQuotasPath(ns));
 }
 
 /**
@@ -215,13 +215,13 @@ export async function readJournal(client: KubeClient, ns: string, statefulSet: s
   return journal ? { journal, secret: ref } : { secret: ref };
 }
 
-/** Every journal in a namespace (or all); a Secret that holds no readable journal is reported to `unreadable`. */
-export async function listJournals(client: KubeClient, ns: string | undefined, unreadable: (secret: KubeObject) => void): Promise<Journal[]> {
+/** Every journal in a namespace (or all), with its Secret's version; a Secret that holds no readable journal is reported to `unreadable`. */
+export async function listJournals(client: KubeClient, ns: string | undefined, unreadable: (secret: KubeObject) => void): Promise<{ journal: Journal; secret: JournalSecretRef }[]> {
   const secrets = await listAll<SecretObject>(client, secretsPath(ns), { labelSelector: `${journalLabel.key}=${journalLabel.value}` });
   return secrets.flatMap((s) => {
     try {
-      const j = decodeJournalSecret(s);
-      return j ? [j] : [];
+      const journal = decodeJournalSecret(s);
+      return journal ? [{ journal, secret: { uid: s.metadata.uid ?? "", resourceVersion: s.metadata.resourceVersion ?? "" } }] : [];
     } catch {
       unreadable(s);
       return [];

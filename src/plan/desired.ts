@@ -3,6 +3,7 @@
 // spec is copied whole (unknown fields included) and only the claim templates are edited.
 import type { ClaimTemplate, StatefulSet } from "../kube/types";
 import type { Directive } from "./directive";
+import { historyAnnotation, historyValue, nextHistory } from "./history";
 import { templateSize } from "./objects";
 import { sameQuantity } from "./quantity";
 
@@ -55,6 +56,8 @@ export interface ChangeRecord {
   at: string;
   from: string[];
   to: string[];
+  /** What the history calls this change: the directives, or "undo to revision N". */
+  cause?: string;
 }
 
 /** The original, stripped, with the directives applied to its claim templates. */
@@ -66,21 +69,9 @@ export function desiredStatefulSet(original: StatefulSet, directives: readonly D
     return d ? applyDirective(t, d) : t;
   });
   if (change) {
-    desired.metadata.annotations = { ...(desired.metadata.annotations ?? {}), [changeAnnotation]: JSON.stringify(change) };
+    const { cause, ...last } = change;
+    const history = nextHistory(original, desired.spec.volumeClaimTemplates, { at: change.at, by: change.by, change: cause ?? change.to.join(" ") });
+    desired.metadata.annotations = { ...(desired.metadata.annotations ?? {}), [changeAnnotation]: JSON.stringify(last), [historyAnnotation]: historyValue(history) };
   }
   return desired;
-}
-
-/** Claim templates compared by what matters: names, sizes by value, classes, attributes classes. */
-export function sameClaimTemplates(a: readonly ClaimTemplate[] = [], b: readonly ClaimTemplate[] = []): boolean {
-  if (a.length !== b.length) return false;
-  return a.every((t, i) => {
-    const u = b[i]!;
-    return (
-      t.metadata.name === u.metadata.name &&
-      sameQuantity(templateSize(t) ?? "", templateSize(u) ?? "") &&
-      (t.spec.storageClassName ?? "") === (u.spec.storageClassName ?? "") &&
-      (t.spec.volumeAttributesClassName ?? "") === (u.spec.volumeAttributesClassName ?? "")
-    );
-  });
 }

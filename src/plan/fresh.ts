@@ -69,7 +69,7 @@ export function freshPlan(observed: Observed, request: PlanRequest): Plan {
   const { refusals, warnings } = applyForce(safety, request.force);
 
   const from = changes.map((c) => formatDirective({ claim: c.claim, size: c.before.size, storageClass: c.before.storageClass, volumeAttributesClass: c.before.volumeAttributesClass }));
-  const desired = desiredStatefulSet(sts, request.directives, { by: observed.user, at: observed.now, from, to: requestText });
+  const desired = desiredStatefulSet(sts, request.directives, { by: observed.user, at: observed.now, from, to: requestText, ...(request.cause ? { cause: request.cause } : {}) });
   const noChange = effective.length === 0;
   const defaultClass = defaultStorageClass(observed.storageClasses);
   const steps: Step[] = noChange ? (journal ? ["remove-journal"] : []) : [...recreateSteps];

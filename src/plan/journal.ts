@@ -4,7 +4,7 @@
 // which may name secrets, so it is no more readable than the pod template itself) and as a local
 // 0600 file. Bump `apiVersion` on any incompatible change.
 import type { KubeObject, StatefulSet } from "../kube/types";
-import { sameClaimTemplates } from "./desired";
+import { sameClaimTemplates } from "./objects";
 import { apiVersion, type ExistingClaimsOptions, type ExistingClaimsPlan, type Journal, type JournalExistingClaims, type Plan } from "./types";
 
 export const journalSecretPrefix = "appstorage-journal-";
@@ -59,6 +59,7 @@ export function existingClaimsFlags(o: ExistingClaimsOptions): string {
 
 /** The command that finishes an interrupted change: the same command again. */
 export function finishCommand(journal: Journal): string {
+  if (journal.command === "undo") return `kubectl appstorage undo ${journal.name} -n ${journal.namespace}`;
   const flags = journal.existing ? ` ${existingClaimsFlags(journal.existing.options)}` : "";
   return `kubectl appstorage set ${journal.name} ${journal.request.join(" ")}${flags} -n ${journal.namespace}`;
 }
@@ -99,7 +100,7 @@ export interface RunIdentity {
 export function journalFor(plan: Plan, run: RunIdentity): Journal {
   const now = run.now.toISOString();
   const lease = new Date(run.now.getTime() + leaseSeconds * 1000).toISOString();
-  if (plan.mode === "resume" && plan.journal) return { ...plan.journal, holder: run.holder, by: run.by, leaseExpires: lease, updatedAt: now };
+  if (plan.mode !== "fresh" && plan.journal) return { ...plan.journal, holder: run.holder, by: run.by, leaseExpires: lease, updatedAt: now };
   return {
     apiVersion,
     kind: "Journal",

@@ -1,6 +1,7 @@
 // What a StatefulSet's pods and claims are, by Kubernetes' naming rules: pod `<sts>-<ordinal>`,
 // claim `<template>-<sts>-<ordinal>`. Pure, shared by the plan, the writer and `show`.
 import type { ClaimTemplate, PersistentVolumeClaim, Pod, StatefulSet, StorageClass } from "../kube/types";
+import { sameQuantity } from "./quantity";
 
 /** Ordinal of a name `<prefix><ordinal>`, or undefined. */
 export function ordinalOf(name: string, prefix: string): number | undefined {
@@ -115,4 +116,18 @@ export function memberClaims(sts: StatefulSet, index: ObjectIndex, ns: string): 
       return { claim, template, ordinal, ...(pod ? { pod } : {}), leftover: isLeftover(sts, ordinal) };
     }),
   );
+}
+
+/** Claim templates compared by what matters: names, sizes by value, classes, attributes classes. */
+export function sameClaimTemplates(a: readonly ClaimTemplate[] = [], b: readonly ClaimTemplate[] = []): boolean {
+  if (a.length !== b.length) return false;
+  return a.every((t, i) => {
+    const u = b[i]!;
+    return (
+      t.metadata.name === u.metadata.name &&
+      sameQuantity(templateSize(t) ?? "", templateSize(u) ?? "") &&
+      (t.spec.storageClassName ?? "") === (u.spec.storageClassName ?? "") &&
+      (t.spec.volumeAttributesClassName ?? "") === (u.spec.volumeAttributesClassName ?? "")
+    );
+  });
 }

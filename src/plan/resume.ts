@@ -1,6 +1,6 @@
 // The rest of an interrupted change, decided from its journal and from what exists now: the
 // original still being deleted, gone, or already re-created with the new templates. Pure.
-import { sameClaimTemplates } from "./desired";
+import { sameClaimTemplates } from "./objects";
 import { describeClaims } from "./fresh";
 import { ordinalStart, replicasOf, templateSize } from "./objects";
 import { lockFree, lockRefusal, pendingChangeRefusal } from "./rules";

@@ -88,6 +88,8 @@ export interface Journal {
   desired: StatefulSet;
   /** With --resize-existing/--vac-existing: the flags and the claims to change. */
   existing?: JournalExistingClaims;
+  /** undo: this journal puts the original back (desired is the original); finished by `undo`. */
+  command?: "undo";
 }
 
 /** The journal's Secret as it was read: the lock is taken against exactly this version. */
@@ -128,6 +130,8 @@ export interface PlanRequest {
   directives: Directive[];
   force: boolean;
   existing?: ExistingClaimsOptions;
+  /** What the history calls this change, when not its directives (an undo). */
+  cause?: string;
 }
 
 export interface TemplateSide {
@@ -233,12 +237,27 @@ export interface Plan {
   journalSecret?: JournalSecretRef;
   /** What happens to existing claims, when asked. */
   existing?: ExistingClaimsPlan;
+  /** sha256 of the plan without this field (src/plan/seal.ts): a plan file edited by hand no longer matches it. */
+  digest?: string;
+}
+
+/** The plans of one `set -l` or `diff -l`: one per StatefulSet, applied one after another. */
+export interface PlanList {
+  apiVersion: typeof apiVersion;
+  kind: "PlanList";
+  items: Plan[];
 }
 
 /** What `set` did, printed with -o json|yaml. */
 export interface ExistingClaimsResult {
   claims: { name: string; uid: string; request?: string; capacity?: string; volumeAttributesClass?: string; state?: string; patched: boolean }[];
   restarted: { pod: string; previousUid: string; uid: string }[];
+}
+
+export interface ResultList {
+  apiVersion: typeof apiVersion;
+  kind: "ResultList";
+  items: ApplyResult[];
 }
 
 export interface ApplyResult {

@@ -10,6 +10,7 @@ describe("parseArgs", () => {
         kind: "set",
         flags: { kubeconfig: "/k", context: "c1", namespace: "prod", requestTimeout: "10s" },
         name: "db",
+        allNamespaces: false,
         directives: ["pgdata=2Gi", "logs=1Gi,fast"],
         dryRun: "server",
         yes: true,
@@ -47,12 +48,37 @@ describe("parseArgs", () => {
     assert.equal(p.kind === "set" && p.dryRun, "client");
     assert.deepEqual(p.kind === "set" && p.directives, ["server", "pgdata=2Gi"]);
   });
+  test("-l: every word is a directive; -A needs -l; --plan takes nothing else", () => {
+    assert.deepEqual(parseArgs(["set", "-l", "app=db", "data=2Gi", "logs=1Gi", "-A"]), {
+      kind: "set",
+      flags: { requestTimeout: "30s" },
+      selector: "app=db",
+      allNamespaces: true,
+      directives: ["data=2Gi", "logs=1Gi"],
+      dryRun: "none",
+      yes: false,
+      force: false,
+      timeoutMs: 300_000,
+    });
+    assert.deepEqual(parseArgs(["diff", "-l", "tier=db", "data=2Gi"]), { kind: "diff", flags: { requestTimeout: "30s" }, selector: "tier=db", allNamespaces: false, directives: ["data=2Gi"] });
+    const p = parseArgs(["set", "--plan", "plan.json", "--yes"]);
+    assert.equal(p.kind === "set" && p.planFile, "plan.json");
+    assert.throws(() => parseArgs(["set", "db", "data=2Gi", "--plan", "p.json"]), /--plan FILE applies the plan as it is/);
+    assert.throws(() => parseArgs(["set", "-l", "app=db"]), /set -l needs at least one CLAIM=SIZE/);
+    assert.throws(() => parseArgs(["set", "db", "data=2Gi", "-A"]), /-A selects in every namespace and needs -l SELECTOR/);
+  });
+  test("history and undo", () => {
+    assert.deepEqual(parseArgs(["history", "db", "-o", "yaml"]), { kind: "history", flags: { requestTimeout: "30s" }, name: "db", output: "yaml" });
+    assert.deepEqual(parseArgs(["undo", "db", "--to-revision", "2", "--yes"]), { kind: "undo", flags: { requestTimeout: "30s" }, name: "db", toRevision: 2, dryRun: "none", yes: true, force: false, timeoutMs: 300_000 });
+    assert.equal((parseArgs(["undo", "db", "--dry-run"]) as { dryRun: string }).dryRun, "client");
+    assert.throws(() => parseArgs(["undo", "db", "--to-revision", "0"]), /invalid --to-revision "0"/);
+  });
   test("--dry-run=VALUE carries no warning", () => {
     const p = parseArgs(["set", "db", "pgdata=2Gi", "--dry-run=server"]);
     assert.equal(p.kind === "set" && p.dryRun, "server");
     assert.equal(p.notices, undefined);
   });
-  test("diff", () => assert.deepEqual(parseArgs(["diff", "db", "pgdata=2Gi"]), { kind: "diff", flags: { requestTimeout: "30s" }, name: "db", directives: ["pgdata=2Gi"] }));
+  test("diff", () => assert.deepEqual(parseArgs(["diff", "db", "pgdata=2Gi"]), { kind: "diff", flags: { requestTimeout: "30s" }, name: "db", allNamespaces: false, directives: ["pgdata=2Gi"] }));
   test("show -A -o wide", () => assert.deepEqual(parseArgs(["show", "-A", "-o", "wide"]), { kind: "show", flags: { requestTimeout: "30s" }, allNamespaces: true, output: "wide" }));
   test("help is text that names the three commands and the connection flags", () => {
     const p = parseArgs(["--help"]);

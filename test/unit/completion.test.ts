@@ -35,7 +35,7 @@ function directive(r: CompletionRequest): number {
 describe("completionRequest: what the word under the cursor needs", () => {
   test("subcommands, with descriptions, never files", () => {
     const r = request("");
-    assert.deepEqual(values(r), ["show", "diff", "set", "rbac", "completion"]);
+    assert.deepEqual(values(r), ["show", "diff", "set", "history", "undo", "rbac", "completion"]);
     assert.equal(directive(r), Directive.NoFileComp);
     assert.ok(r.kind === "answer" && r.answer.candidates[0]!.description?.startsWith("Show claim templates"));
   });
@@ -48,7 +48,8 @@ describe("completionRequest: what the word under the cursor needs", () => {
     for (const flag of ["--kubeconfig", "--context", "--namespace", "-n", "--request-timeout", "--dry-run", "--yes", "-y", "--force", "--timeout", "--output", "-o", "--help"]) {
       assert.ok(offered.includes(flag), flag);
     }
-    assert.ok(!offered.includes("--all-namespaces"), "show's flag is not set's");
+    assert.ok(offered.includes("--selector") && offered.includes("--all-namespaces"), "set -l SELECTOR [-A]");
+    assert.ok(!values(request("undo", "-")).includes("--selector"), "undo takes one StatefulSet");
     assert.ok(!offered.includes("--version"));
   });
   test("each flag in every command's help is offered", () => {

@@ -1,0 +1,101 @@
+// `undo`: the claim templates put back as they were one change earlier (or at a revision of the
+// history), planned as a change like any other: existing claims keep their size (nothing is ever
+// shrunk), and the undo is a new revision. While an interrupted change is pending, undo puts
+// back the original object exactly as the journal saved it instead. Pure.
+import type { StatefulSet } from "../kube/types";
+import type { Directive } from "./directive";
+import { PlanError } from "./fresh";
+import { historyOf, type Revision } from "./history";
+import { journalIsStale, finishCommand } from "./journal";
+import { templateSize } from "./objects";
+import { buildPlan } from "./plan";
+import { resumePlan } from "./resume";
+import type { Journal, Observed, Plan, PlanRequest, Refusal } from "./types";
+
+export interface UndoRequest {
+  namespace: string;
+  name: string;
+  /** --to-revision; undefined: the revision before the current one. */
+  toRevision?: number;
+  force: boolean;
+}
+
+function refused(observed: Observed, request: UndoRequest, message: string): Plan {
+  // A plan that only refuses: built for the object as it is, with the refusal.
+  const plan = buildPlan(observed, { namespace: request.namespace, name: request.name, directives: [], force: request.force });
+  const refusal: Refusal = { message, forceable: false };
+  return { ...plan, refusals: [refusal, ...plan.refusals], steps: [] };
+}
+
+/** The directives that turn the current templates into the revision's, or why they cannot. */
+function directivesTo(sts: StatefulSet, target: Revision): Directive[] | string {
+  const current = new Map((sts.spec.volumeClaimTemplates ?? []).map((t) => [t.metadata.name ?? "", t]));
+  const directives: Directive[] = [];
+  for (const t of target.templates) {
+    const name = t.metadata.name ?? "";
+    const now = current.get(name);
+    if (!now) return `revision ${target.revision} has claim template "${name}", which statefulset.apps/${sts.metadata.name} no longer has; adding or renaming claim templates is not supported`;
+    const d: Directive = { claim: name, size: templateSize(t) };
+    const cls = t.spec.storageClassName;
+    if (cls !== now.spec.storageClassName) {
+      if (cls === undefined) return `revision ${target.revision} leaves the storage class of "${name}" to the cluster default, and a class cannot be removed from a claim template by this tool: set the class you want with kubectl appstorage set`;
+      d.storageClass = cls;
+    }
+    const vac = t.spec.volumeAttributesClassName;
+    if (vac !== now.spec.volumeAttributesClassName) {
+      if (vac === undefined) return `revision ${target.revision} has no volume attributes class for "${name}", and one cannot be removed by this tool`;
+      d.volumeAttributesClass = vac;
+    }
+    directives.push(d);
+  }
+  return directives;
+}
+
+/** The original put back from the journal of an interrupted change. */
+function restoreFromJournal(observed: Observed, request: UndoRequest, journal: Journal): Plan {
+  const sts = observed.statefulSet;
+  const ref = `statefulset.apps/${request.name}`;
+  if (request.toRevision !== undefined) {
+    return refused(observed, request, `an interrupted change of ${ref} is pending (${journal.request.join(" ")}); undo without --to-revision puts back the object as it was before it`);
+  }
+  // The journal now re-creates the original: a rerun of undo (or of set) finishes that.
+  const restoring: Journal = journal.command === "undo" ? journal : { ...journal, desired: journal.original, request: ["undo"], command: "undo" };
+  if (journalIsStale(restoring, sts)) {
+    return refused(
+      observed,
+      request,
+      `the interrupted change already re-created ${ref} with the new claim templates (uid ${sts?.metadata.uid}); finish it with: ${finishCommand(journal)}, then run kubectl appstorage undo ${request.name} -n ${request.namespace}`,
+    );
+  }
+  const plan = resumePlan({ ...observed, journal: restoring }, { namespace: request.namespace, name: request.name, directives: [], force: request.force }, restoring, ["undo"]);
+  // What is undone: the interrupted change, backwards.
+  const changes = (journal.command === "undo" ? [] : resumePlan(observed, { namespace: request.namespace, name: request.name, directives: [], force: false }, journal, journal.request).changes).map((c) => ({
+    claim: c.claim,
+    before: c.after,
+    after: c.before,
+  }));
+  const warnings = plan.refusals.length ? plan.warnings : [`putting back ${ref} exactly as the interrupted change (${journal.request.join(" ")}) saved it before deleting it`, ...plan.warnings];
+  return JSON.parse(JSON.stringify({ ...plan, changes, warnings })) as Plan;
+}
+
+/** The plan of `undo`: to the revision before the current one, or to --to-revision. */
+export function buildUndoPlan(observed: Observed, request: UndoRequest): Plan {
+  const journal = observed.journal;
+  const sts = observed.statefulSet;
+  if (journal && !journalIsStale(journal, sts)) return restoreFromJournal(observed, request, journal);
+  if (!sts) throw new PlanError(`statefulsets.apps "${request.name}" not found in namespace "${request.namespace}"`);
+  const ref = `statefulset.apps/${request.name}`;
+  const revisions = historyOf(sts);
+  const current = revisions[revisions.length - 1]!;
+  if (revisions.length < 2) return refused(observed, request, `${ref} has no recorded change of its claim templates to undo (see kubectl appstorage history ${request.name} -n ${request.namespace})`);
+  const wanted = request.toRevision ?? revisions[revisions.length - 2]!.revision;
+  const target = revisions.find((r) => r.revision === wanted);
+  if (!target) {
+    return refused(observed, request, `revision ${wanted} of ${ref} not found: its history has revisions ${revisions.map((r) => r.revision).join(", ")} (kubectl appstorage history ${request.name} -n ${request.namespace})`);
+  }
+  if (target.revision === current.revision) return refused(observed, request, `revision ${wanted} is the current one of ${ref}; nothing to undo`);
+  const directives = directivesTo(sts, target);
+  if (typeof directives === "string") return refused(observed, request, directives);
+  const planRequest: PlanRequest = { namespace: request.namespace, name: request.name, directives, force: request.force, cause: `undo to revision ${target.revision}` };
+  return buildPlan(observed, planRequest);
+}
