@@ -29,7 +29,25 @@ function referencePlan() {
   );
 }
 
+/** Issue 18: class "nosuch" never existed; OrderedReady made pod 0 and its claim and stopped there. */
+function stuckPlan() {
+  const s = sts("db", "shop").withClaim("data", "2Gi", "nosuch").replicas(3).live("uid-db", "77");
+  const leftover = claim("data-db-4", "2Gi", { phase: "Pending", storageClass: "nosuch" });
+  return buildPlan(
+    {
+      statefulSet: s,
+      claims: [claim("data-db-0", "2Gi", { phase: "Pending", storageClass: "nosuch" }), leftover],
+      pods: [pod("db-0", s)],
+      storageClasses: [storageClass("bars-expandable", { expandable: true })],
+      user: "alice",
+      now: "2026-11-29T12:00:00.000Z",
+    },
+    { namespace: "shop", name: "db", directives: parseDirectives(["data=1Gi,bars-expandable"]), force: false },
+  );
+}
+
 describe("rendering (golden files)", () => {
+  test("the plan names the ordinals that get the new template, why a claim is stuck and what would replace it", () => assertGolden("plan-pending.txt", renderPlan(stuckPlan())));
   test("the plan, as set shows it before asking", () => assertGolden("plan.txt", renderPlan(referencePlan())));
   test("the plan as YAML (-o yaml)", () => assertGolden("plan.yaml", toYaml(referencePlan())));
   test("the diff of the StatefulSet", () => {
