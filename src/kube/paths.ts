@@ -6,3 +6,4 @@ export const statefulSetsPath = collection("/apis/apps/v1", "statefulsets");
 export const secretsPath = collection("/api/v1", "secrets");
 export const claimsPath = collection("/api/v1", "persistentvolumeclaims");
 export const podsPath = collection("/api/v1", "pods");
+export const eventsPath = collection("/api/v1", "events");

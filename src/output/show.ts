@@ -1,5 +1,6 @@
 // `show` as tables: claim templates first, then every claim per ordinal, then pending changes.
 import type { StorageReport } from "../report/storage-report";
+import { pendingNotes } from "./pending";
 import { renderTable } from "./table";
 
 const none = (v: string | undefined) => (v === undefined || v === "" ? "<none>" : v);
@@ -43,6 +44,8 @@ export function renderStorageReport(report: StorageReport, opts: { wide: boolean
       [...nsHead, "statefulset", "claim", "ordinal", "phase", "request", "capacity", "class", "pod", ...(opts.wide ? ["pod phase", "access modes", "attributes class", "conditions"] : []), "differs from template"],
       claimRows,
     )}`;
+    const notes = report.items.map((s) => pendingNotes(s.claims, { wide: opts.wide, template: "its template", where: () => (opts.namespaces ? ` in namespace ${s.namespace}` : "") })).join("");
+    if (notes) text += `\n${notes}`;
   }
   for (const s of report.items) {
     const p = s.pendingChange;
