@@ -87,7 +87,7 @@ describe("ordinals and claims that never bound (issue 18)", () => {
     // After the change: show explains ordinal 0 and names what would replace it.
     const item = (await show(["db", "-n", ns])).items[0]!;
     const c = item.claims[0]!;
-    assert.deepEqual(c.differences, [`template class ${cls}, claim class nosuch`]);
+    assert.deepEqual(c.differences, ["template 1Gi, claim 2Gi (larger)", `template class ${cls}, claim class nosuch`]);
     assert.equal(c.pendingReason!.reason, "StorageClassNotFound");
     assert.deepEqual(c.recreateByHand, { command: advice, warning: "pod db-0 restarts: the StatefulSet controller creates it again, with a new claim" });
     const table = await runPlugin(["show", "db", "-n", ns]);
