@@ -10,7 +10,7 @@ import { describe, test, type TestContext } from "node:test";
 import type { Plan } from "../../src/plan/types";
 import type { StorageReport } from "../../src/report/storage-report";
 import { sts } from "../fixtures/builders";
-import { apply, claims, eventually, getSts, kubeconfig, kubectlTry, markReady, namespace, pods, runPlugin, storageClassFor, uids, volumeFor } from "./harness";
+import { apply, claims, eventually, getSts, kubeconfig, kubectlTry, markReady, namespace, pods, runPlugin, storageClassFor, uids, userKubeconfig, volumeFor } from "./harness";
 
 async function show(args: string[]): Promise<StorageReport> {
   const r = await runPlugin(["show", ...args, "-o", "json"]);
@@ -201,5 +201,37 @@ describe("ordinals and claims that never bound (issue 18)", () => {
     assert.deepEqual(after.pendingReason, { reason: "WaitForFirstConsumer", stuck: false, message });
     assert.equal(after.recreateByHand!.command, `kubectl delete pvc data-cache-0 -n ${ns} && kubectl delete pod cache-0 -n ${ns}`);
     assert.deepEqual(uids(ns), before, "show, diff and set deleted nothing");
+  });
+
+  test("a user who may not list events: a warning, and the rest of the explanation", async (t) => {
+    const ns = namespace(t);
+    apply(sts("db", ns).withClaim("data", "1Gi", "nosuch").build(), ns);
+    await createdOnly(ns, "db", 1, ["data-db-0"]);
+    const before = uids(ns);
+    const user = `u-${ns}`;
+    const kc = userKubeconfig(user);
+    const reads = [
+      { apiGroups: ["apps"], resources: ["statefulsets"], verbs: ["get", "list"] },
+      { apiGroups: [""], resources: ["pods", "persistentvolumeclaims", "secrets"], verbs: ["get", "list"] },
+    ];
+    apply({ apiVersion: "rbac.authorization.k8s.io/v1", kind: "Role", metadata: { name: "reader" }, rules: reads }, ns);
+    apply({ apiVersion: "rbac.authorization.k8s.io/v1", kind: "RoleBinding", metadata: { name: "reader" }, roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name: "reader" }, subjects: [{ kind: "User", name: user }] }, ns);
+    apply({ apiVersion: "rbac.authorization.k8s.io/v1", kind: "ClusterRole", metadata: { name: `sc-${ns}` }, rules: [{ apiGroups: ["storage.k8s.io"], resources: ["storageclasses"], verbs: ["list"] }] }, ns);
+    apply({ apiVersion: "rbac.authorization.k8s.io/v1", kind: "ClusterRoleBinding", metadata: { name: `sc-${ns}` }, roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: `sc-${ns}` }, subjects: [{ kind: "User", name: user }] }, ns);
+    t.after(() => {
+      kubectlTry(["delete", "clusterrolebinding", `sc-${ns}`]);
+      kubectlTry(["delete", "clusterrole", `sc-${ns}`]);
+    });
+    // RBAC is read from the authorizer's cache: retry until the grants are in effect.
+    let shown = await runPlugin(["show", "db", "-n", ns, "-o", "json"], { kubeconfig: kc });
+    for (const deadline = Date.now() + 30_000; shown.code !== 0 && Date.now() < deadline; ) {
+      await new Promise((done) => setTimeout(done, 200));
+      shown = await runPlugin(["show", "db", "-n", ns, "-o", "json"], { kubeconfig: kc });
+    }
+    assert.equal(shown.code, 0, shown.stderr);
+    assert.equal(shown.stderr, "Warning: you may not list events, so provisioning failures of Pending claims are not shown\n");
+    const c = (JSON.parse(shown.stdout) as StorageReport).items[0]!.claims[0]!;
+    assert.equal(c.pendingReason!.reason, "StorageClassNotFound");
+    assert.deepEqual(uids(ns), before);
   });
 });
