@@ -177,8 +177,8 @@ function describe(sts: StatefulSet, exists: boolean, { index, classes, classesKn
   for (const { claim: c, template, ordinal, pod, leftover } of memberClaims(sts, index, ns)) {
     const t = byTemplate.get(template)!;
     const drift = differences(t, c);
-    // Never bound (no volume, so no data) and unlike its template: only a new claim would match it.
     const reason = neverBound(c) ? pendingReason(c, { ...(classesKnown ? { classes } : {}), events: eventsOf(events, ns, c), ...(pod ? { pod } : {}) }) : undefined;
+    // Never bound (no volume, so no data) and unlike its template: only a new claim would match it.
     const redo = neverBound(c) && drift.length ? recreateByHand(c.metadata.name!, ns, `${name}-${ordinal}`, pod !== undefined) : undefined;
     claims.push({
       name: c.metadata.name!,

@@ -3,7 +3,7 @@ import { describe, test } from "node:test";
 import { parseDirectives } from "../../src/plan/directive";
 import { buildPlan } from "../../src/plan/plan";
 import { unifiedDiff } from "../../src/output/diff";
-import { renderPlan } from "../../src/output/plan";
+import { formatOrdinals, renderPlan } from "../../src/output/plan";
 import { renderTable } from "../../src/output/table";
 import { toJson, toYaml } from "../../src/output/yaml";
 import { claim, pod, storageClass, sts } from "../fixtures/builders";
@@ -59,6 +59,10 @@ describe("rendering (golden files)", () => {
     const coloured = unifiedDiff("live/x", "merged/x", plan.original, plan.desired, true);
     assert.match(coloured, /\u001b\[3\dm-/);
     assert.doesNotMatch(unifiedDiff("live/x", "merged/x", plan.original, plan.desired, false), /\u001b/);
+  });
+  test("ordinals as a person reads them", () => {
+    const cases: [number[], string][] = [[[], ""], [[3], "3"], [[1, 2], "1 and 2"], [[0, 2, 5], "0, 2 and 5"], [[1, 2, 3, 4], "1 to 4"], [[0, 1, 2, 7, 9, 10], "0 to 2, 7, 9 and 10"]];
+    for (const [ordinals, text] of cases) assert.equal(formatOrdinals(ordinals), text, JSON.stringify(ordinals));
   });
   test("no diff for equal objects", () => assert.equal(unifiedDiff("a", "b", { a: 1 }, { a: 1 }, false), ""));
   test("a kubectl-style table", () => assertGolden("table.txt", renderTable(["name", "size"], [["a", "1Gi"], ["long-name", "10Gi"]])));
