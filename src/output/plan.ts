@@ -2,6 +2,7 @@
 // does, what new ordinals get, the warnings and the steps.
 import type { Plan, Step, TemplateChange } from "../plan/types";
 import { existingAfter, existingStepText, renderExisting } from "./existing-claims";
+import { ordinalsWord } from "./ordinals";
 import { pendingNotes } from "./pending";
 import { renderTable } from "./table";
 
@@ -62,23 +63,6 @@ export function confirmQuestion(plan: Plan): string {
   const restart = plan.steps.includes("restart-pods") ? " and restart the pods that need it, one at a time" : "";
   if (statefulSetVerb(plan) === "unchanged") return `Change ${claims} existing claim(s)${restart}? ${ref} is not re-created.`;
   return `Re-create ${ref} with these claim templates${claims ? `, growing ${claims} existing claim(s) first` : ""}${restart}? Its pods keep running.`;
-}
-
-/** 1 -> "1"; [1, 2] -> "1 and 2"; [0, 2, 5] -> "0, 2 and 5"; runs of three or more -> "1 to 4". */
-export function formatOrdinals(ordinals: readonly number[]): string {
-  const parts: string[] = [];
-  for (let i = 0; i < ordinals.length; ) {
-    let j = i;
-    while (j + 1 < ordinals.length && ordinals[j + 1] === ordinals[j]! + 1) j++;
-    if (j - i >= 2) parts.push(`${ordinals[i]} to ${ordinals[j]}`);
-    else for (let k = i; k <= j; k++) parts.push(String(ordinals[k]));
-    i = j + 1;
-  }
-  return parts.length > 1 ? `${parts.slice(0, -1).join(", ")} and ${parts[parts.length - 1]}` : (parts[0] ?? "");
-}
-
-function ordinalsWord(ordinals: readonly number[]): string {
-  return `${ordinals.length === 1 ? "ordinal" : "ordinals"} ${formatOrdinals(ordinals)}`;
 }
 
 /**

@@ -19,6 +19,11 @@ export interface TemplateView {
   volumeAttributesClass?: string;
   /** allowVolumeExpansion of the class; null when the class is unknown. */
   expandable: boolean | null;
+  /**
+   * Ordinals below replicas with no claim of this template yet: the StatefulSet creates them from
+   * this template (an OrderedReady StatefulSet once the pods before them are Ready). Absent when none.
+   */
+  ordinalsWithoutClaim?: number[];
 }
 
 export interface ClaimView {
@@ -201,6 +206,14 @@ function describe(sts: StatefulSet, exists: boolean, { index, classes, classesKn
     });
   }
   claims.sort((a, b) => a.ordinal - b.ordinal || byName(a.template, b.template));
+  // Only a StatefulSet that exists creates claims; a journal-only one has none to create now.
+  if (exists) {
+    for (const t of templates) {
+      const have = new Set(claims.filter((c) => c.template === t.name).map((c) => c.ordinal));
+      const missing = Array.from({ length: replicas }, (_, i) => start + i).filter((o) => !have.has(o));
+      if (missing.length) t.ordinalsWithoutClaim = missing;
+    }
+  }
   return {
     namespace: ns,
     name,

@@ -86,6 +86,7 @@ describe("ordinals and claims that never bound (issue 18)", () => {
 
     // After the change: show explains ordinal 0 and names what would replace it.
     const item = (await show(["db", "-n", ns])).items[0]!;
+    assert.deepEqual(item.templates[0]!.ordinalsWithoutClaim, [1, 2]);
     const c = item.claims[0]!;
     assert.deepEqual(c.differences, ["template 1Gi, claim 2Gi (larger)", `template class ${cls}, claim class nosuch`]);
     assert.equal(c.pendingReason!.reason, "StorageClassNotFound");
@@ -93,6 +94,7 @@ describe("ordinals and claims that never bound (issue 18)", () => {
     const table = await runPlugin(["show", "db", "-n", ns]);
     assert.equal(table.code, 0, table.stderr);
     assert.match(table.stdout, /^persistentvolumeclaim\/data-db-0 is Pending and stuck: storage class "nosuch" does not exist$/m);
+    assert.ok(table.stdout.includes(`\nstatefulset.apps/db: ordinals 1 and 2 (no claim yet) and 3 and up (a later scale-up) get: data 1Gi (${cls})\n`), table.stdout);
     assert.ok(table.stdout.includes(`\n  ${advice}\n`), table.stdout);
     assert.deepEqual(uids(ns), before, "show, diff and the dry runs deleted nothing");
 

@@ -167,6 +167,9 @@ describe("show: claims that never bound", () => {
     assert.match(c3!.pendingReason!.message, /once a pod that uses the claim is scheduled/);
     assert.equal(c3!.recreateByHand!.command, "kubectl delete pvc data-cache-3 -n shop");
   });
+  test("ordinals below replicas without a claim get it from the template", () => {
+    assert.deepEqual(report.items.map((i) => [i.name, i.templates[0]!.ordinalsWithoutClaim ?? null]), [["cache", null], ["db", [1, 2]], ["queue", null], ["web", null]]);
+  });
   test("a bound claim never gets such advice", () => {
     const c = claimOf("web")[0]!;
     assert.deepEqual([c.differences.length > 0, c.pendingReason, c.recreateByHand, c.volumeName], [true, undefined, undefined, "pv-web-0"]);
