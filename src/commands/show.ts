@@ -1,11 +1,11 @@
 // `show [STS] [-n NS | -A] [-l SELECTOR]`: claim templates and every claim per ordinal.
-// A constant number of list requests, in parallel, whatever the number of StatefulSets.
+// A constant number of list requests (six), in parallel, whatever the number of StatefulSets.
 import { RefusedError } from "../errors";
 import type { ParsedCommand } from "../cli/root";
 import type { KubeClient } from "../kube/client";
 import { isForbidden } from "../kube/errors";
-import { getStatefulSet, listClaims, listJournals, listPods, listStatefulSets, listStorageClasses, namespaceExists } from "../kube/read";
-import type { StatefulSet } from "../kube/types";
+import { getStatefulSet, listClaimProvisioningFailures, listClaims, listJournals, listPods, listStatefulSets, listStorageClasses, namespaceExists } from "../kube/read";
+import type { KubeEvent, StatefulSet } from "../kube/types";
 import type { Journal } from "../plan/types";
 import { buildStorageReport } from "../report/storage-report";
 import { print } from "../output/printer";
@@ -44,19 +44,26 @@ export async function runShow(opts: ShowOptions, deps: CommandDeps): Promise<voi
         if (isForbidden(e) && opts.allNamespaces) throw new RefusedError(`${e.message.split("\n")[0]}; list one namespace with -n NAMESPACE instead of -A`);
         throw e;
       });
-  const [statefulSets, claims, pods, storageClasses, journals] = await Promise.all([
+  let storageClassesUnknown = false;
+  const [statefulSets, claims, pods, storageClasses, journals, events] = await Promise.all([
     statefulSetsRead,
     listClaims(client, ns),
     listPods(client, ns),
     listStorageClasses(client).catch((e) => {
       if (!isForbidden(e)) throw e;
       warn("you may not list storage classes, so default classes and expansion are shown as unknown");
+      storageClassesUnknown = true;
       return [];
     }),
     readJournals(client, ns, warn),
+    listClaimProvisioningFailures(client, ns).catch((e): KubeEvent[] => {
+      if (!isForbidden(e)) throw e;
+      warn("you may not list events, so provisioning failures of Pending claims are not shown");
+      return [];
+    }),
   ]);
   const wanted = opts.name ? journals.filter((j) => j.name === opts.name) : journals;
-  const report = buildStorageReport({ statefulSets, claims, pods, storageClasses, journals: wanted });
+  const report = buildStorageReport({ statefulSets, claims, pods, storageClasses, storageClassesUnknown, journals: wanted, events });
   for (const w of warnings) deps.streams.errOut.write(`Warning: ${w}\n`);
   if (!opts.allNamespaces && report.items.length === 0 && !(await namespaceExists(client, client.namespace))) {
     throw new RefusedError(`namespace "${client.namespace}" not found; check -n, or list namespaces with: kubectl get namespaces`);

@@ -7,3 +7,4 @@ export const secretsPath = collection("/api/v1", "secrets");
 export const claimsPath = collection("/api/v1", "persistentvolumeclaims");
 export const podsPath = collection("/api/v1", "pods");
 export const resourceQuotasPath = collection("/api/v1", "resourcequotas");
+export const eventsPath = collection("/api/v1", "events");

@@ -6,8 +6,8 @@ import { decodeJournalSecret, journalLabel, journalSecretName } from "../plan/jo
 import type { Journal, JournalSecretRef } from "../plan/types";
 import type { KubeClient } from "./client";
 import { isGone, isNotFound } from "./errors";
-import { type AccessCheck, type KubeObject, type ObjectList, type PersistentVolumeClaim, type Pod, type ResourceQuota, type StatefulSet, type StorageClass } from "./types";
-import { claimsPath, podsPath, resourceQuotasPath, secretsPath, statefulSetsPath } from "./paths";
+import { type AccessCheck, type KubeEvent, type KubeObject, type ObjectList, type PersistentVolumeClaim, type Pod, type ResourceQuota, type StatefulSet, type StorageClass } from "./types";
+import { claimsPath, eventsPath, podsPath, resourceQuotasPath, secretsPath, statefulSetsPath } from "./paths";
 
 /** Lists every page (500 at a time) of a collection. */
 export async function listAll<T>(client: KubeClient, path: string, query: Record<string, string | undefined> = {}): Promise<T[]> {
@@ -65,6 +65,14 @@ export function getStorageClass(client: KubeClient, name: string): Promise<Stora
 
 export function listStorageClasses(client: KubeClient): Promise<StorageClass[]> {
   return listAll(client, "/apis/storage.k8s.io/v1/storageclasses");
+}
+
+/**
+ * The ProvisioningFailed events of claims (the PV controller's and external provisioners'),
+ * selected by the server: core/v1 events support field selectors on reason and involvedObject.
+ */
+export function listClaimProvisioningFailures(client: KubeClient, ns: string | undefined): Promise<KubeEvent[]> {
+  return listAll(client, eventsPath(ns), { fieldSelector: "involvedObject.kind=PersistentVolumeClaim,reason=ProvisioningFailed" });
 }
 
 

@@ -95,13 +95,31 @@ export interface StatefulSet extends KubeObject {
 }
 
 export interface Pod extends KubeObject {
-  spec?: { volumes?: { name: string; persistentVolumeClaim?: { claimName: string } }[]; [key: string]: unknown };
+  spec?: { nodeName?: string; volumes?: { name: string; persistentVolumeClaim?: { claimName: string } }[]; [key: string]: unknown };
   status?: { phase?: string; conditions?: { type: string; status: string }[]; [key: string]: unknown };
 }
 
 export interface StorageClass extends KubeObject {
   provisioner?: string;
   allowVolumeExpansion?: boolean;
+  /** Immediate (the default) or WaitForFirstConsumer (provisioned once a pod using the claim is scheduled). */
+  volumeBindingMode?: string;
+}
+
+/** A core/v1 Event (events.k8s.io/v1 events are the same objects, read through core/v1 here). */
+export interface KubeEvent extends KubeObject {
+  involvedObject?: { kind?: string; namespace?: string; name?: string; uid?: string };
+  reason?: string;
+  message?: string;
+  type?: string;
+  count?: number;
+  firstTimestamp?: string;
+  lastTimestamp?: string;
+  /** Set instead of the timestamps above by events.k8s.io writers. */
+  eventTime?: string;
+  series?: { count?: number; lastObservedTime?: string };
+  source?: { component?: string; host?: string };
+  reportingComponent?: string;
 }
 
 export interface ObjectList<T> {

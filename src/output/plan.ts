@@ -2,6 +2,8 @@
 // does, what new ordinals get, the warnings and the steps.
 import type { Plan, Step, TemplateChange } from "../plan/types";
 import { existingAfter, existingStepText, renderExisting } from "./existing-claims";
+import { ordinalsWord } from "./ordinals";
+import { pendingNotes } from "./pending";
 import { renderTable } from "./table";
 
 const stepText: Record<Step, string> = {
@@ -34,7 +36,7 @@ export function renderClaims(plan: Plan): string {
         : "unchanged");
     return [c.name, String(c.ordinal), c.phase ?? "", c.request ?? "", c.capacity ?? "<none>", c.storageClass ?? "<default>", c.pod ?? "<none>", after + (c.leftover ? ", leftover" : "")];
   });
-  return renderTable(["claim", "ordinal", "phase", "request", "capacity", "class", "pod", "after"], rows);
+  return renderTable(["claim", "ordinal", "phase", "request", "capacity", "class", "pod", "after"], rows) + pendingNotes(plan.claims, { wide: true, template: "its template after this change" });
 }
 
 export function renderPlan(plan: Plan): string {
@@ -63,8 +65,33 @@ export function confirmQuestion(plan: Plan): string {
   return `Re-create ${ref} with these claim templates${claims ? `, growing ${claims} existing claim(s) first` : ""}${restart}? Its pods keep running.`;
 }
 
-/** What new ordinals get, one line. */
+/**
+ * Which ordinals get the new templates (no claim yet below replicas, and a later scale-up) and
+ * which keep an existing claim. Templates with the same ordinals share their lines; when they
+ * differ, each template's lines name it.
+ */
 export function newOrdinalsLine(plan: Plan): string {
-  const future = plan.newOrdinals.templates.map((x) => `${x.claim} ${x.size ?? ""}${x.storageClass ? ` (${x.storageClass})` : ""}`).join(", ");
-  return `new ordinals (${plan.newOrdinals.from} and up) get: ${future || "no claims"}\n`;
+  const describe = (claim: string) => {
+    const x = plan.newOrdinals.templates.find((t) => t.claim === claim);
+    return `${claim} ${x?.size ?? ""}${x?.storageClass ? ` (${x.storageClass})` : ""}`;
+  };
+  const o = plan.ordinals;
+  if (o.templates.length === 0) return `ordinals ${o.scaleUpFrom} and up (a later scale-up) get: no claims\n`;
+  const groups = new Map<string, { claims: string[]; keep: number[]; create: number[]; leftover: number[] }>();
+  for (const t of o.templates) {
+    const key = JSON.stringify([t.keep, t.create, t.leftover]);
+    const g = groups.get(key);
+    if (g) g.claims.push(t.claim);
+    else groups.set(key, { claims: [t.claim], keep: t.keep, create: t.create, leftover: t.leftover });
+  }
+  const lines: string[] = [];
+  for (const g of groups.values()) {
+    const which = groups.size > 1 ? ` (${g.claims.join(", ")})` : "";
+    const later = `${o.scaleUpFrom} and up (a later scale-up)`;
+    const created = g.create.length ? `${ordinalsWord(g.create)} (no claim yet) and ${later}` : `ordinals ${later}`;
+    lines.push(`${created} get: ${g.claims.map(describe).join(", ")}`);
+    if (g.keep.length) lines.push(`${ordinalsWord(g.keep)} ${g.keep.length === 1 ? "keeps its existing claim" : "keep their existing claims"}${which}`);
+    if (g.leftover.length) lines.push(`${ordinalsWord(g.leftover)} ${g.leftover.length === 1 ? "has a claim" : "have claims"} left by an earlier scale-down, which a scale-up reuses as it is${which}`);
+  }
+  return `${lines.join("\n")}\n`;
 }

@@ -1,8 +1,27 @@
 // `show` as tables: claim templates first, then every claim per ordinal, then pending changes.
-import type { StorageReport } from "../report/storage-report";
+import type { StatefulSetStorage, StorageReport } from "../report/storage-report";
+import { ordinalsWord } from "./ordinals";
+import { pendingNotes } from "./pending";
 import { renderTable } from "./table";
 
 const none = (v: string | undefined) => (v === undefined || v === "" ? "<none>" : v);
+
+/** Ordinals below replicas that have no claim yet, and the template they get it from (with a later scale-up). */
+function withoutClaims(s: StatefulSetStorage, where: string): string {
+  const groups = new Map<string, { ordinals: number[]; templates: string[] }>();
+  for (const t of s.templates) {
+    if (!t.ordinalsWithoutClaim) continue;
+    const key = t.ordinalsWithoutClaim.join(",");
+    const described = `${t.name} ${t.size ?? "<no size>"}${t.storageClass ? ` (${t.storageClass})` : ""}`;
+    const g = groups.get(key);
+    if (g) g.templates.push(described);
+    else groups.set(key, { ordinals: t.ordinalsWithoutClaim, templates: [described] });
+  }
+  const later = s.ordinalsStart + s.replicas;
+  return [...groups.values()]
+    .map((g) => `statefulset.apps/${s.name}${where}: ${ordinalsWord(g.ordinals)} (no claim yet) and ${later} and up (a later scale-up) get: ${g.templates.join(", ")}\n`)
+    .join("");
+}
 
 export function renderStorageReport(report: StorageReport, opts: { wide: boolean; namespaces: boolean }): string {
   const nsCol = (ns: string) => (opts.namespaces ? [ns] : []);
@@ -44,6 +63,13 @@ export function renderStorageReport(report: StorageReport, opts: { wide: boolean
       claimRows,
     )}`;
   }
+  const notes = report.items
+    .map((s) => {
+      const where = opts.namespaces ? ` in namespace ${s.namespace}` : "";
+      return pendingNotes(s.claims, { wide: opts.wide, template: "its template", where: () => where }) + withoutClaims(s, where);
+    })
+    .join("");
+  if (notes) text += `\n${notes}`;
   for (const s of report.items) {
     const p = s.pendingChange;
     if (!p) continue;

@@ -4,32 +4,81 @@ import type { StatefulSet } from "../kube/types";
 import { desiredStatefulSet, stripForCreate } from "./desired";
 import { formatDirective, type Directive } from "./directive";
 import { claimTemplateNames, defaultStorageClass, indexObjects, memberClaims, memberPods, ordinalStart, podRevision, replicasOf, templateSize } from "./objects";
+import { matchesTemplate, neverBound, pendingReason, recreateByHand } from "./pending";
 import { sameQuantity } from "./quantity";
 import { applyForce, checkSafety, lockFree, lockRefusal } from "./rules";
-import { type ClaimEffect, type Observed, type Plan, type PlanRequest, recreateSteps, type Step, type TemplateChange, apiVersion } from "./types";
+import { type ClaimEffect, type Observed, type OrdinalsPlan, type Plan, type PlanRequest, recreateSteps, type Step, type TemplateChange, apiVersion } from "./types";
 
 /** Thrown only for what makes a plan impossible (no object to plan for). */
 export class PlanError extends Error {}
 
-/** Every claim of the StatefulSet, with what happens to it: kept as it is, whatever the template says. */
-export function describeClaims(sts: StatefulSet, observed: Pick<Observed, "claims" | "pods">, changed: ReadonlySet<string>): ClaimEffect[] {
+/**
+ * Every claim of the StatefulSet, with what happens to it: kept as it is, whatever the template
+ * says. A claim that never bound gets why it is Pending (as far as the classes tell) and, when it
+ * will not match the new template, the commands that have it created again by hand.
+ */
+export function describeClaims(sts: StatefulSet, observed: Pick<Observed, "claims" | "pods" | "storageClasses">, changed: ReadonlySet<string>, desired: StatefulSet, namespace: string): ClaimEffect[] {
   // A plan reads one namespace: objects are filed without it.
   const index = indexObjects(observed.claims, observed.pods, () => "");
-  const effects = memberClaims(sts, index, "").map(({ claim, template, ordinal, pod, leftover }): ClaimEffect => ({
-    name: claim.metadata.name!,
-    template,
-    ordinal,
-    uid: claim.metadata.uid ?? "",
-    phase: claim.status?.phase,
-    request: claim.spec.resources?.requests?.storage,
-    capacity: claim.status?.capacity?.storage,
-    storageClass: claim.spec.storageClassName,
-    pod: pod?.metadata.name,
-    effect: changed.has(template) ? "keeps" : "unchanged",
-    leftover,
-    ...(leftover ? { note: "left by an earlier scale-down" } : {}),
-  }));
+  const classes = new Map(observed.storageClasses.map((c) => [c.metadata.name ?? "", c]));
+  const defaultClass = defaultStorageClass(observed.storageClasses);
+  const templates = new Map((desired.spec.volumeClaimTemplates ?? []).map((t) => [t.metadata.name ?? "", t]));
+  const effects = memberClaims(sts, index, "").map(({ claim, template, ordinal, pod, leftover }): ClaimEffect => {
+    const reason = pendingReason(claim, { classes, ...(pod ? { pod } : {}) });
+    const after = templates.get(template);
+    const redo = neverBound(claim) && after && !matchesTemplate(claim, after, defaultClass) ? recreateByHand(claim.metadata.name!, namespace, `${sts.metadata.name}-${ordinal}`, pod !== undefined) : undefined;
+    return {
+      name: claim.metadata.name!,
+      template,
+      ordinal,
+      uid: claim.metadata.uid ?? "",
+      phase: claim.status?.phase,
+      request: claim.spec.resources?.requests?.storage,
+      capacity: claim.status?.capacity?.storage,
+      storageClass: claim.spec.storageClassName,
+      pod: pod?.metadata.name,
+      effect: changed.has(template) ? "keeps" : "unchanged",
+      leftover,
+      ...(leftover ? { note: "left by an earlier scale-down" } : {}),
+      ...(claim.spec.volumeName ? { volumeName: claim.spec.volumeName } : {}),
+      ...(reason ? { pendingReason: reason } : {}),
+      ...(redo ? { recreateByHand: redo } : {}),
+    };
+  });
   return effects.sort((a, b) => a.template.localeCompare(b.template) || a.ordinal - b.ordinal);
+}
+
+/**
+ * Which ordinals get the new templates: the StatefulSet controller creates a missing claim from
+ * the template of the moment, for every ordinal below replicas and for every ordinal a scale-up
+ * adds, and reuses any claim that exists.
+ */
+export function planOrdinals(sts: StatefulSet, observed: Pick<Observed, "claims">, desired: StatefulSet): OrdinalsPlan {
+  const index = indexObjects(observed.claims, [], () => "");
+  const start = ordinalStart(desired);
+  const replicas = replicasOf(desired);
+  const end = start + replicas;
+  const existing = new Map<string, Set<number>>();
+  for (const { template, ordinal } of memberClaims(sts, index, "")) {
+    const set = existing.get(template) ?? new Set<number>();
+    set.add(ordinal);
+    existing.set(template, set);
+  }
+  const inRange = Array.from({ length: replicas }, (_, i) => start + i);
+  return {
+    start,
+    replicas,
+    scaleUpFrom: end,
+    templates: claimTemplateNames(desired).map((claim) => {
+      const have = existing.get(claim) ?? new Set<number>();
+      return {
+        claim,
+        keep: inRange.filter((o) => have.has(o)),
+        create: inRange.filter((o) => !have.has(o)),
+        leftover: [...have].filter((o) => o >= end).sort((a, b) => a - b),
+      };
+    }),
+  };
 }
 
 function describeChange(d: Directive, before: StatefulSet): TemplateChange {
@@ -80,7 +129,7 @@ export function freshPlan(observed: Observed, request: PlanRequest): Plan {
     mode: "fresh",
     request: requestText,
     changes,
-    claims: describeClaims(sts, observed, new Set(effective.map((c) => c.claim))),
+    claims: describeClaims(sts, observed, new Set(effective.map((c) => c.claim)), desired, request.namespace),
     newOrdinals: {
       from: ordinalStart(sts) + replicasOf(sts),
       templates: (desired.spec.volumeClaimTemplates ?? []).map((t) => ({
@@ -89,6 +138,7 @@ export function freshPlan(observed: Observed, request: PlanRequest): Plan {
         storageClass: t.spec.storageClassName ?? (defaultClass ? `${defaultClass} (default)` : undefined),
       })),
     },
+    ordinals: planOrdinals(sts, observed, desired),
     warnings,
     refusals,
     steps,

@@ -1,7 +1,7 @@
 // The rest of an interrupted change, decided from its journal and from what exists now: the
 // original still being deleted, gone, or already re-created with the new templates. Pure.
 import { sameClaimTemplates } from "./objects";
-import { describeClaims } from "./fresh";
+import { describeClaims, planOrdinals } from "./fresh";
 import { ordinalStart, replicasOf, templateSize } from "./objects";
 import { lockFree, lockRefusal, pendingChangeRefusal } from "./rules";
 import { apiVersion, type Journal, type Observed, type Plan, type PlanRequest, type Refusal, type Step, type TemplateChange } from "./types";
@@ -50,11 +50,12 @@ export function resumePlan(observed: Observed, request: PlanRequest, journal: Jo
     mode: "resume",
     request: journal.request,
     changes: changesOf(journal),
-    claims: describeClaims(journal.original, observed, new Set(journal.request.map((r) => r.split("=")[0]!))),
+    claims: describeClaims(journal.original, observed, new Set(journal.request.map((r) => r.split("=")[0]!)), desired, journal.namespace),
     newOrdinals: {
       from: ordinalStart(desired) + replicasOf(desired),
       templates: (desired.spec.volumeClaimTemplates ?? []).map((t) => ({ claim: t.metadata.name!, size: templateSize(t), storageClass: t.spec.storageClassName })),
     },
+    ordinals: planOrdinals(journal.original, observed, desired),
     warnings,
     refusals,
     steps,

@@ -84,7 +84,7 @@ export function checkSafety(sts: StatefulSet, request: PlanRequest, observed: Ob
   }
   for (const c of changes) {
     if (c.before.size && c.after.size && compareQuantities(parseQuantity(c.after.size), parseQuantity(c.before.size)) < 0) {
-      warnings.push(`claim template "${c.claim}" shrinks from ${c.before.size} to ${c.after.size}: only new ordinals get the smaller size; existing claims keep theirs`);
+      warnings.push(`claim template "${c.claim}" shrinks from ${c.before.size} to ${c.after.size}: only claims created from now on get the smaller size; existing claims keep theirs`);
     }
   }
   return { refusals, warnings };

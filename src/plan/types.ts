@@ -146,6 +146,31 @@ export interface TemplateChange {
   after: TemplateSide;
 }
 
+/**
+ * Why a Pending claim has no volume, when what was read can tell. StorageClassNotFound and
+ * ProvisioningFailed are stuck until someone acts; WaitForFirstConsumer is waiting as designed.
+ */
+export interface PendingReason {
+  reason: "StorageClassNotFound" | "ProvisioningFailed" | "WaitForFirstConsumer";
+  /** false: waiting as designed (WaitForFirstConsumer: until a pod using the claim is scheduled). */
+  stuck: boolean;
+  /** Why, in one line. */
+  message: string;
+  /** ProvisioningFailed: the latest such event on the claim, as its provisioner wrote it. */
+  event?: { message: string; count?: number; lastTimestamp?: string; source?: string };
+}
+
+/**
+ * What a user can run by hand to have a claim that never bound (no volume, so no data) created
+ * again from its template. This tool never runs it: it never deletes a claim or a pod.
+ */
+export interface RecreateByHand {
+  /** One shell line: the claim's delete, then (when the pod exists) its pod's. */
+  command: string;
+  /** What the command does beyond the claim: the pod restarts. */
+  warning: string;
+}
+
 export interface ClaimEffect {
   name: string;
   template: string;
@@ -160,6 +185,35 @@ export interface ClaimEffect {
   effect: "keeps" | "unchanged";
   leftover: boolean;
   note?: string;
+  /** The PersistentVolume it is bound to; absent: it never bound (no volume, so no data). */
+  volumeName?: string;
+  /** Pending: why, when the storage classes tell (the plan reads no events). */
+  pendingReason?: PendingReason;
+  /** Never bound and it will not match the new template: how to have it re-created by hand. */
+  recreateByHand?: RecreateByHand;
+}
+
+/**
+ * Which ordinals get the new claim templates and which keep an existing claim, per template.
+ * The StatefulSet controller creates a missing claim from the template of the moment, for every
+ * ordinal it runs (below replicas) and for every ordinal a later scale-up adds; it reuses any
+ * claim that exists, whatever its template.
+ */
+export interface OrdinalsPlan {
+  /** The ordinals the StatefulSet runs: [start, start + replicas). */
+  start: number;
+  replicas: number;
+  /** From this ordinal up (a later scale-up), missing claims get the new templates (= newOrdinals.from). */
+  scaleUpFrom: number;
+  templates: {
+    claim: string;
+    /** Below replicas, with a claim: keep it as it is. */
+    keep: number[];
+    /** Below replicas, no claim yet: created from the new template. */
+    create: number[];
+    /** From scaleUpFrom up, a claim left by an earlier scale-down: a scale-up reuses it as it is. */
+    leftover: number[];
+  }[];
 }
 
 export interface Refusal {
@@ -224,6 +278,8 @@ export interface Plan {
   changes: TemplateChange[];
   claims: ClaimEffect[];
   newOrdinals: { from: number; templates: { claim: string; size?: string; storageClass?: string }[] };
+  /** Exactly which ordinals get the new templates and which keep an existing claim. */
+  ordinals: OrdinalsPlan;
   warnings: string[];
   refusals: Refusal[];
   steps: Step[];

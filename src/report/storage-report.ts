@@ -1,11 +1,12 @@
 // What `show` reports: each StatefulSet's claim templates and every claim that belongs to it,
 // with where a claim differs from its template. Pure: built from lists read once.
 // The JSON/YAML form (kind StorageReport) is a documented, versioned schema (README "show").
-import type { PersistentVolumeClaim, Pod, StatefulSet, StorageClass } from "../kube/types";
+import type { KubeEvent, PersistentVolumeClaim, Pod, StatefulSet, StorageClass } from "../kube/types";
 import { finishCommand } from "../plan/journal";
 import { defaultStorageClass, indexObjects, memberClaims, type ObjectIndex, ordinalStart, replicasOf } from "../plan/objects";
+import { neverBound, pendingReason, recreateByHand } from "../plan/pending";
 import { compareQuantities, parseQuantity, sameQuantity } from "../plan/quantity";
-import { apiVersion, type Journal } from "../plan/types";
+import { apiVersion, type Journal, type PendingReason, type RecreateByHand } from "../plan/types";
 
 export interface TemplateView {
   name: string;
@@ -18,6 +19,11 @@ export interface TemplateView {
   volumeAttributesClass?: string;
   /** allowVolumeExpansion of the class; null when the class is unknown. */
   expandable: boolean | null;
+  /**
+   * Ordinals below replicas with no claim of this template yet: the StatefulSet creates them from
+   * this template (an OrderedReady StatefulSet once the pods before them are Ready). Absent when none.
+   */
+  ordinalsWithoutClaim?: number[];
 }
 
 export interface ClaimView {
@@ -38,6 +44,12 @@ export interface ClaimView {
   leftover: boolean;
   /** Where the claim differs from its template, e.g. "template 2Gi, claim 1Gi". */
   differences: string[];
+  /** The PersistentVolume it is bound to; absent: it never bound (no volume, so no data). */
+  volumeName?: string;
+  /** Pending and never bound: why, when it can be known (missing class, ProvisioningFailed, WaitForFirstConsumer). */
+  pendingReason?: PendingReason;
+  /** Never bound and differs from its template: the commands that have it created again by hand (never run by this tool). */
+  recreateByHand?: RecreateByHand;
 }
 
 export interface PendingChange {
@@ -74,7 +86,39 @@ export interface StorageInputs {
   claims: PersistentVolumeClaim[];
   pods: Pod[];
   storageClasses: StorageClass[];
+  /** The storage classes could not be read: a claim's class cannot be told missing. */
+  storageClassesUnknown?: boolean;
   journals: Journal[];
+  /** ProvisioningFailed events of claims (others are ignored); the latest explains a stuck claim. */
+  events?: KubeEvent[];
+}
+
+/** Claims' ProvisioningFailed events, filed under "namespace/uid" (or "namespace/name" when the event names no uid). */
+type EventIndex = Map<string, KubeEvent[]>;
+
+function indexEvents(events: readonly KubeEvent[]): EventIndex {
+  const out: EventIndex = new Map();
+  for (const e of events) {
+    const o = e.involvedObject;
+    if (e.reason !== "ProvisioningFailed" || o?.kind !== "PersistentVolumeClaim") continue;
+    const key = `${o.namespace ?? e.metadata.namespace ?? ""}/${o.uid ? `uid:${o.uid}` : `name:${o.name ?? ""}`}`;
+    const list = out.get(key);
+    if (list) list.push(e);
+    else out.set(key, [e]);
+  }
+  return out;
+}
+
+function eventsOf(events: EventIndex, ns: string, c: PersistentVolumeClaim): KubeEvent[] {
+  return [...(events.get(`${ns}/uid:${c.metadata.uid ?? ""}`) ?? []), ...(events.get(`${ns}/name:${c.metadata.name ?? ""}`) ?? [])];
+}
+
+interface Lookups {
+  index: ObjectIndex;
+  classes: Map<string, StorageClass>;
+  classesKnown: boolean;
+  defaultClass: string | undefined;
+  events: EventIndex;
 }
 
 const interestingConditions = new Set(["Resizing", "FileSystemResizePending", "ModifyingVolume", "ControllerResizeError", "NodeResizeError"]);
@@ -127,7 +171,7 @@ function differences(t: TemplateView, c: PersistentVolumeClaim): string[] {
   return out;
 }
 
-function describe(sts: StatefulSet, exists: boolean, index: ObjectIndex, classes: Map<string, StorageClass>, defaultClass: string | undefined): StatefulSetStorage {
+function describe(sts: StatefulSet, exists: boolean, { index, classes, classesKnown, defaultClass, events }: Lookups): StatefulSetStorage {
   const ns = sts.metadata.namespace ?? "";
   const name = sts.metadata.name ?? "";
   const start = ordinalStart(sts);
@@ -137,6 +181,10 @@ function describe(sts: StatefulSet, exists: boolean, index: ObjectIndex, classes
   const claims: ClaimView[] = [];
   for (const { claim: c, template, ordinal, pod, leftover } of memberClaims(sts, index, ns)) {
     const t = byTemplate.get(template)!;
+    const drift = differences(t, c);
+    const reason = neverBound(c) ? pendingReason(c, { ...(classesKnown ? { classes } : {}), events: eventsOf(events, ns, c), ...(pod ? { pod } : {}) }) : undefined;
+    // Never bound (no volume, so no data) and unlike its template: only a new claim would match it.
+    const redo = neverBound(c) && drift.length ? recreateByHand(c.metadata.name!, ns, `${name}-${ordinal}`, pod !== undefined) : undefined;
     claims.push({
       name: c.metadata.name!,
       template: t.name,
@@ -151,10 +199,21 @@ function describe(sts: StatefulSet, exists: boolean, index: ObjectIndex, classes
       pod: pod?.metadata.name,
       podPhase: pod?.status?.phase,
       leftover,
-      differences: differences(t, c),
+      differences: drift,
+      ...(c.spec.volumeName ? { volumeName: c.spec.volumeName } : {}),
+      ...(reason ? { pendingReason: reason } : {}),
+      ...(redo ? { recreateByHand: redo } : {}),
     });
   }
   claims.sort((a, b) => a.ordinal - b.ordinal || byName(a.template, b.template));
+  // Only a StatefulSet that exists creates claims; a journal-only one has none to create now.
+  if (exists) {
+    for (const t of templates) {
+      const have = new Set(claims.filter((c) => c.template === t.name).map((c) => c.ordinal));
+      const missing = Array.from({ length: replicas }, (_, i) => start + i).filter((o) => !have.has(o));
+      if (missing.length) t.ordinalsWithoutClaim = missing;
+    }
+  }
   return {
     namespace: ns,
     name,
@@ -183,18 +242,22 @@ function pending(j: Journal): PendingChange {
 }
 
 export function buildStorageReport(inputs: StorageInputs): StorageReport {
-  const classes = new Map(inputs.storageClasses.map((c) => [c.metadata.name!, c]));
-  const defaultClass = defaultStorageClass(inputs.storageClasses);
+  const lookups: Lookups = {
+    index: indexObjects(inputs.claims, inputs.pods),
+    classes: new Map(inputs.storageClasses.map((c) => [c.metadata.name!, c])),
+    classesKnown: inputs.storageClassesUnknown !== true,
+    defaultClass: defaultStorageClass(inputs.storageClasses),
+    events: indexEvents(inputs.events ?? []),
+  };
   const journals = new Map(inputs.journals.map((j) => [`${j.namespace}/${j.name}`, j]));
-  const index = indexObjects(inputs.claims, inputs.pods);
   const items = inputs.statefulSets.map((s) => {
-    const view = describe(s, true, index, classes, defaultClass);
+    const view = describe(s, true, lookups);
     const j = journals.get(`${view.namespace}/${view.name}`);
     journals.delete(`${view.namespace}/${view.name}`);
     return j ? { ...view, pendingChange: pending(j) } : view;
   });
   // A journal without its StatefulSet: an interrupted run deleted it and its pods have no controller.
-  for (const j of journals.values()) items.push({ ...describe(j.original, false, index, classes, defaultClass), pendingChange: pending(j) });
+  for (const j of journals.values()) items.push({ ...describe(j.original, false, lookups), pendingChange: pending(j) });
   items.sort((a, b) => byName(a.namespace, b.namespace) || byName(a.name, b.name));
   return JSON.parse(JSON.stringify({ apiVersion, kind: "StorageReport", items })) as StorageReport;
 }

@@ -262,3 +262,75 @@ describe("the desired object", () => {
     assert.equal(desired.spec.volumeClaimTemplates![0]!.spec.resources!.requests!["storage"], "1Gi");
   });
 });
+
+describe("buildPlan: which ordinals get the new template (issue 18)", () => {
+  // The case of the issue: class "nosuch" does not exist; OrderedReady created pod 0 and its
+  // claim (Pending forever) and never reached ordinals 1 and 2.
+  const nosuch = () => sts("db").withClaim("data", "2Gi", "nosuch").replicas(3).live("uid-db", "7");
+  const stuck = () => {
+    const s = nosuch();
+    return observed(s, {
+      claims: [claim("data-db-0", "2Gi", { phase: "Pending", storageClass: "nosuch" })],
+      pods: [pod("db-0", s)],
+      storageClasses: [storageClass("bars-expandable", { expandable: true })],
+    });
+  };
+
+  test("ordinals below replicas without a claim, and a scale-up, get the new template; ordinal 0 keeps its claim", () => {
+    const plan = buildPlan(stuck(), request("data=1Gi,bars-expandable"));
+    assert.deepEqual(plan.ordinals, { start: 0, replicas: 3, scaleUpFrom: 3, templates: [{ claim: "data", keep: [0], create: [1, 2], leftover: [] }] });
+    assert.deepEqual(plan.newOrdinals, { from: 3, templates: [{ claim: "data", size: "1Gi", storageClass: "bars-expandable" }] });
+  });
+
+  test("why ordinal 0's claim is stuck, and the commands that would replace it (never run by the tool)", () => {
+    const plan = buildPlan(stuck(), request("data=1Gi,bars-expandable"));
+    const c = plan.claims[0]!;
+    assert.deepEqual(c.pendingReason, { reason: "StorageClassNotFound", stuck: true, message: 'storage class "nosuch" does not exist' });
+    assert.equal(c.recreateByHand!.command, "kubectl delete pvc data-db-0 -n default && kubectl delete pod db-0 -n default");
+    assert.match(c.recreateByHand!.warning, /pod db-0 restarts/);
+    assert.equal(c.volumeName, undefined);
+    // The plan's steps hold no delete of a claim or a pod: only the StatefulSet's orphan delete.
+    assert.deepEqual(plan.steps, ["write-journal", "orphan-delete", "wait-gone", "create", "verify", "record", "remove-journal"]);
+  });
+
+  test("a never-bound claim that matches the new template gets no advice", () => {
+    const plan = buildPlan(stuck(), request("data=2Gi"));
+    assert.equal(plan.noChange, true);
+    assert.equal(plan.claims[0]!.recreateByHand, undefined);
+    assert.equal(plan.claims[0]!.pendingReason!.reason, "StorageClassNotFound");
+  });
+
+  test("a bound claim never gets such advice, however it differs", () => {
+    const s = sts("db").withClaim("data", "1Gi", "standard").live();
+    const bound = claim("data-db-0", "1Gi", { capacity: "1Gi", storageClass: "standard" });
+    bound.spec.volumeName = "pv-1";
+    const plan = buildPlan(observed(s, { claims: [bound], pods: [pod("db-0", s)] }), request("data=5Gi,fast-ssd"));
+    assert.equal(plan.claims[0]!.recreateByHand, undefined);
+    assert.equal(plan.claims[0]!.pendingReason, undefined);
+    assert.equal(plan.claims[0]!.volumeName, "pv-1");
+  });
+
+  test("a WaitForFirstConsumer claim is waiting for its pod, not stuck", () => {
+    const s = sts("db").withClaim("data", "1Gi", "wffc").live();
+    const wffc = { ...storageClass("wffc"), volumeBindingMode: "WaitForFirstConsumer" };
+    const plan = buildPlan(observed(s, { claims: [claim("data-db-0", "1Gi", { phase: "Pending", storageClass: "wffc" })], storageClasses: [wffc, storageClass("fast-ssd")] }), request("data=2Gi"));
+    assert.deepEqual(plan.claims[0]!.pendingReason, {
+      reason: "WaitForFirstConsumer",
+      stuck: false,
+      message: 'storage class "wffc" has volumeBindingMode WaitForFirstConsumer, so the volume is provisioned once pod db-0 is scheduled',
+    });
+    assert.equal(plan.claims[0]!.recreateByHand!.command, "kubectl delete pvc data-db-0 -n default && kubectl delete pod db-0 -n default");
+  });
+
+  test("leftovers above replicas are reused by a scale-up; ordinals per template", () => {
+    const s = sts("db").withClaim("data", "1Gi").withClaim("logs", "1Gi").replicas(2).live();
+    const plan = buildPlan(
+      observed(s, { claims: ["data-db-0", "data-db-1", "data-db-5", "logs-db-0"].map((n) => claim(n, "1Gi", { storageClass: "standard" })) }),
+      request("data=2Gi"),
+    );
+    assert.deepEqual(plan.ordinals.templates, [
+      { claim: "data", keep: [0, 1], create: [], leftover: [5] },
+      { claim: "logs", keep: [0], create: [1], leftover: [] },
+    ]);
+  });
+});

@@ -3,6 +3,7 @@ import { describe, test } from "node:test";
 import { parseDirectives } from "../../src/plan/directive";
 import { buildPlan } from "../../src/plan/plan";
 import { unifiedDiff } from "../../src/output/diff";
+import { formatOrdinals } from "../../src/output/ordinals";
 import { renderPlan } from "../../src/output/plan";
 import { renderTable } from "../../src/output/table";
 import { toJson, toYaml } from "../../src/output/yaml";
@@ -29,7 +30,25 @@ function referencePlan() {
   );
 }
 
+/** Issue 18: class "nosuch" never existed; OrderedReady made pod 0 and its claim and stopped there. */
+function stuckPlan() {
+  const s = sts("db", "shop").withClaim("data", "2Gi", "nosuch").replicas(3).live("uid-db", "77");
+  const leftover = claim("data-db-4", "2Gi", { phase: "Pending", storageClass: "nosuch" });
+  return buildPlan(
+    {
+      statefulSet: s,
+      claims: [claim("data-db-0", "2Gi", { phase: "Pending", storageClass: "nosuch" }), leftover],
+      pods: [pod("db-0", s)],
+      storageClasses: [storageClass("bars-expandable", { expandable: true })],
+      user: "alice",
+      now: "2026-11-29T12:00:00.000Z",
+    },
+    { namespace: "shop", name: "db", directives: parseDirectives(["data=1Gi,bars-expandable"]), force: false },
+  );
+}
+
 describe("rendering (golden files)", () => {
+  test("the plan names the ordinals that get the new template, why a claim is stuck and what would replace it", () => assertGolden("plan-pending.txt", renderPlan(stuckPlan())));
   test("the plan, as set shows it before asking", () => assertGolden("plan.txt", renderPlan(referencePlan())));
   test("the plan as YAML (-o yaml)", () => assertGolden("plan.yaml", toYaml(referencePlan())));
   test("the diff of the StatefulSet", () => {
@@ -41,6 +60,10 @@ describe("rendering (golden files)", () => {
     const coloured = unifiedDiff("live/x", "merged/x", plan.original, plan.desired, true);
     assert.match(coloured, /\u001b\[3\dm-/);
     assert.doesNotMatch(unifiedDiff("live/x", "merged/x", plan.original, plan.desired, false), /\u001b/);
+  });
+  test("ordinals as a person reads them", () => {
+    const cases: [number[], string][] = [[[], ""], [[3], "3"], [[1, 2], "1 and 2"], [[0, 2, 5], "0, 2 and 5"], [[1, 2, 3, 4], "1 to 4"], [[0, 1, 2, 7, 9, 10], "0 to 2, 7, 9 and 10"]];
+    for (const [ordinals, text] of cases) assert.equal(formatOrdinals(ordinals), text, JSON.stringify(ordinals));
   });
   test("no diff for equal objects", () => assert.equal(unifiedDiff("a", "b", { a: 1 }, { a: 1 }, false), ""));
   test("a kubectl-style table", () => assertGolden("table.txt", renderTable(["name", "size"], [["a", "1Gi"], ["long-name", "10Gi"]])));

@@ -91,3 +91,94 @@ describe("show rendering (golden files)", () => {
   test("json", () => assertGolden("show.json", toJson(report)));
   test("yaml", () => assertGolden("show.yaml", toYaml(report)));
 });
+
+/**
+ * Issue 18: claims that never bound. db: class "nosuch" does not exist (the template was fixed
+ * since); queue: its provisioner reported ProvisioningFailed (an older claim of the same name had
+ * an event too, which must not count); cache: WaitForFirstConsumer, and a leftover of it that no
+ * longer matches; web: a bound claim unlike its template, which never gets advice.
+ */
+function pendingInputs(): StorageInputs {
+  const ns = "shop";
+  const db = sts("db", ns).withClaim("data", "1Gi", "bars-expandable").replicas(3).live("uid-db");
+  const queue = sts("queue", ns).withClaim("data", "2Gi", "slow").live("uid-queue");
+  const cache = sts("cache", ns).withClaim("data", "1Gi", "local-wffc").live("uid-cache");
+  const web = sts("web", ns).withClaim("data", "2Gi", "bars-expandable").live("uid-web");
+  const bound = inNs(ns, claim("data-web-0", "1Gi", { capacity: "1Gi", storageClass: "standard" }));
+  bound.spec.volumeName = "pv-web-0";
+  const event = (name: string, uid: string, message: string, at: string, count: number) => ({
+    metadata: { name: `${name}.${count}`, namespace: ns },
+    involvedObject: { kind: "PersistentVolumeClaim", namespace: ns, name, uid },
+    reason: "ProvisioningFailed",
+    type: "Warning",
+    message,
+    count,
+    lastTimestamp: at,
+    source: { component: "example.com/slow_node-1_1234" },
+  });
+  return {
+    statefulSets: [db, queue, cache, web],
+    claims: [
+      inNs(ns, claim("data-db-0", "1Gi", { phase: "Pending", storageClass: "nosuch" })),
+      inNs(ns, claim("data-queue-0", "2Gi", { phase: "Pending", storageClass: "slow" })),
+      inNs(ns, claim("data-cache-0", "1Gi", { phase: "Pending", storageClass: "local-wffc" })),
+      inNs(ns, claim("data-cache-3", "512Mi", { phase: "Pending", storageClass: "local-wffc" })),
+      bound,
+    ],
+    pods: [inNs(ns, pod("db-0", db)), inNs(ns, pod("queue-0", queue)), inNs(ns, pod("cache-0", cache)), inNs(ns, pod("web-0", web))],
+    storageClasses: [
+      storageClass("standard", { default: true }),
+      storageClass("bars-expandable", { expandable: true }),
+      { ...storageClass("slow"), provisioner: "example.com/slow" },
+      { ...storageClass("local-wffc"), volumeBindingMode: "WaitForFirstConsumer" },
+    ],
+    journals: [],
+    events: [
+      event("data-queue-0", "uid-data-queue-0", "failed to provision volume with StorageClass \"slow\": quota exceeded", "2026-11-29T11:00:00Z", 1),
+      event("data-queue-0", "uid-data-queue-0", "failed to provision volume with StorageClass \"slow\": rpc error: code = ResourceExhausted desc = no space left in pool", "2026-11-29T11:05:00Z", 4),
+      event("data-queue-0", "uid-an-older-claim", "an older claim of the same name", "2026-11-29T11:10:00Z", 1),
+    ],
+  };
+}
+
+describe("show: claims that never bound", () => {
+  const report = buildStorageReport(pendingInputs());
+  const claimOf = (sts: string) => report.items.find((i) => i.name === sts)!.claims;
+  test("a class that does not exist: stuck, and the commands that re-create the claim from the template", () => {
+    const c = claimOf("db")[0]!;
+    assert.deepEqual(c.pendingReason, { reason: "StorageClassNotFound", stuck: true, message: 'storage class "nosuch" does not exist' });
+    assert.deepEqual(c.recreateByHand, { command: "kubectl delete pvc data-db-0 -n shop && kubectl delete pod db-0 -n shop", warning: "pod db-0 restarts: the StatefulSet controller creates it again, with a new claim" });
+    assert.equal(c.volumeName, undefined);
+  });
+  test("ProvisioningFailed: the latest event of this claim (by uid), and no advice when it matches its template", () => {
+    const c = claimOf("queue")[0]!;
+    assert.deepEqual(c.pendingReason, {
+      reason: "ProvisioningFailed",
+      stuck: true,
+      message: 'the provisioner example.com/slow of storage class "slow" reported ProvisioningFailed',
+      event: { message: 'failed to provision volume with StorageClass "slow": rpc error: code = ResourceExhausted desc = no space left in pool', count: 4, lastTimestamp: "2026-11-29T11:05:00Z", source: "example.com/slow_node-1_1234" },
+    });
+    assert.equal(c.recreateByHand, undefined);
+  });
+  test("WaitForFirstConsumer: not stuck; a leftover unlike its template gets the claim's delete alone", () => {
+    const [c0, c3] = claimOf("cache");
+    assert.deepEqual([c0!.pendingReason!.reason, c0!.pendingReason!.stuck, c0!.recreateByHand], ["WaitForFirstConsumer", false, undefined]);
+    assert.match(c0!.pendingReason!.message, /once pod cache-0 is scheduled/);
+    assert.match(c3!.pendingReason!.message, /once a pod that uses the claim is scheduled/);
+    assert.equal(c3!.recreateByHand!.command, "kubectl delete pvc data-cache-3 -n shop");
+  });
+  test("ordinals below replicas without a claim get it from the template", () => {
+    assert.deepEqual(report.items.map((i) => [i.name, i.templates[0]!.ordinalsWithoutClaim ?? null]), [["cache", null], ["db", [1, 2]], ["queue", null], ["web", null]]);
+  });
+  test("a bound claim never gets such advice", () => {
+    const c = claimOf("web")[0]!;
+    assert.deepEqual([c.differences.length > 0, c.pendingReason, c.recreateByHand, c.volumeName], [true, undefined, undefined, "pv-web-0"]);
+  });
+  test("classes that could not be read tell nothing about a missing class", () => {
+    const unknown = buildStorageReport({ ...pendingInputs(), storageClasses: [], storageClassesUnknown: true });
+    assert.equal(unknown.items.find((i) => i.name === "db")!.claims[0]!.pendingReason, undefined);
+  });
+  test("table", () => assertGolden("show-pending-table.txt", renderStorageReport(report, { wide: false, namespaces: false })));
+  test("wide: the provisioner's message", () => assertGolden("show-pending-wide.txt", renderStorageReport(report, { wide: true, namespaces: true })));
+  test("json", () => assertGolden("show-pending.json", toJson(report)));
+});
