@@ -75,7 +75,8 @@ function restoreFromJournal(observed: Observed, request: UndoRequest, journal: J
     after: c.before,
   }));
   const warnings = plan.refusals.length ? plan.warnings : [`putting back ${ref} exactly as the interrupted change (${journal.request.join(" ")}) saved it before deleting it`, ...plan.warnings];
-  return JSON.parse(JSON.stringify({ ...plan, changes, warnings })) as Plan;
+  // The journal is taken over at the version it was read (as buildPlan does for set).
+  return JSON.parse(JSON.stringify({ ...plan, changes, warnings, ...(observed.journalSecret ? { journalSecret: observed.journalSecret } : {}) })) as Plan;
 }
 
 /** The plan of `undo`: to the revision before the current one, or to --to-revision. */

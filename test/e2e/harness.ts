@@ -126,8 +126,10 @@ export function markReady(ns: string, pod: string): void {
 
 /** Waits until the StatefulSet controller created all pods and its status settled. */
 export async function settled(ns: string, name: string, replicas: number, opts: { ready?: boolean } = {}): Promise<StatefulSet> {
+  // Its own pods (name-ORDINAL): a namespace may hold several StatefulSets.
+  const members = () => pods(ns).filter((p) => new RegExp(`^${name}-\\d+$`).test(p.metadata.name ?? ""));
   return eventually(`statefulset ${ns}/${name} to settle with ${replicas} pod(s)`, () => {
-    if (opts.ready) for (const p of pods(ns)) if (p.status?.phase !== "Running") markReady(ns, p.metadata.name!);
+    if (opts.ready) for (const p of members()) if (p.status?.phase !== "Running") markReady(ns, p.metadata.name!);
     const s = getSts(ns, name);
     const st = s.status ?? {};
     const ok =
@@ -137,9 +139,9 @@ export async function settled(ns: string, name: string, replicas: number, opts: 
       st.replicas === replicas &&
       st.updatedReplicas === replicas &&
       st.currentRevision === st.updateRevision &&
-      pods(ns).length === replicas &&
+      members().length === replicas &&
       // The last pod may have appeared after this round marked the others Ready.
-      (!opts.ready || pods(ns).every((p) => p.status?.phase === "Running"));
+      (!opts.ready || members().every((p) => p.status?.phase === "Running"));
     return ok ? s : undefined;
   }, 90_000);
 }
