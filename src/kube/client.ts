@@ -175,7 +175,7 @@ export async function connect(flags: KubeFlags, options: ConnectOptions = {}): P
         .then(async (socket) => {
           if (base.protocol === "http:") return done(null, socket);
           const tls = await import("node:tls");
-          const secure = tls.connect({ ...(tlsOptions as object), socket, servername: tlsOptions.servername ?? (net.isIP(hostname) ? undefined : hostname) });
+          const secure = tls.connect({ ...(tlsOptions as object), socket, host: hostname, servername: tlsOptions.servername ?? (net.isIP(hostname) ? undefined : hostname) });
           secure.once("secureConnect", () => done(null, secure));
           secure.once("error", (e) => done(e));
         })

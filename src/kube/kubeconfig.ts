@@ -113,10 +113,10 @@ function named<T>(doc: Doc, key: string, entryKey: string, file: string, read: (
   const out = new Map<string, T>();
   const list = doc[key];
   if (list === undefined || list === null) return out;
-  if (!Array.isArray(list)) throw new ConfigError(`error loading config file "${file}": ${key} is not a list; fix the kubeconfig or pass another with --kubeconfig`);
+  if (!Array.isArray(list)) throw new ConfigError(`cannot load kubeconfig "${file}": ${key} is not a list; fix the kubeconfig or pass another with --kubeconfig`);
   for (const e of list as unknown[]) {
     const name = typeof obj(e)["name"] === "string" ? (obj(e)["name"] as string) : "";
-    if (out.has(name)) throw new ConfigError(`error loading config file "${file}": duplicate name "${name}" in ${key}; remove one of them`);
+    if (out.has(name)) throw new ConfigError(`cannot load kubeconfig "${file}": duplicate name "${name}" in ${key}; remove one of them`);
     out.set(name, read(obj(obj(e)[entryKey])));
   }
   return out;
@@ -179,10 +179,10 @@ export function parseKubeconfig(text: string, file: string): RawConfig {
   try {
     doc = text.trim() === "" ? {} : load(text);
   } catch (e) {
-    throw new ConfigError(`error loading config file "${file}": ${(e as Error).message.split("\n")[0]}; fix the file or pass another with --kubeconfig`);
+    throw new ConfigError(`cannot load kubeconfig "${file}": ${(e as Error).message.split("\n")[0]}; fix the file or pass another with --kubeconfig`);
   }
   if (doc !== null && doc !== undefined && (typeof doc !== "object" || Array.isArray(doc))) {
-    throw new ConfigError(`error loading config file "${file}": not a kubeconfig; fix the file or pass another with --kubeconfig`);
+    throw new ConfigError(`cannot load kubeconfig "${file}": not a kubeconfig; fix the file or pass another with --kubeconfig`);
   }
   const d = obj(doc);
   const base = dirname(resolvePath(file));
@@ -234,7 +234,7 @@ export function loadKubeconfig(explicit: string | undefined, env: Record<string,
       text = readFileSync(file, "utf8");
     } catch (e) {
       if ((e as NodeJS.ErrnoException).code === "ENOENT") continue;
-      throw new ConfigError(`error loading config file "${file}": ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}; check the file's permissions`);
+      throw new ConfigError(`cannot load kubeconfig "${file}": ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}; check the file's permissions`);
     }
     configs.push(parseKubeconfig(text, file));
     loaded.push(file);

@@ -100,7 +100,7 @@ describe("which files: clientcmd's loading rules", () => {
     const dup = file(JSON.stringify({ contexts: [{ name: "x", context: { cluster: "a" } }, { name: "x", context: { cluster: "b" } }] }));
     assert.throws(() => resolve({ kubeconfig: dup }), /duplicate name "x" in contexts/);
   });
-  test("broken YAML names the file", () => assert.throws(() => resolve({ kubeconfig: file("clusters: [") }), /error loading config file ".*"/));
+  test("broken YAML names the file", () => assert.throws(() => resolve({ kubeconfig: file("clusters: [") }), /cannot load kubeconfig ".*"/));
   test("nothing at all: one line that says what to do", () => assert.throws(() => resolve({}), /no kubeconfig found .* pass --kubeconfig, set KUBECONFIG, or pass --server/));
   test("relative paths are relative to the file that holds the entry", () => {
     const sub = join(dir, "sub");
