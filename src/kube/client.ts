@@ -6,7 +6,9 @@
 // (credentials.ts); proxies follow Go's rules (proxy.ts).
 import * as http from "node:http";
 import * as https from "node:https";
+import { readFileSync } from "node:fs";
 import * as net from "node:net";
+import * as tls from "node:tls";
 import { ApiError, apiErrorFromBody, UnreachableError } from "./errors";
 import { ConfigError } from "./config-error";
 
@@ -153,7 +155,7 @@ export async function connect(flags: KubeFlags, options: ConnectOptions = {}): P
   }
   const credentials = new Credentials(config, env);
   const transport = base.protocol === "http:" ? http : https;
-  const ca = cluster.certificateAuthority ? (await import("node:fs")).readFileSync(cluster.certificateAuthority) : cluster.certificateAuthorityData ? Buffer.from(cluster.certificateAuthorityData, "base64") : undefined;
+  const ca = cluster.certificateAuthority ? readFileSync(cluster.certificateAuthority) : cluster.certificateAuthorityData ? Buffer.from(cluster.certificateAuthorityData, "base64") : undefined;
   const basePath = base.pathname.replace(/\/$/, "");
   const port = Number(base.port || (base.protocol === "https:" ? 443 : 80));
   const hostname = base.hostname.replace(/^\[|\]$/g, "");
@@ -172,9 +174,8 @@ export async function connect(flags: KubeFlags, options: ConnectOptions = {}): P
     const via = proxy;
     (agent as unknown as { createConnection: unknown }).createConnection = (_opts: unknown, done: (err: Error | null, socket?: net.Socket) => void) => {
       tunnel(via, hostname, port)
-        .then(async (socket) => {
+        .then((socket) => {
           if (base.protocol === "http:") return done(null, socket);
-          const tls = await import("node:tls");
           const secure = tls.connect({ ...(tlsOptions as object), socket, host: hostname, servername: tlsOptions.servername ?? (net.isIP(hostname) ? undefined : hostname) });
           secure.once("secureConnect", () => done(null, secure));
           secure.once("error", (e) => done(e));

@@ -32,7 +32,7 @@ function fileOrData(file: string | undefined, data: string | undefined): Buffer 
 export class Credentials {
   private tokenFromFile?: { token: string; mtimeMs: number; size: number };
   private execCached?: { status: ExecStatus; expiresAt: number };
-  private execRunning?: Promise<ExecStatus>;
+  private execQueue: Promise<unknown> = Promise.resolve();
   /** How many times the exec plugin ran (tests and -v read it). */
   execRuns = 0;
   private readonly staticCert?: Buffer;
@@ -103,14 +103,20 @@ export class Credentials {
     return token;
   }
 
+  /**
+   * client-go's exec authenticator under its mutex: one run at a time, and each request checks
+   * the expiry again once the run before it ended (parallel requests share a valid credential;
+   * a credential that is already expired is asked for again, as client-go does).
+   */
   private execCredential(): Promise<ExecStatus> {
-    const cached = this.execCached;
-    if (cached && this.now() < cached.expiresAt) return Promise.resolve(cached.status);
-    // One run at a time: parallel requests share it.
-    this.execRunning ??= this.runExec().finally(() => {
-      this.execRunning = undefined;
+    const next = this.execQueue.then(() => {
+      const cached = this.execCached;
+      // Go: expired once now is after expirationTimestamp.
+      if (cached && this.now() <= cached.expiresAt) return cached.status;
+      return this.runExec();
     });
-    return this.execRunning;
+    this.execQueue = next.catch(() => undefined);
+    return next;
   }
 
   private async runExec(): Promise<ExecStatus> {
