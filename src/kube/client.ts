@@ -246,7 +246,9 @@ export async function connect(flags: KubeFlags, options: ConnectOptions = {}): P
           req.on("error", (e: NodeJS.ErrnoException) => {
             if (verbosity >= 6 && e.name !== "AbortError") options.log?.(`${spec.method} ${shown(new URL(path, base))} (no answer: ${e.code ?? e.message}) in ${Date.now() - started} milliseconds`);
             if (e instanceof UnreachableError || e.name === "AbortError") reject(e);
-            else reject(new UnreachableError(`the connection to the server ${base.host} failed (${e.code ?? e.message}) - did you specify the right host or port?`));
+            else if (/^(ERR_TLS_|CERT_|UNABLE_TO_|DEPTH_ZERO_|SELF_SIGNED_)/.test(e.code ?? "")) {
+              reject(new UnreachableError(`the server ${base.host} failed TLS verification: ${e.message.split("\n")[0]} (${e.code}); check --certificate-authority, --tls-server-name or the kubeconfig's certificate-authority`));
+            } else reject(new UnreachableError(`the connection to the server ${base.host} failed (${e.code ?? e.message}) - did you specify the right host or port?`));
           });
           req.end(body);
         })

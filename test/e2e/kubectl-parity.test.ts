@@ -71,6 +71,47 @@ function startProxy(): Promise<void> {
   }));
 }
 
+/** A SOCKS5 proxy (no authentication) that also sends every connection to the API server. */
+let socksServer: net.Server;
+let socksPort = 0;
+const socksConnections: string[] = [];
+function startSocks(): Promise<void> {
+  socksServer = net.createServer((socket) => {
+    let buffered = Buffer.alloc(0);
+    let stage: "greeting" | "request" | "piping" = "greeting";
+    socket.on("error", () => socket.destroy());
+    socket.on("data", function onData(d: Buffer) {
+      buffered = Buffer.concat([buffered, d]);
+      if (stage === "greeting" && buffered.length >= 2 && buffered.length >= 2 + buffered[1]!) {
+        buffered = buffered.subarray(2 + buffered[1]!);
+        socket.write(Buffer.from([5, 0]));
+        stage = "request";
+      }
+      if (stage === "request" && buffered.length >= 5) {
+        const type = buffered[3]!;
+        const addressLength = type === 1 ? 4 : type === 4 ? 16 : 1 + buffered[4]!;
+        if (buffered.length < 4 + addressLength + 2) return;
+        const host = type === 3 ? buffered.subarray(5, 5 + buffered[4]!).toString() : type === 1 ? [...buffered.subarray(4, 8)].join(".") : "ipv6";
+        socksConnections.push(host);
+        const rest = buffered.subarray(4 + addressLength + 2);
+        stage = "piping";
+        socket.off("data", onData);
+        const upstream = net.connect(apiPort, "127.0.0.1", () => {
+          socket.write(Buffer.from([5, 0, 0, 1, 127, 0, 0, 1, 0, 0]));
+          if (rest.length) upstream.write(rest);
+          upstream.pipe(socket);
+          socket.pipe(upstream);
+        });
+        upstream.on("error", () => socket.destroy());
+      }
+    });
+  });
+  return new Promise((resolve) => socksServer.listen(0, "127.0.0.1", () => {
+    socksPort = (socksServer.address() as net.AddressInfo).port;
+    resolve();
+  }));
+}
+
 function writeKubeconfig(name: string, doc: unknown): string {
   const path = join(tmp, `${name}.kubeconfig`);
   writeFileSync(path, JSON.stringify(doc), { mode: 0o600 });
@@ -112,6 +153,7 @@ before(async () => {
   writeFileSync(tokenFile, saToken);
 
   await startProxy();
+  await startSocks();
   const cluster = (extra: Record<string, unknown> = {}) => ({ server, "certificate-authority-data": local["certificate-authority-data"], ...extra });
   const users = [
     { name: "admin", user: adminUser },
@@ -156,6 +198,16 @@ before(async () => {
     contexts: [{ name: "p", context: { cluster: "via-proxy", user: "admin", namespace: nsA } }],
     "current-context": "p",
   });
+  files["socks"] = writeKubeconfig("socks", {
+    apiVersion: "v1",
+    kind: "Config",
+    clusters: [{ name: "via-socks", cluster: cluster({ "proxy-url": `socks5://127.0.0.1:${socksPort}` }) }],
+    users,
+    contexts: [{ name: "s", context: { cluster: "via-socks", user: "alice", namespace: nsB } }],
+    "current-context": "s",
+  });
+  writeFileSync(join(tmp, "alice.crt"), Buffer.from(String(aliceUser["client-certificate-data"]), "base64"));
+  writeFileSync(join(tmp, "alice.key"), Buffer.from(String(aliceUser["client-key-data"]), "base64"), { mode: 0o600 });
   // An exec credential plugin whose credential expires the second it is issued: every request
   // after the first finds it expired and must call the plugin again.
   const execScript = join(tmp, "credential-plugin.sh");
@@ -187,6 +239,7 @@ printf '{"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential",
 
 after(() => {
   proxyServer?.close();
+  socksServer?.close();
   for (const ns of [nsA, nsB]) kubectlTry(["delete", "namespace", ns, "--wait=false"]);
   kubectlTry(["delete", "clusterrolebinding", role]);
   kubectlTry(["delete", "clusterrole", role]);
@@ -286,6 +339,21 @@ const cases: Case[] = [
     expect: () => ({ user: `system:serviceaccount:${nsA}:parity-sa`, namespace: nsA }),
   },
   { name: "a cluster's proxy-url: both go through the CONNECT proxy", args: () => ["--kubeconfig", files["proxied"]!], expect: () => ({ user: admin, namespace: nsA }) },
+  { name: "a cluster's socks5 proxy-url: both go through the SOCKS5 proxy", args: () => ["--kubeconfig", files["socks"]!], expect: () => ({ user: alice, namespace: nsB }) },
+  {
+    name: "--client-certificate and --client-key with --server and no kubeconfig",
+    args: () => ["-s", server, "--certificate-authority", caFile, "--client-certificate", join(tmp, "alice.crt"), "--client-key", join(tmp, "alice.key"), "-n", nsB],
+    expect: () => ({ user: alice, namespace: nsB }),
+  },
+  { name: "--insecure-skip-tls-verify drops the kubeconfig's CA", args: () => ["--insecure-skip-tls-verify"], env: () => ({ KUBECONFIG: files["a"]! }), expect: () => ({ user: admin, namespace: nsA }) },
+  { name: "--tls-server-name: a name in the server's certificate", args: () => ["--tls-server-name", "kubernetes"], env: () => ({ KUBECONFIG: files["a"]! }), expect: () => ({ user: admin, namespace: nsA }) },
+  {
+    name: "--tls-server-name: a name not in it is refused by both",
+    args: () => ["--tls-server-name", "not-the-apiserver.example"],
+    env: () => ({ KUBECONFIG: files["a"]! }),
+    expect: () => "refused",
+    why: /not-the-apiserver\.example|certificate/i,
+  },
   {
     name: "HTTPS_PROXY is not used for a loopback server (Go's rule)",
     args: () => [],
@@ -322,9 +390,11 @@ describe("the same cluster, user and namespace as kubectl", () => {
     test(c.name, async () => {
       const resolved = { ...c, args: c.args() };
       const before = tunnels.length;
+      const socksBefore = socksConnections.length;
       writeFileSync(counter, "");
       const theirs = await viaKubectl(resolved);
       const kubectlTunnels = tunnels.length - before;
+      const kubectlSocks = socksConnections.length - socksBefore;
       const kubectlCalls = readFileSync(counter, "utf8").split("\n").filter(Boolean).length;
       writeFileSync(counter, "");
       const ours = await viaPlugin(resolved);
@@ -338,11 +408,15 @@ describe("the same cluster, user and namespace as kubectl", () => {
         assert.match(ours.detail ?? "", c.why, "the plugin's refusal");
         assert.equal((ours.detail ?? "").split("\n").length, 1, `one line: ${ours.detail}`);
       }
-      if (c.name.includes("proxy-url") || c.name === "HTTPS_PROXY is used for a named server") {
+      if ((c.name.includes("proxy-url") && !c.name.includes("socks5")) || c.name === "HTTPS_PROXY is used for a named server") {
         assert.ok(kubectlTunnels > 0, "kubectl went through the proxy");
         assert.ok(pluginTunnels > 0, "the plugin went through the proxy");
       }
       if (c.name.includes("loopback") || c.name.includes("NO_PROXY")) assert.equal(tunnels.length - before, 0, "nobody used the proxy");
+      if (c.name.includes("socks5")) {
+        assert.ok(kubectlSocks > 0, "kubectl went through the SOCKS5 proxy");
+        assert.ok(socksConnections.length - socksBefore - kubectlSocks > 0, "the plugin went through the SOCKS5 proxy");
+      }
       if (c.name.includes("exec credential")) {
         assert.ok(kubectlCalls >= 2, `kubectl called the plugin ${kubectlCalls} times`);
         assert.ok(pluginCalls >= 2, `the plugin called the credential plugin ${pluginCalls} times`);
