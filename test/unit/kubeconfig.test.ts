@@ -272,3 +272,20 @@ describe("proxies: Go's rules", () => {
   for (const [host, port, list, expected] of noProxy) test(`NO_PROXY=${list}: ${host}:${port} ${expected ? "direct" : "proxied"}`, () => assert.equal(noProxyMatches(host, port, list), expected));
   test("an unsupported proxy scheme is one line", () => assert.throws(() => proxyFor(https, "ftp://p", {}), /unsupported scheme ftp:/));
 });
+
+describe("auth providers: handed to client-node, loaded only then", () => {
+  test("an oidc provider with a valid id-token sends it as the bearer token", async () => {
+    const b64url = (o: unknown) => Buffer.from(JSON.stringify(o)).toString("base64url");
+    const idToken = `${b64url({ alg: "none" })}.${b64url({ exp: Math.floor(Date.now() / 1000) + 3600, iss: "https://issuer.example" })}.sig`;
+    const config: ResolvedConfig = {
+      source: "kubeconfig",
+      context: "c",
+      clusterName: "c",
+      userName: "u",
+      namespace: "default",
+      cluster: { server: "https://h" },
+      user: { authProvider: { name: "oidc", config: { "id-token": idToken, "client-id": "kubectl", "idp-issuer-url": "https://issuer.example" } } },
+    };
+    assert.equal((await new Credentials(config, {}).forRequest()).headers["Authorization"], `Bearer ${idToken}`);
+  });
+});
