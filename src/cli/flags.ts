@@ -56,6 +56,8 @@ export const kubeFlagDefs: FlagDef[] = [
   { name: "namespace", short: "n", type: "string", complete: "namespace", describe: "If present, the namespace scope for this CLI request" },
   { name: "server", short: "s", type: "string", describe: "The address and port of the Kubernetes API server" },
   { name: "token", type: "string", describe: "Bearer token for authentication to the API server" },
+  { name: "username", type: "string", describe: "Username for basic authentication to the API server" },
+  { name: "password", type: "string", describe: "Password for basic authentication to the API server" },
   { name: "certificate-authority", type: "string", complete: "file", describe: "Path to a cert file for the certificate authority" },
   { name: "client-certificate", type: "string", complete: "file", describe: "Path to a client certificate file for TLS" },
   { name: "client-key", type: "string", complete: "file", describe: "Path to a client key file for TLS" },
@@ -207,6 +209,8 @@ export function kubeFlags(get: (name: string) => unknown): KubeFlags {
   set("namespace", text("namespace"));
   set("server", text("server"));
   set("token", text("token"));
+  set("username", text("username"));
+  set("password", text("password"));
   set("certificateAuthority", text("certificate-authority"));
   set("clientCertificate", text("client-certificate"));
   set("clientKey", text("client-key"));

@@ -23,6 +23,9 @@ export interface KubeFlags {
   namespace?: string;
   server?: string;
   token?: string;
+  /** --username and --password: basic authentication. */
+  username?: string;
+  password?: string;
   certificateAuthority?: string;
   clientCertificate?: string;
   clientKey?: string;

@@ -261,6 +261,8 @@ function clusterOverrides(flags: KubeFlags): ClusterInfo {
 function userOverrides(flags: KubeFlags): AuthInfo {
   return stripUndefined({
     token: flags.token,
+    username: flags.username,
+    password: flags.password,
     clientCertificate: flags.clientCertificate ? resolvePath(flags.clientCertificate) : undefined,
     clientKey: flags.clientKey ? resolvePath(flags.clientKey) : undefined,
     as: flags.as,

@@ -70,12 +70,12 @@ describe("parseArgs", () => {
     const p = parseArgs([
       "show", "--context", "c", "--cluster", "k", "--user", "u", "-s", "https://h:6443", "--token", "t",
       "--certificate-authority", "ca.crt", "--client-certificate", "c.crt", "--client-key", "c.key", "--insecure-skip-tls-verify",
-      "--tls-server-name", "api", "--as", "bob", "--as-group", "g1", "--as-group", "g2", "--as-uid", "42", "-v", "6",
+      "--tls-server-name", "api", "--as", "bob", "--as-group", "g1", "--as-group", "g2", "--as-uid", "42", "-v", "6", "--username", "un", "--password", "pw",
     ]);
     assert.deepEqual(p.kind === "show" && p.flags, {
       context: "c", cluster: "k", user: "u", server: "https://h:6443", token: "t", certificateAuthority: "ca.crt",
       clientCertificate: "c.crt", clientKey: "c.key", insecureSkipTlsVerify: true, tlsServerName: "api",
-      as: "bob", asGroups: ["g1", "g2"], asUid: "42", requestTimeoutMs: 30_000, verbosity: 6,
+      as: "bob", asGroups: ["g1", "g2"], asUid: "42", requestTimeoutMs: 30_000, verbosity: 6, username: "un", password: "pw",
     });
   });
   test("repeated flags: the last one wins, as in kubectl", () => {

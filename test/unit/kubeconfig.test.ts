@@ -165,6 +165,12 @@ describe("flags over the kubeconfig: clientcmd's overrides", () => {
     const u = resolve({ kubeconfig: k, token: "flag", as: "carol", asGroups: ["g1", "g2"], asUid: "7" }).user;
     assert.deepEqual(u, { token: "flag", as: "carol", asGroups: ["g1", "g2"], asUid: "7" });
   });
+  test("--username and --password: basic authentication", async () => {
+    const c = resolve({ kubeconfig: k, user: "bob", username: "u", password: "p" });
+    assert.deepEqual(c.user, { token: "bob", username: "u", password: "p" });
+    const basic = resolve({ server: "https://h", username: "u", password: "p" });
+    assert.equal((await new Credentials(basic, {}).forRequest()).headers["Authorization"], `Basic ${Buffer.from("u:p").toString("base64")}`);
+  });
   test("--server --token --certificate-authority with no kubeconfig at all", () => {
     const ca = file("CA");
     const c = resolve({ server: "https://h:6443", token: "t", certificateAuthority: ca, namespace: "n" });
