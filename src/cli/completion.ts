@@ -27,7 +27,9 @@ export type CompletionRequest =
   | { kind: "answer"; answer: Answer }
   | { kind: "statefulsets"; flags: KubeFlags; prefix: string }
   | { kind: "claimTemplates"; flags: KubeFlags; statefulSet: string; prefix: string; given: string[] }
-  | { kind: "namespaces"; flags: KubeFlags; prefix: string };
+  | { kind: "namespaces"; flags: KubeFlags; prefix: string }
+  /** Names from the kubeconfig files (no request): --context, --cluster, --user. */
+  | { kind: "kubeconfigNames"; what: "context" | "cluster" | "user"; flags: KubeFlags; prefix: string };
 
 function matching(values: readonly Candidate[], prefix: string): Candidate[] {
   return values.filter((c) => c.value.startsWith(prefix));
@@ -63,6 +65,9 @@ function flagsSoFar(values: ReadonlyMap<string, string[]>): KubeFlags {
 function flagValues(flag: FlagDef, prefix: string, shown: string, values: ReadonlyMap<string, string[]>): CompletionRequest {
   if (flag.complete === "namespace") return { kind: "namespaces", flags: flagsSoFar(values), prefix };
   if (flag.complete === "file") return answer([], Directive.Default); // file names
+  if (flag.complete === "context" || flag.complete === "cluster" || flag.complete === "user") {
+    return { kind: "kubeconfigNames", what: flag.complete, flags: flagsSoFar(values), prefix: shown + prefix };
+  }
   const candidates = (flag.values ?? []).map((v) => ({ value: shown + v }));
   return answer(matching(candidates, shown + prefix));
 }
@@ -152,6 +157,13 @@ export function claimTemplateAnswer(statefulSet: StatefulSet | undefined, prefix
       return { value: `${t.metadata.name}=`, ...(described ? { description: `now ${described}` } : {}) };
     });
   return { candidates: matching(candidates, prefix), directive: Directive.NoSpace | Directive.NoFileComp };
+}
+
+/** Context, cluster or user names, sorted; `shown` is kept when completing --context=NAME. */
+export function namedAnswer(names: readonly string[], prefix: string): Answer {
+  const eq = prefix.startsWith("--") ? prefix.indexOf("=") + 1 : 0;
+  const head = prefix.slice(0, eq);
+  return { candidates: matching([...names].sort().map((n) => ({ value: head + n })), prefix), directive: Directive.NoFileComp };
 }
 
 export function namespaceAnswer(names: readonly string[], prefix: string): Answer {

@@ -21,7 +21,7 @@ export interface FlagDef {
   /** The values the flag accepts: checked when parsed, offered by completion. */
   values?: readonly string[];
   /** What completion offers for the value when it is not a fixed list. */
-  complete?: "namespace" | "file";
+  complete?: "namespace" | "file" | "context" | "cluster" | "user";
   /** The value only ever comes attached (--dry-run=server); a bare flag takes no next word. */
   attachedValueOnly?: boolean;
   group?: string;
@@ -50,9 +50,9 @@ const connection = "Connection (kubectl's global flags):";
 /** kubectl's global flags that say where a command acts and as whom (`kubectl options`). */
 export const kubeFlagDefs: FlagDef[] = [
   { name: "kubeconfig", type: "string", complete: "file", describe: "Path to the kubeconfig file to use for CLI requests (exactly this one file, which must exist)" },
-  { name: "context", type: "string", describe: "The name of the kubeconfig context to use" },
-  { name: "cluster", type: "string", describe: "The name of the kubeconfig cluster to use" },
-  { name: "user", type: "string", describe: "The name of the kubeconfig user to use" },
+  { name: "context", type: "string", complete: "context", describe: "The name of the kubeconfig context to use" },
+  { name: "cluster", type: "string", complete: "cluster", describe: "The name of the kubeconfig cluster to use" },
+  { name: "user", type: "string", complete: "user", describe: "The name of the kubeconfig user to use" },
   { name: "namespace", short: "n", type: "string", complete: "namespace", describe: "If present, the namespace scope for this CLI request" },
   { name: "server", short: "s", type: "string", describe: "The address and port of the Kubernetes API server" },
   { name: "token", type: "string", describe: "Bearer token for authentication to the API server" },

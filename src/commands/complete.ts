@@ -3,7 +3,8 @@
 // read-only requests. It never fails: kubectl prints a completer's stderr on the user's
 // terminal and drops every candidate when it exits non-zero, so any problem (no kubeconfig, an
 // unreachable server, no permission) is an empty answer.
-import { type Answer, claimTemplateAnswer, completionRequest, Directive, formatAnswer, namespaceAnswer, statefulSetAnswer } from "../cli/completion";
+import { type Answer, claimTemplateAnswer, completionRequest, Directive, formatAnswer, namedAnswer, namespaceAnswer, statefulSetAnswer } from "../cli/completion";
+import { loadKubeconfig } from "../kube/kubeconfig";
 import type { ParsedCommand } from "../cli/root";
 import { getStatefulSet, listAll, listStatefulSets } from "../kube/api";
 import type { KubeObject } from "../kube/types";
@@ -17,6 +18,11 @@ const completionRequestTimeoutMs = 5000;
 async function lookUp(opts: CompleteOptions, deps: CommandDeps): Promise<Answer> {
   const request = completionRequest(opts.words);
   if (request.kind === "answer") return request.answer;
+  if (request.kind === "kubeconfigNames") {
+    const { config } = loadKubeconfig(request.flags.kubeconfig, deps.env);
+    const names = request.what === "context" ? config.contexts : request.what === "cluster" ? config.clusters : config.users;
+    return namedAnswer([...names.keys()], request.prefix);
+  }
   // Never log requests into the completion answer: -v typed on the line is ignored here.
   const { verbosity: _ignored, ...flags } = request.flags;
   const client = await connectWith(deps, { requestTimeoutMs: completionRequestTimeoutMs, ...flags });

@@ -7,6 +7,7 @@ import {
   completionScript,
   Directive,
   formatAnswer,
+  namedAnswer,
   namespaceAnswer,
   statefulSetAnswer,
 } from "../../src/cli/completion";
@@ -116,6 +117,13 @@ describe("completionRequest: what the word under the cursor needs", () => {
     assert.deepEqual(request("diff", "-n", "x", "web", ""), { kind: "claimTemplates", flags: { namespace: "x" }, statefulSet: "web", prefix: "", given: [] });
   });
   test("show takes one StatefulSet", () => assert.deepEqual(values(request("show", "web", "")), []));
+  test("--context, --cluster and --user complete names from the kubeconfig files typed so far", () => {
+    assert.deepEqual(request("show", "--kubeconfig", "/k", "--context", "pr"), { kind: "kubeconfigNames", what: "context", flags: { kubeconfig: "/k" }, prefix: "pr" });
+    assert.deepEqual(request("set", "--cluster=lo"), { kind: "kubeconfigNames", what: "cluster", flags: {}, prefix: "--cluster=lo" });
+    assert.deepEqual(request("diff", "--user", ""), { kind: "kubeconfigNames", what: "user", flags: {}, prefix: "" });
+    assert.deepEqual(namedAnswer(["prod", "dev", "preview"], "pr").candidates.map((c) => c.value), ["preview", "prod"]);
+    assert.deepEqual(namedAnswer(["local", "remote"], "--cluster=lo").candidates.map((c) => c.value), ["--cluster=local"]);
+  });
   test("-n completes namespaces", () => assert.deepEqual(request("show", "-n", "pr"), { kind: "namespaces", flags: {}, prefix: "pr" }));
 });
 
