@@ -229,7 +229,7 @@ export function kubeFlags(get: (name: string) => unknown): KubeFlags {
   const v = lastValue(get("v"));
   if (v !== undefined && v !== 0) {
     const level = Number(v);
-    if (!Number.isInteger(level) || level < 0) throw new UsageError(`invalid -v "${String(v)}": use a log level such as 6`);
+    if (!Number.isInteger(level) || level < 0) throw new UsageError(Number.isNaN(level) ? "-v needs a log level, such as -v 6" : `invalid -v "${String(v)}": use a log level such as 6`);
     flags.verbosity = level;
   }
   return flags;

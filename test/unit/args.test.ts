@@ -133,7 +133,8 @@ describe("parseArgs", () => {
     [["diff", "db", "pgdata=2Gi", "-o", "wide"], /invalid --output "wide"/],
     [["show", "-o", "xml"], /invalid --output/],
     [["show", "--request-timeout", "1x"], /invalid --request-timeout "1x"/],
-    [["show", "-v", "x"], /invalid -v/],
+    [["show", "-v", "x"], /-v needs a log level/],
+    [["show", "-v", "1.5"], /invalid -v "1.5"/],
     [["show", "-n", ""], /--namespace must not be empty/],
   ];
   for (const [args, why] of refused) test(`refuses ${JSON.stringify(args)}`, () => assert.throws(() => parseArgs(args), why));
