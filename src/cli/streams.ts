@@ -19,13 +19,3 @@ export interface IOStreams {
 export function useColor(stream: Writable, env: Record<string, string | undefined>): boolean {
   return stream.isTTY === true && !env["NO_COLOR"] && env["TERM"] !== "dumb";
 }
-
-/** Captures output in memory: for tests and for building text before writing it. */
-export class BufferStream implements Writable {
-  text = "";
-  constructor(readonly isTTY = false) {}
-  write(chunk: string): boolean {
-    this.text += chunk;
-    return true;
-  }
-}
