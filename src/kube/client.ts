@@ -14,32 +14,9 @@ import { ConfigError } from "./config-error";
 
 export { ConfigError };
 
-/** kubectl's global flags, as values: where a command acts and as whom (see src/cli/flags.ts). */
-export interface KubeFlags {
-  kubeconfig?: string;
-  context?: string;
-  cluster?: string;
-  user?: string;
-  namespace?: string;
-  server?: string;
-  token?: string;
-  /** --username and --password: basic authentication. */
-  username?: string;
-  password?: string;
-  certificateAuthority?: string;
-  clientCertificate?: string;
-  clientKey?: string;
-  insecureSkipTlsVerify?: boolean;
-  tlsServerName?: string;
-  /** --as, --as-group (repeatable), --as-uid: impersonation. */
-  as?: string;
-  asGroups?: string[];
-  asUid?: string;
-  /** --request-timeout in milliseconds; 0 waits forever. Default 30 s. */
-  requestTimeoutMs?: number;
-  /** -v N: at 6 and up, one stderr line per request (method, URL, status, latency). */
-  verbosity?: number;
-}
+import type { KubeFlags } from "./kube-flags";
+
+export type { KubeFlags };
 
 export interface ConnectOptions {
   /** Called with "METHOD /path?query" for every request sent (benchmarks count them). */

@@ -24,7 +24,7 @@ import { delimiter, dirname, isAbsolute, join, resolve as resolvePath, sep } fro
 // js-yaml: several times faster to start than the yaml package (~3 ms against ~12 ms).
 import { load } from "js-yaml";
 import { ConfigError } from "./config-error";
-import type { KubeFlags } from "./client";
+import type { KubeFlags } from "./kube-flags";
 
 export const serviceAccountDir = "/var/run/secrets/kubernetes.io/serviceaccount";
 
