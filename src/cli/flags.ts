@@ -69,8 +69,7 @@ export const kubeFlagDefs: FlagDef[] = [
   {
     name: "request-timeout",
     type: "string",
-    default: "30s",
-    describe: "The length of time to wait before giving up on a single server request: a duration (1s, 2m, 1m30s) or a number of seconds; 0 means don't timeout requests",
+    describe: "The length of time to wait before giving up on a single server request: a duration (1s, 2m, 1m30s) or a number of seconds; 0 means don't timeout requests (default 30s)",
   },
   { name: "v", short: "v", type: "int", default: 0, describe: "Number for the log level verbosity (6 and up: one line per request on stderr: method, URL, status, latency)" },
 ].map((f) => ({ ...f, group: connection }) as FlagDef);

@@ -23,6 +23,8 @@ export interface ConnectOptions {
   onRequest?: (line: string) => void;
   /** Where -v lines go (stderr); never given a credential. */
   log?: (line: string) => void;
+  /** Without --request-timeout (default 30 s); completion asks for less. Not a flag: in-cluster still applies. */
+  defaultRequestTimeoutMs?: number;
   /** The environment (KUBECONFIG, HOME, proxies, in-cluster variables); default process.env. */
   env?: Record<string, string | undefined>;
 }
@@ -118,7 +120,7 @@ export async function connect(flags: KubeFlags, options: ConnectOptions = {}): P
   const config = resolveConfig(flags, { env });
   const cluster = config.cluster;
   const namespace = config.namespace;
-  const timeoutMs = flags.requestTimeoutMs ?? 30_000;
+  const timeoutMs = flags.requestTimeoutMs ?? options.defaultRequestTimeoutMs ?? 30_000;
   const verbosity = flags.verbosity ?? 0;
   let base: URL;
   try {

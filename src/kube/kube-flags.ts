@@ -21,7 +21,7 @@ export interface KubeFlags {
   as?: string;
   asGroups?: string[];
   asUid?: string;
-  /** --request-timeout in milliseconds; 0 waits forever. Default 30 s. */
+  /** --request-timeout in milliseconds, when given; 0 waits forever. Absent: 30 s (client.ts). */
   requestTimeoutMs?: number;
   /** -v N: at 6 and up, one stderr line per request (method, URL, status, latency). */
   verbosity?: number;

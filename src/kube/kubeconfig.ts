@@ -356,8 +356,22 @@ export function resolveConfig(flags: KubeFlags, e: LoadEnvironment = { env: proc
   const cluster = mergedCluster(config.clusters.get(clusterName), flags);
   const user = mergedUser(config.users.get(userName), flags);
 
+  if ((user.asGroups?.length || user.asUid) && !user.as) {
+    throw new ConfigError(`requesting uid, groups or user-extra for ${userName || "the user"} without impersonating a user (as kubectl refuses it): add --as USER, or drop --as-group and --as-uid`);
+  }
   if (!cluster.server) {
-    if (inClusterPossible(e)) return inCluster(flags, e);
+    if (inClusterPossible(e)) {
+      // kubectl uses the pod's service account only while the flags leave client-go's default
+      // config unchanged: --as or a non-zero --request-timeout make it fall back to
+      // http://localhost:8080 instead. Refuse rather than act anywhere else.
+      const blocking = [flags.as ? "--as" : "", flags.requestTimeoutMs ? "--request-timeout" : ""].filter(Boolean);
+      if (blocking.length) {
+        throw new ConfigError(
+          `with ${blocking.join(" and ")} and no kubeconfig, kubectl does not use the pod's service account (it falls back to http://localhost:8080); drop ${blocking.join(" and ")}, or pass --server, --token and --certificate-authority`,
+        );
+      }
+      return inCluster(flags, e);
+    }
     throw new ConfigError(
       config.clusters.size || config.contexts.size
         ? `no server for context "${contextName}" (cluster "${clusterName}"); pass --server, --context or --cluster, or fix the kubeconfig`

@@ -46,6 +46,8 @@ let server = "";
 let apiPort = 0;
 let caFile = "";
 let saToken = "";
+/** A token of a second service account (parity-sa-b in nsB, bound to the same reader role). */
+let otherSaToken = "";
 const files: Record<string, string> = {};
 let proxyServer: http.Server;
 let proxyPort = 0;
@@ -147,8 +149,10 @@ before(async () => {
     nsA,
   );
   kubectl(["create", "serviceaccount", "parity-sa", "-n", nsA]);
-  kubectl(["create", "clusterrolebinding", role, `--clusterrole=${role}`, `--user=${alice}`, `--group=${group}`, `--serviceaccount=${nsA}:parity-sa`]);
+  kubectl(["create", "clusterrolebinding", role, `--clusterrole=${role}`, `--user=${alice}`, `--group=${group}`, `--serviceaccount=${nsA}:parity-sa`, `--serviceaccount=${nsB}:parity-sa-b`]);
   saToken = kubectl(["create", "token", "parity-sa", "-n", nsA, "--duration", "1h"]).trim();
+  kubectl(["create", "serviceaccount", "parity-sa-b", "-n", nsB]);
+  otherSaToken = kubectl(["create", "token", "parity-sa-b", "-n", nsB, "--duration", "1h"]).trim();
   const tokenFile = join(tmp, "sa-token");
   writeFileSync(tokenFile, saToken);
 
@@ -197,6 +201,14 @@ before(async () => {
     users,
     contexts: [{ name: "p", context: { cluster: "via-proxy", user: "admin", namespace: nsA } }],
     "current-context": "p",
+  });
+  files["nons"] = writeKubeconfig("nons", {
+    apiVersion: "v1",
+    kind: "Config",
+    clusters: [{ name: "local", cluster: cluster() }],
+    users,
+    contexts: [{ name: "no-namespace", context: { cluster: "local", user: "alice" } }],
+    "current-context": "no-namespace",
   });
   files["socks"] = writeKubeconfig("socks", {
     apiVersion: "v1",
@@ -382,6 +394,57 @@ const cases: Case[] = [
     env: () => ({ KUBERNETES_SERVICE_HOST: "127.0.0.1", KUBERNETES_SERVICE_PORT: String(apiPort) }),
     // The service account may read every namespace (a ClusterRoleBinding).
     expect: () => ({ user: `system:serviceaccount:${nsA}:parity-sa`, namespace: nsB }),
+  },
+  {
+    name: "in-cluster: POD_NAMESPACE before the service account's namespace file",
+    args: () => [],
+    inCluster: true,
+    env: () => ({ KUBERNETES_SERVICE_HOST: "127.0.0.1", KUBERNETES_SERVICE_PORT: String(apiPort), POD_NAMESPACE: nsB }),
+    expect: () => ({ user: `system:serviceaccount:${nsA}:parity-sa`, namespace: nsB }),
+  },
+  {
+    name: "in-cluster: --token replaces the service account's token",
+    args: () => ["--token", otherSaToken],
+    inCluster: true,
+    env: () => ({ KUBERNETES_SERVICE_HOST: "127.0.0.1", KUBERNETES_SERVICE_PORT: String(apiPort) }),
+    expect: () => ({ user: `system:serviceaccount:${nsB}:parity-sa-b`, namespace: nsA }),
+  },
+  {
+    name: "in-cluster: --request-timeout 0 keeps the service account",
+    args: () => ["--request-timeout", "0"],
+    inCluster: true,
+    env: () => ({ KUBERNETES_SERVICE_HOST: "127.0.0.1", KUBERNETES_SERVICE_PORT: String(apiPort) }),
+    expect: () => ({ user: `system:serviceaccount:${nsA}:parity-sa`, namespace: nsA }),
+  },
+  {
+    name: "in-cluster with --as: kubectl leaves the service account for localhost:8080; both fail",
+    args: () => ["--as", alice],
+    inCluster: true,
+    env: () => ({ KUBERNETES_SERVICE_HOST: "127.0.0.1", KUBERNETES_SERVICE_PORT: String(apiPort) }),
+    expect: () => "refused",
+    why: /localhost:8080/,
+  },
+  {
+    name: "in-cluster with a non-zero --request-timeout: the same",
+    args: () => ["--request-timeout", "20s"],
+    inCluster: true,
+    env: () => ({ KUBERNETES_SERVICE_HOST: "127.0.0.1", KUBERNETES_SERVICE_PORT: String(apiPort) }),
+    expect: () => "refused",
+    why: /localhost:8080/,
+  },
+  {
+    name: "--as-group without --as is refused by both",
+    args: () => ["--as-group", group],
+    env: () => ({ KUBECONFIG: files["a"]! }),
+    expect: () => "refused",
+    why: /without impersonating a user/,
+  },
+  {
+    name: "a kubeconfig inside a pod: its user, and the pod's namespace when its context names none",
+    args: () => [],
+    inCluster: true,
+    env: () => ({ KUBECONFIG: files["nons"]!, KUBERNETES_SERVICE_HOST: "127.0.0.1", KUBERNETES_SERVICE_PORT: String(apiPort) }),
+    expect: () => ({ user: alice, namespace: nsA }),
   },
 ];
 

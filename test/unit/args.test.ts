@@ -52,8 +52,8 @@ describe("parseArgs", () => {
     assert.equal(p.kind === "set" && p.dryRun, "server");
     assert.equal(p.notices, undefined);
   });
-  test("diff", () => assert.deepEqual(parseArgs(["diff", "db", "pgdata=2Gi"]), { kind: "diff", flags: { requestTimeoutMs: 30_000 }, name: "db", directives: ["pgdata=2Gi"] }));
-  test("show -A -o wide", () => assert.deepEqual(parseArgs(["show", "-A", "-o", "wide"]), { kind: "show", flags: { requestTimeoutMs: 30_000 }, allNamespaces: true, output: "wide" }));
+  test("diff", () => assert.deepEqual(parseArgs(["diff", "db", "pgdata=2Gi"]), { kind: "diff", flags: {}, name: "db", directives: ["pgdata=2Gi"] }));
+  test("show -A -o wide", () => assert.deepEqual(parseArgs(["show", "-A", "-o", "wide"]), { kind: "show", flags: {}, allNamespaces: true, output: "wide" }));
   test("help is text that names the three commands and the connection flags", () => {
     const p = parseArgs(["--help"]);
     assert.equal(p.kind, "text");
@@ -75,7 +75,7 @@ describe("parseArgs", () => {
     assert.deepEqual(p.kind === "show" && p.flags, {
       context: "c", cluster: "k", user: "u", server: "https://h:6443", token: "t", certificateAuthority: "ca.crt",
       clientCertificate: "c.crt", clientKey: "c.key", insecureSkipTlsVerify: true, tlsServerName: "api",
-      as: "bob", asGroups: ["g1", "g2"], asUid: "42", requestTimeoutMs: 30_000, verbosity: 6, username: "un", password: "pw",
+      as: "bob", asGroups: ["g1", "g2"], asUid: "42", verbosity: 6, username: "un", password: "pw",
     });
   });
   test("repeated flags: the last one wins, as in kubectl", () => {
@@ -93,7 +93,7 @@ describe("parseArgs", () => {
     assert.equal((parseArgs(["show", "-oyaml"]) as { output: string }).output, "yaml");
     assert.equal((parseArgs(["show", "-o=json"]) as { output: string }).output, "json");
     const p = parseArgs(["show", "-nprod", "-v6"]);
-    assert.deepEqual(p.kind === "show" && p.flags, { namespace: "prod", requestTimeoutMs: 30_000, verbosity: 6 });
+    assert.deepEqual(p.kind === "show" && p.flags, { namespace: "prod", verbosity: 6 });
     assert.equal((parseArgs(["set", "db", "pgdata=2Gi", "-oname"]) as { output: string }).output, "name");
   });
   const durations: [string, number][] = [["1m30s", 90_000], ["90s", 90_000], ["1h", 3_600_000], ["1.5h", 5_400_000], ["250ms", 250], ["0", 0], ["45", 45_000]];

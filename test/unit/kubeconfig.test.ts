@@ -205,6 +205,15 @@ describe("in-cluster: only when nothing else gives a server", () => {
   test("IPv6 service host", () => assert.equal(resolve({}, { KUBERNETES_SERVICE_HOST: "fd00::1", KUBERNETES_SERVICE_PORT: "443" }, sa).cluster.server, "https://[fd00::1]:443"));
   test("a kubeconfig with a server wins over the pod's service account", () => assert.equal(resolve({ kubeconfig: single("k") }, pod, sa).source, "kubeconfig"));
   test("... but a context without a namespace takes the pod's", () => assert.equal(resolve({ kubeconfig: single("k") }, pod, sa).namespace, "pod-ns"));
+  test("--as or a non-zero --request-timeout: kubectl would not use the service account (localhost:8080): refused", () => {
+    assert.throws(() => resolve({ as: "bob" }, pod, sa), /with --as and no kubeconfig, kubectl does not use the pod's service account \(it falls back to http:\/\/localhost:8080\)/);
+    assert.throws(() => resolve({ requestTimeoutMs: 5000 }, pod, sa), /with --request-timeout and no kubeconfig/);
+    assert.equal(resolve({ requestTimeoutMs: 0 }, pod, sa).source, "in-cluster");
+  });
+  test("--as-group or --as-uid without --as is refused, as kubectl refuses it", () => {
+    assert.throws(() => resolve({ asGroups: ["g"] }, pod, sa), /without impersonating a user/);
+    assert.throws(() => resolve({ kubeconfig: single("k"), asUid: "1" }), /without impersonating a user/);
+  });
   test("--token replaces the service account's token", () => assert.deepEqual(resolve({ token: "t" }, pod, sa).user, { token: "t" }));
   test("no KUBERNETES_SERVICE_PORT: not in a cluster", () => assert.throws(() => resolve({}, { KUBERNETES_SERVICE_HOST: "h" }, sa), ConfigError));
 });
