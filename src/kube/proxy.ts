@@ -128,6 +128,17 @@ async function httpConnect(proxy: URL, host: string, port: number): Promise<net.
   return s;
 }
 
+function ipv6Bytes(ip: string): Buffer {
+  const [head = "", tail = ""] = ip.split("::");
+  const words = (part: string) => (part ? part.split(":") : []);
+  const h = words(head);
+  const t = words(tail);
+  const all = ip.includes("::") ? [...h, ...Array(8 - h.length - t.length).fill("0"), ...t] : h;
+  const out = Buffer.alloc(16);
+  all.forEach((w, i) => out.writeUInt16BE(parseInt(w, 16), i * 2));
+  return out;
+}
+
 async function socks5Connect(proxy: URL, host: string, port: number): Promise<net.Socket> {
   const s = await connectTo(proxy);
   const user = decodeURIComponent(proxy.username);
@@ -142,6 +153,7 @@ async function socks5Connect(proxy: URL, host: string, port: number): Promise<ne
   }
   let address: Buffer;
   if (net.isIPv4(host)) address = Buffer.from([1, ...host.split(".").map(Number)]);
+  else if (net.isIPv6(host)) address = Buffer.concat([Buffer.from([4]), ipv6Bytes(host)]);
   else address = Buffer.concat([Buffer.from([3, Buffer.byteLength(host)]), Buffer.from(host)]);
   s.write(Buffer.concat([Buffer.from([5, 1, 0]), address, Buffer.from([port >> 8, port & 0xff])]));
   const reply = await once(s);
