@@ -2,11 +2,12 @@
 // kubectl (>= 1.26) completes `kubectl appstorage ...` by running kubectl_complete-appstorage
 // with the words typed after the plugin name, the last one being the word under the cursor
 // ("" when a new word starts), and reads cobra's __complete answer: one candidate a line
-// ("value<TAB>description"), then ":<directive>". Commands, flags and positionals are read
-// from the yargs help (src/cli/root.ts), so completion follows every flag added there.
+// ("value<TAB>description"), then ":<directive>". Commands, flags and positionals come from
+// the table in src/cli/flags.ts that also builds the parser, so completion follows every flag.
 // Cluster lookups (StatefulSet names, claim templates) are in src/commands/complete.ts.
 import type { KubeFlags } from "../kube/client";
 import type { StatefulSet } from "../kube/types";
+import { type CommandDef, commandDefs, completionShells, type FlagDef, helpFlagDef, kubeFlagDefs, kubeFlags } from "./flags";
 
 /** cobra's ShellCompDirective bits; 0 lets the shell fall back to file names. */
 export const Directive = { Default: 0, Error: 1, NoSpace: 2, NoFileComp: 4 } as const;
@@ -21,90 +22,14 @@ export interface Answer {
   directive: number;
 }
 
-export interface FlagSpec {
-  long: string;
-  short?: string;
-  takesValue: boolean;
-  description: string;
-  /** Allowed values (from yargs choices, or a description that starts "a|b|c"). */
-  values: string[];
-}
-
-export interface CommandSpec {
-  name: string;
-  description: string;
-  /** Positional names in order, from the usage line; the last may be variadic ("directives"). */
-  positionals: string[];
-  flags: FlagSpec[];
-  /** Allowed values per positional, from yargs choices. */
-  choices: Record<string, string[]>;
-}
-
-/** The help text for the root (no command) or one command: parseArgs([command, "--help"]). */
-export type HelpSource = (command?: string) => string;
-
 /** What the word under the cursor needs: an answer now, or a lookup in the cluster first. */
 export type CompletionRequest =
   | { kind: "answer"; answer: Answer }
   | { kind: "statefulsets"; flags: KubeFlags; prefix: string }
   | { kind: "claimTemplates"; flags: KubeFlags; statefulSet: string; prefix: string; given: string[] }
-  | { kind: "namespaces"; flags: KubeFlags; prefix: string };
-
-const flagLine = /^\s+(?:-(\w), )?\s*--([\w-]+)\s{2,}(.*?)\s{2}\[(string|boolean|array|number|count)\](.*)$/;
-const choicesNote = /\[choices: ([^\]]*)\]/;
-
-function choicesFrom(rest: string): string[] {
-  const m = choicesNote.exec(rest);
-  return m ? m[1]!.split(/,\s*/).map((c) => c.replace(/^"|"$/g, "")) : [];
-}
-
-/** "table|wide|json|yaml" or "none|client (print the plan)|server (...)" -> the words. */
-function alternativesFrom(description: string): string[] {
-  const m = /^([\w-]+(?: \([^)]*\))?(?:\|[\w-]+(?: \([^)]*\))?)+)/.exec(description);
-  return m ? m[1]!.split("|").map((a) => a.replace(/ \(.*$/, "")) : [];
-}
-
-export function flagsFromHelp(help: string): FlagSpec[] {
-  const flags: FlagSpec[] = [];
-  for (const line of help.split("\n")) {
-    const m = flagLine.exec(line);
-    if (!m) continue;
-    const [, short, long, description, type, rest] = m;
-    const choices = choicesFrom(rest ?? "");
-    flags.push({
-      long: long!,
-      ...(short ? { short } : {}),
-      takesValue: type !== "boolean" && type !== "count",
-      description: description!,
-      values: choices.length ? choices : alternativesFrom(description!),
-    });
-  }
-  return flags;
-}
-
-/** The commands of the root help: "  kubectl appstorage show [statefulset]   Show ...". */
-export function commandsFromHelp(rootHelp: string, commandName: string): { name: string; description: string }[] {
-  const section = rootHelp.split(/\n(?=\S)/).find((s) => s.startsWith("Commands:")) ?? "";
-  const out: { name: string; description: string }[] = [];
-  for (const line of section.split("\n").slice(1)) {
-    const rest = line.trim();
-    if (!rest.startsWith(`${commandName} `)) continue;
-    const m = /^(\S+)(?:\s+[[<][^\s]*[\]>])*\s{2,}(.*)$/.exec(rest.slice(commandName.length + 1));
-    if (m) out.push({ name: m[1]!, description: m[2]!.trim() });
-  }
-  return out;
-}
-
-export function commandFromHelp(name: string, description: string, help: string): CommandSpec {
-  const usage = help.split("\n")[0] ?? "";
-  const positionals = [...usage.matchAll(/[[<]([\w-]+)(?:\.\.)?[\]>]/g)].map((m) => m[1]!);
-  const choices: Record<string, string[]> = {};
-  for (const line of help.split("\n")) {
-    const m = /^ {2}([\w-]+)\s{2,}.*?(\[choices: [^\]]*\])/.exec(line);
-    if (m && positionals.includes(m[1]!)) choices[m[1]!] = choicesFrom(m[2]!);
-  }
-  return { name, description, positionals, flags: flagsFromHelp(help), choices };
-}
+  | { kind: "namespaces"; flags: KubeFlags; prefix: string }
+  /** Names from the kubeconfig files (no request): --context, --cluster, --user. */
+  | { kind: "kubeconfigNames"; what: "context" | "cluster" | "user"; flags: KubeFlags; prefix: string };
 
 function matching(values: readonly Candidate[], prefix: string): Candidate[] {
   return values.filter((c) => c.value.startsWith(prefix));
@@ -114,96 +39,96 @@ function answer(candidates: Candidate[], directive: number = Directive.NoFileCom
   return { kind: "answer", answer: { candidates, directive } };
 }
 
-function findFlag(flags: readonly FlagSpec[], word: string): { flag: FlagSpec; inline?: string } | undefined {
+const takesValue = (f: FlagDef) => f.type !== "boolean";
+
+function findFlag(flags: readonly FlagDef[], word: string): { flag: FlagDef; inline?: string } | undefined {
   if (word.startsWith("--")) {
     const eq = word.indexOf("=");
     const long = word.slice(2, eq < 0 ? undefined : eq);
-    const flag = flags.find((f) => f.long === long);
+    const flag = flags.find((f) => f.name === long);
     return flag ? { flag, ...(eq >= 0 ? { inline: word.slice(eq + 1) } : {}) } : undefined;
   }
   const flag = flags.find((f) => f.short === word[1]);
   if (!flag) return undefined;
-  return word.length > 2 && flag.takesValue ? { flag, inline: word.slice(2).replace(/^=/, "") } : { flag };
+  return word.length > 2 && takesValue(flag) ? { flag, inline: word.slice(2).replace(/^=/, "") } : { flag };
 }
 
-function kubeFlags(values: ReadonlyMap<string, string>): KubeFlags {
-  const flags: KubeFlags = {};
-  const kubeconfig = values.get("kubeconfig");
-  const context = values.get("context");
-  const namespace = values.get("namespace");
-  const requestTimeout = values.get("request-timeout");
-  if (kubeconfig) flags.kubeconfig = kubeconfig;
-  if (context) flags.context = context;
-  if (namespace) flags.namespace = namespace;
-  if (requestTimeout) flags.requestTimeout = requestTimeout;
-  return flags;
+/** The connection flags typed so far, read as the parser reads them (the last one wins). */
+function flagsSoFar(values: ReadonlyMap<string, string[]>): KubeFlags {
+  try {
+    return kubeFlags((name) => values.get(name));
+  } catch {
+    return {}; // a half-typed value (-n "", --request-timeout x): complete as if not given
+  }
 }
 
-function flagValues(flag: FlagSpec, prefix: string, shown: string, values: ReadonlyMap<string, string>): CompletionRequest {
-  if (flag.long === "namespace") return { kind: "namespaces", flags: kubeFlags(values), prefix };
-  if (flag.long === "kubeconfig") return answer([], Directive.Default); // file names
-  const candidates = flag.values.map((v) => ({ value: shown + v }));
+function flagValues(flag: FlagDef, prefix: string, shown: string, values: ReadonlyMap<string, string[]>): CompletionRequest {
+  if (flag.complete === "namespace") return { kind: "namespaces", flags: flagsSoFar(values), prefix };
+  if (flag.complete === "file") return answer([], Directive.Default); // file names
+  if (flag.complete === "context" || flag.complete === "cluster" || flag.complete === "user") {
+    return { kind: "kubeconfigNames", what: flag.complete, flags: flagsSoFar(values), prefix: shown + prefix };
+  }
+  const candidates = (flag.values ?? []).map((v) => ({ value: shown + v }));
   return answer(matching(candidates, shown + prefix));
 }
 
 /**
  * words: what was typed after `kubectl appstorage`, the word under the cursor last.
- * help: the yargs help of the root and of each command (parseArgs([command, "--help"])).
+ * commands and globals: the command-line table (src/cli/flags.ts) that also builds the parser.
  */
-export function completionRequest(words: readonly string[], help: HelpSource, commandName: string): CompletionRequest {
+export function completionRequest(words: readonly string[], commands: readonly CommandDef[] = commandDefs, globals: readonly FlagDef[] = [...kubeFlagDefs, helpFlagDef]): CompletionRequest {
   const toComplete = words.at(-1) ?? "";
-  const rootHelp = help();
-  const commands = commandsFromHelp(rootHelp, commandName);
-  const rootFlags = flagsFromHelp(rootHelp);
-  let command: CommandSpec | undefined;
+  let command: CommandDef | undefined;
   const positionals: string[] = [];
-  const values = new Map<string, string>();
+  const values = new Map<string, string[]>();
   const seen = new Set<string>();
-  let pending: FlagSpec | undefined;
+  let pending: FlagDef | undefined;
+  const flagsOf = (c?: CommandDef) => [...(c?.flags ?? []), ...globals];
+  const remember = (f: FlagDef, v: string) => values.set(f.name, [...(values.get(f.name) ?? []), v]);
 
   for (const word of words.slice(0, -1)) {
     if (pending) {
-      values.set(pending.long, word);
+      remember(pending, word);
       pending = undefined;
     } else if (word.startsWith("-") && word.length > 1 && word !== "--") {
-      const found = findFlag(command?.flags ?? rootFlags, word);
+      const found = findFlag(flagsOf(command), word);
       if (!found) continue;
-      seen.add(found.flag.long);
-      if (!found.flag.takesValue) continue;
-      if (found.inline !== undefined) values.set(found.flag.long, found.inline);
-      else pending = found.flag;
+      seen.add(found.flag.name);
+      if (!takesValue(found.flag)) continue;
+      if (found.inline !== undefined) remember(found.flag, found.inline);
+      else if (!found.flag.attachedValueOnly) pending = found.flag;
     } else if (!command) {
-      const known = commands.find((c) => c.name === word);
-      if (!known) return answer([]); // an unknown command: nothing sensible to offer
-      command = commandFromHelp(known.name, known.description, help(known.name));
+      command = commands.find((c) => c.name === word);
+      if (!command) return answer([]); // an unknown command: nothing sensible to offer
     } else {
       positionals.push(word);
     }
   }
 
-  const flags = command?.flags ?? rootFlags;
+  const flags = flagsOf(command);
   if (pending) return flagValues(pending, toComplete, "", values);
   if (toComplete.startsWith("-")) {
     const found = toComplete.startsWith("--") && toComplete.includes("=") ? findFlag(flags, toComplete) : undefined;
-    if (found?.flag.takesValue) return flagValues(found.flag, found.inline ?? "", `--${found.flag.long}=`, values);
-    const offered = flags.filter((f) => !seen.has(f.long) && f.long !== "version");
+    if (found && takesValue(found.flag)) return flagValues(found.flag, found.inline ?? "", `--${found.flag.name}=`, values);
+    // A repeatable flag may be given again; any other is offered once.
+    const offered = flags.filter((f) => !seen.has(f.name) || f.type === "stringArray");
     const candidates = offered.flatMap((f) => [
-      { value: `--${f.long}`, description: f.description },
-      ...(f.short && !toComplete.startsWith("--") ? [{ value: `-${f.short}`, description: f.description }] : []),
+      { value: `--${f.name}`, description: f.describe },
+      ...(f.short && f.short !== f.name && !toComplete.startsWith("--") ? [{ value: `-${f.short}`, description: f.describe }] : []),
     ]);
     return answer(matching(candidates, toComplete));
   }
-  if (!command) return answer(matching(commands.map((c) => ({ value: c.name, description: c.description })), toComplete));
+  if (!command) return answer(matching(commands.map((c) => ({ value: c.name, description: c.describe })), toComplete));
 
-  const slot = command.positionals[Math.min(positionals.length, command.positionals.length - 1)];
-  if (slot === undefined || (positionals.length >= command.positionals.length && slot !== "directives")) return answer([]);
-  const choices = command.choices[slot];
-  if (choices) return answer(matching(choices.map((value) => ({ value })), toComplete));
-  if (slot === "statefulset") return { kind: "statefulsets", flags: kubeFlags(values), prefix: toComplete };
-  if (slot === "directives") {
+  const slots = command.positionals;
+  const slot = slots[Math.min(positionals.length, slots.length - 1)];
+  if (slot === undefined || (positionals.length >= slots.length && !slot.variadic)) return answer([]);
+  if (slot.choices) return answer(matching(slot.choices.map((value) => ({ value })), toComplete));
+  if (slot.complete === "statefulset") return { kind: "statefulsets", flags: flagsSoFar(values), prefix: toComplete };
+  if (slot.complete === "claimTemplates") {
     return {
       kind: "claimTemplates",
-      flags: kubeFlags(values),
+      flags: flagsSoFar(values),
       statefulSet: positionals[0]!,
       prefix: toComplete,
       given: positionals.slice(1).map((d) => d.split("=")[0]!),
@@ -232,6 +157,13 @@ export function claimTemplateAnswer(statefulSet: StatefulSet | undefined, prefix
       return { value: `${t.metadata.name}=`, ...(described ? { description: `now ${described}` } : {}) };
     });
   return { candidates: matching(candidates, prefix), directive: Directive.NoSpace | Directive.NoFileComp };
+}
+
+/** Context, cluster or user names, sorted; `shown` is kept when completing --context=NAME. */
+export function namedAnswer(names: readonly string[], prefix: string): Answer {
+  const eq = prefix.startsWith("--") ? prefix.indexOf("=") + 1 : 0;
+  const head = prefix.slice(0, eq);
+  return { candidates: matching([...names].sort().map((n) => ({ value: head + n })), prefix), directive: Directive.NoFileComp };
 }
 
 export function namespaceAnswer(names: readonly string[], prefix: string): Answer {
@@ -299,7 +231,7 @@ _kubectl_appstorage() {
 compdef _kubectl_appstorage kubectl-appstorage
 `;
 
-export const completionShells = ["bash", "zsh"] as const;
+export { completionShells };
 export type CompletionShell = (typeof completionShells)[number];
 
 export function completionScript(shell: CompletionShell): string {

@@ -15,7 +15,7 @@ import { canICommand, describeAccess, requiredAccess, type StepAccess, withoutTe
 import { seal, sealList } from "../plan/seal";
 import { apiVersion, type ApplyResult, type Plan } from "../plan/types";
 import { existingResultLines } from "../output/existing-claims";
-import { confirmQuestion, renderPlan, statefulSetVerb } from "../output/plan";
+import { confirmQuestion, renderPlan, statefulSetVerb, whereLine } from "../output/plan";
 import { print, type OutputFormat } from "../output/printer";
 import { renderTable } from "../output/table";
 import type { IOStreams } from "../streams";
@@ -126,8 +126,13 @@ export async function runChange(client: KubeClient, plans: readonly Plan[], opts
     print(streams.out, opts.output, { data: data(), name: names, text: () => plans.map((p) => `${refOf(p)} unchanged${suffix}\n`).join("") });
     return;
   }
+  const acting = `where: ${whereLine(client.target, plans.map((p) => p.target.namespace))}`;
   if (opts.dryRun === "client") {
-    print(streams.out, opts.output, { data: data(), name: names, text: () => plans.map((p) => (p.noChange ? `${refOf(p)} unchanged${suffix}\n` : `${renderPlan(p)}${refOf(p)} ${statefulSetVerb(p)}${suffix}\n`)).join("") });
+    print(streams.out, opts.output, {
+      data: data(),
+      name: names,
+      text: () => plans.map((p) => (p.noChange ? `${refOf(p)} unchanged${suffix}\n` : `${renderPlan(p)}${acting}\n${refOf(p)} ${statefulSetVerb(p)}${suffix}\n`)).join(""),
+    });
     return;
   }
   const access = opts.access ?? new AccessAnswers(client);
@@ -141,8 +146,9 @@ export async function runChange(client: KubeClient, plans: readonly Plan[], opts
     const what = opts.many ? `${changing.length} StatefulSets` : refOf(changing[0]!);
     if (!streams.in.isTTY) throw new RefusedError(`refusing to re-create ${what} without confirmation: there is no terminal to ask on; review it with kubectl appstorage diff, then pass --yes`);
     for (const plan of changing) streams.errOut.write(renderPlan(plan));
+    // The last thing before [y/N]: where this acts (context, server, namespace, and as whom).
     const question = opts.many ? `Change the claim templates of ${changing.length} StatefulSets (${changing.map((p) => p.target.name).join(", ")}), one at a time? Their pods keep running.` : confirmQuestion(changing[0]!);
-    if (!(await confirm(streams, question))) throw new RefusedError("cancelled; nothing was changed");
+    if (!(await confirm(streams, `${question}\n${acting}`))) throw new RefusedError("cancelled; nothing was changed");
   }
 
   const results: ApplyResult[] = [];

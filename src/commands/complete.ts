@@ -3,8 +3,9 @@
 // read-only requests. It never fails: kubectl prints a completer's stderr on the user's
 // terminal and drops every candidate when it exits non-zero, so any problem (no kubeconfig, an
 // unreachable server, no permission) is an empty answer.
-import { type Answer, claimTemplateAnswer, completionRequest, Directive, formatAnswer, namespaceAnswer, statefulSetAnswer } from "../cli/completion";
-import { commandName, parseArgs, type ParsedCommand } from "../cli/root";
+import { type Answer, claimTemplateAnswer, completionRequest, Directive, formatAnswer, namedAnswer, namespaceAnswer, statefulSetAnswer } from "../cli/completion";
+import { loadKubeconfig } from "../kube/kubeconfig";
+import type { ParsedCommand } from "../cli/root";
 import { getStatefulSet, listAll, listStatefulSets } from "../kube/read";
 import type { KubeObject } from "../kube/types";
 import { connectWith, type CommandDeps } from "./deps";
@@ -12,17 +13,19 @@ import { connectWith, type CommandDeps } from "./deps";
 export type CompleteOptions = Extract<ParsedCommand, { kind: "complete" }>;
 
 /** A TAB press should not hang for kubectl's 30 s default on an unreachable server. */
-const completionRequestTimeout = "5s";
-
-function helpText(command?: string): string {
-  const parsed = parseArgs(command ? [command, "--help"] : ["--help"]);
-  return parsed.kind === "text" ? parsed.text : "";
-}
+const completionRequestTimeoutMs = 5000;
 
 async function lookUp(opts: CompleteOptions, deps: CommandDeps): Promise<Answer> {
-  const request = completionRequest(opts.words, helpText, commandName);
+  const request = completionRequest(opts.words);
   if (request.kind === "answer") return request.answer;
-  const client = await connectWith(deps, { requestTimeout: completionRequestTimeout, ...request.flags });
+  if (request.kind === "kubeconfigNames") {
+    const { config } = loadKubeconfig(request.flags.kubeconfig, deps.env);
+    const names = request.what === "context" ? config.contexts : request.what === "cluster" ? config.clusters : config.users;
+    return namedAnswer([...names.keys()], request.prefix);
+  }
+  // Never log requests into the completion answer: -v typed on the line is ignored here.
+  const { verbosity: _ignored, ...flags } = request.flags;
+  const client = await connectWith(deps, flags, { requestTimeoutMs: completionRequestTimeoutMs });
   switch (request.kind) {
     case "statefulsets":
       return statefulSetAnswer(await listStatefulSets(client, client.namespace), request.prefix);

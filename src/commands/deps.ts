@@ -14,9 +14,9 @@ export interface CommandDeps {
   processAlive?: (pid: number) => boolean;
 }
 
-export function connectWith(deps: CommandDeps, flags: KubeFlags): Promise<KubeClient> {
+export function connectWith(deps: CommandDeps, flags: KubeFlags, defaults: { requestTimeoutMs?: number } = {}): Promise<KubeClient> {
   if (deps.connect) return deps.connect(flags);
   // APPSTORAGE_REQUEST_LOG=FILE appends one line per API request: how benchmarks count them.
   const log = deps.env["APPSTORAGE_REQUEST_LOG"];
-  return connect(flags, log ? { onRequest: (line) => appendFileSync(log, `${line}\n`) } : {});
+  return connect(flags, { env: deps.env, ...(defaults.requestTimeoutMs !== undefined ? { defaultRequestTimeoutMs: defaults.requestTimeoutMs } : {}), log: (line) => deps.streams.errOut.write(`${line}\n`), ...(log ? { onRequest: (line: string) => appendFileSync(log, `${line}\n`) } : {}) });
 }

@@ -1,24 +1,46 @@
 // The narrow client the rest of the tool uses: raw JSON requests and watches against the API
 // server. Objects stay plain JSON as the server sent them: a typed model would drop fields it
 // does not know, and a re-created StatefulSet must carry its pod template unchanged.
-// @kubernetes/client-node does what kubectl's client does for credentials (kubeconfig
-// merging, contexts, client certificates, tokens, exec and auth plugins); it is loaded only by
-// commands that talk to a cluster, to keep start-up fast.
+// Where it connects and as whom is decided as kubectl decides it (kubeconfig.ts: clientcmd's
+// loading rules and kubectl's global flags); credentials are kept fresh per request
+// (credentials.ts); proxies follow Go's rules (proxy.ts).
 import * as http from "node:http";
 import * as https from "node:https";
+import { readFileSync } from "node:fs";
+import * as net from "node:net";
+import * as tls from "node:tls";
 import { ApiError, apiErrorFromBody, UnreachableError } from "./errors";
+import { ConfigError } from "./config-error";
 
-export interface KubeFlags {
-  kubeconfig?: string;
-  context?: string;
-  namespace?: string;
-  /** kubectl's --request-timeout: "0" (none), "30s", "1m", or a number of seconds. */
-  requestTimeout?: string;
-}
+export { ConfigError };
+
+import type { KubeFlags } from "./kube-flags";
+
+export type { KubeFlags };
 
 export interface ConnectOptions {
   /** Called with "METHOD /path?query" for every request sent (benchmarks count them). */
   onRequest?: (line: string) => void;
+  /** Where -v lines go (stderr); never given a credential. */
+  log?: (line: string) => void;
+  /** Without --request-timeout (default 30 s); completion asks for less. Not a flag: in-cluster still applies. */
+  defaultRequestTimeoutMs?: number;
+  /** The environment (KUBECONFIG, HOME, proxies, in-cluster variables); default process.env. */
+  env?: Record<string, string | undefined>;
+}
+
+/** Where a client acts, for the plan and the confirmation prompt to name. */
+export interface Target {
+  /** The kubeconfig context ("" in a pod with in-cluster configuration). */
+  context: string;
+  /** The kubeconfig cluster name ("" in-cluster). */
+  cluster: string;
+  server: string;
+  namespace: string;
+  /** The kubeconfig user name, when there is one. */
+  user?: string;
+  /** --as (or the kubeconfig's as), with its groups: who the server is asked to act as. */
+  impersonate?: string;
 }
 
 export interface RequestSpec {
@@ -39,24 +61,14 @@ export interface WatchEvent<T = unknown> {
 export interface KubeClient {
   /** The namespace from -n, else the context's, else "default". */
   readonly namespace: string;
-  readonly server: string;
+  /** Where this client acts: context, cluster, server, namespace, user, impersonation. */
+  readonly target: Target;
   request<T>(spec: RequestSpec): Promise<T>;
   /**
    * Streams watch events to onEvent until it returns true (then resolves true), the server
    * ends the watch (resolves false), or the signal aborts (resolves false).
    */
   watch<T>(path: string, query: RequestSpec["query"], onEvent: (e: WatchEvent<T>) => boolean, signal?: AbortSignal): Promise<boolean>;
-}
-
-/** Thrown for a kubeconfig or context problem, before any request. */
-export class ConfigError extends Error {}
-
-export function parseDuration(text: string): number {
-  const m = /^(\d+(?:\.\d+)?)(ms|s|m|h)?$/.exec(text.trim());
-  if (!m) throw new ConfigError(`invalid duration "${text}": use a number with a unit, such as 30s or 5m`);
-  const n = Number(m[1]);
-  const unit = m[2] ?? "s";
-  return Math.round(n * { ms: 1, s: 1000, m: 60_000, h: 3_600_000 }[unit]!);
 }
 
 function queryString(query: RequestSpec["query"]): string {
@@ -87,72 +99,138 @@ export function retryDelay(spec: Pick<RequestSpec, "method" | "idempotent">, err
   return undefined;
 }
 
+function describeImpersonation(as: string | undefined, groups: string[] | undefined): string | undefined {
+  if (!as) return undefined;
+  return groups?.length ? `${as} (groups ${groups.join(", ")})` : as;
+}
+
+/** A URL as -v prints it: the query is kept, a user:password in it is not. */
+function shown(url: URL): string {
+  const u = new URL(url.href);
+  u.username = "";
+  u.password = "";
+  return u.href;
+}
+
 export async function connect(flags: KubeFlags, options: ConnectOptions = {}): Promise<KubeClient> {
-  const { KubeConfig } = await import("./kubeconfig");
-  const kc = new KubeConfig();
+  const env = options.env ?? process.env;
+  const { resolveConfig } = await import("./kubeconfig");
+  const { Credentials } = await import("./credentials");
+  const { proxyFor, tunnel } = await import("./proxy");
+  const config = resolveConfig(flags, { env });
+  const cluster = config.cluster;
+  const namespace = config.namespace;
+  const timeoutMs = flags.requestTimeoutMs ?? options.defaultRequestTimeoutMs ?? 30_000;
+  const verbosity = flags.verbosity ?? 0;
+  let base: URL;
   try {
-    if (flags.kubeconfig) kc.loadFromFile(flags.kubeconfig);
-    else kc.loadFromDefault();
+    base = new URL(/^[a-z][a-z0-9+.-]*:\/\//i.test(cluster.server) ? cluster.server : `https://${cluster.server}`);
+  } catch {
+    throw new ConfigError(`the server "${cluster.server}" is not a URL; pass --server https://HOST:PORT or fix the kubeconfig`);
+  }
+  if (base.protocol !== "http:" && base.protocol !== "https:") throw new ConfigError(`the server "${cluster.server}" is not http or https; pass --server https://HOST:PORT`);
+  let proxy: URL | undefined;
+  try {
+    proxy = proxyFor(base, cluster.proxyUrl, env);
   } catch (e) {
-    const err = e as NodeJS.ErrnoException;
-    const where = flags.kubeconfig ? `"${flags.kubeconfig}"` : "from $KUBECONFIG or ~/.kube/config";
-    if (err.code === "ENOENT") throw new ConfigError(`kubeconfig "${err.path ?? flags.kubeconfig}" does not exist; pass --kubeconfig with a valid file`);
-    if (err instanceof TypeError) throw new ConfigError(`kubeconfig ${where} is empty or not a kubeconfig; pass --kubeconfig with a valid file`);
-    throw new ConfigError(`cannot load kubeconfig ${where}: ${err.message.split("\n")[0]}; pass --kubeconfig with a valid file`);
+    throw new ConfigError((e as Error).message);
   }
-  // With nothing to load, client-node falls back to http://localhost:8080, as old kubectl did.
-  if (!flags.kubeconfig && kc.getCurrentCluster()?.server === "http://localhost:8080" && kc.getContexts().every((c) => c.name === "loaded-context")) {
-    throw new ConfigError("no kubeconfig found (neither $KUBECONFIG nor ~/.kube/config): pass --kubeconfig, or set KUBECONFIG");
-  }
-  if (flags.context) {
-    if (!kc.getContextObject(flags.context)) throw new ConfigError(`context "${flags.context}" does not exist in the kubeconfig; list contexts with: kubectl config get-contexts`);
-    kc.setCurrentContext(flags.context);
-  }
-  const cluster = kc.getCurrentCluster();
-  if (!cluster) throw new ConfigError("no cluster in the kubeconfig's current context; set one with kubectl config use-context, or pass --kubeconfig");
-  const context = kc.getContextObject(kc.getCurrentContext());
-  const namespace = flags.namespace || context?.namespace || "default";
-  const timeoutMs = flags.requestTimeout === undefined ? 30_000 : parseDuration(flags.requestTimeout);
-  const base = new URL(cluster.server);
+  const credentials = new Credentials(config, env);
   const transport = base.protocol === "http:" ? http : https;
-  const agentOptions: https.RequestOptions = {};
-  await kc.applyToHTTPSOptions(agentOptions);
-  const agent = base.protocol === "http:" ? new http.Agent({ keepAlive: true }) : new https.Agent({ ...(agentOptions as https.AgentOptions), keepAlive: true });
+  const ca = cluster.certificateAuthority ? readFileSync(cluster.certificateAuthority) : cluster.certificateAuthorityData ? Buffer.from(cluster.certificateAuthorityData, "base64") : undefined;
   const basePath = base.pathname.replace(/\/$/, "");
+  const port = Number(base.port || (base.protocol === "https:" ? 443 : 80));
+  const hostname = base.hostname.replace(/^\[|\]$/g, "");
+  const target: Target = {
+    context: config.context,
+    cluster: config.clusterName,
+    server: cluster.server,
+    namespace,
+    ...(config.userName ? { user: config.userName } : {}),
+    ...(config.user.as ? { impersonate: describeImpersonation(config.user.as, config.user.asGroups)! } : {}),
+  };
+
+  /** Through the proxy, when there is one: a tunnel, then TLS (or plain HTTP) inside it. */
+  function proxied<A extends http.Agent>(agent: A, tlsOptions: https.AgentOptions): A {
+    if (!proxy) return agent;
+    const via = proxy;
+    (agent as unknown as { createConnection: unknown }).createConnection = (_opts: unknown, done: (err: Error | null, socket?: net.Socket) => void) => {
+      tunnel(via, hostname, port)
+        .then((socket) => {
+          if (base.protocol === "http:") return done(null, socket);
+          const secure = tls.connect({ ...(tlsOptions as object), socket, host: hostname, servername: tlsOptions.servername ?? (net.isIP(hostname) ? undefined : hostname) });
+          secure.once("secureConnect", () => done(null, secure));
+          secure.once("error", (e) => done(e));
+        })
+        .catch((e: Error) => done(new UnreachableError(`the connection to the server ${base.host} through the proxy ${via.host} failed: ${e.message}`)));
+      return undefined;
+    };
+    return agent;
+  }
+
+  // One agent per client certificate: an exec plugin may hand out a new one.
+  const agents = new Map<string, http.Agent>();
+  function agentFor(cert?: string | Buffer, key?: string | Buffer): http.Agent {
+    const id = cert ? String(cert) : "";
+    let agent = agents.get(id);
+    if (agent) return agent;
+    if (base.protocol === "http:") agent = proxied(new http.Agent({ keepAlive: true }), {});
+    else {
+      const tlsOptions: https.AgentOptions = {
+        keepAlive: true,
+        ...(ca ? { ca } : {}),
+        ...(cert && key ? { cert, key } : {}),
+        ...(cluster.insecureSkipTlsVerify ? { rejectUnauthorized: false } : {}),
+        ...(cluster.tlsServerName ? { servername: cluster.tlsServerName } : {}),
+      };
+      agent = proxied(new https.Agent(tlsOptions), tlsOptions);
+    }
+    agents.set(id, agent);
+    return agent;
+  }
 
   function open(spec: RequestSpec, timeout: number, signal?: AbortSignal): Promise<http.IncomingMessage> {
     const body = spec.body === undefined ? undefined : JSON.stringify(spec.body);
+    const path = basePath + spec.path + queryString(spec.query);
     options.onRequest?.(`${spec.method} ${spec.path}${queryString(spec.query)}`);
+    const started = Date.now();
     return new Promise((resolve, reject) => {
       // Fresh credentials per request: exec plugins and token files may rotate them.
-      const credentials: https.RequestOptions = {};
-      kc.applyToHTTPSOptions(credentials)
-        .then(() => {
+      credentials
+        .forRequest()
+        .then((creds) => {
           const req = transport.request(
             {
               protocol: base.protocol,
-              hostname: base.hostname,
-              port: base.port,
-              path: basePath + spec.path + queryString(spec.query),
+              hostname,
+              port,
+              path,
               method: spec.method,
-              agent,
-              auth: credentials.auth,
+              agent: agentFor(creds.cert, creds.key),
               headers: {
-                ...(credentials.headers ?? {}),
+                ...creds.headers,
                 Accept: "application/json",
                 "User-Agent": "kubectl-appstorage",
                 ...(body !== undefined ? { "Content-Type": spec.contentType ?? "application/json", "Content-Length": Buffer.byteLength(body) } : {}),
               },
               signal,
             },
-            resolve,
+            (res) => {
+              if (res.statusCode === 401) credentials.invalidate();
+              // kubectl -v=6: one line per request, no headers, no body, no credential.
+              if (verbosity >= 6) options.log?.(`${spec.method} ${shown(new URL(path, base))} ${res.statusCode} ${http.STATUS_CODES[res.statusCode ?? 0] ?? ""} in ${Date.now() - started} milliseconds`);
+              resolve(res);
+            },
           );
           if (timeout > 0) {
-            req.setTimeout(timeout, () => req.destroy(new UnreachableError(`the server ${cluster!.server} did not answer within ${timeout / 1000}s; check the server or raise --request-timeout`)));
+            req.setTimeout(timeout, () => req.destroy(new UnreachableError(`the server ${cluster.server} did not answer within ${timeout / 1000}s; check the server or raise --request-timeout`)));
           }
           req.on("error", (e: NodeJS.ErrnoException) => {
+            if (verbosity >= 6 && e.name !== "AbortError") options.log?.(`${spec.method} ${shown(new URL(path, base))} (no answer: ${e.code ?? e.message}) in ${Date.now() - started} milliseconds`);
             if (e instanceof UnreachableError || e.name === "AbortError") reject(e);
-            else reject(new UnreachableError(`the connection to the server ${base.host} failed (${e.code ?? e.message}) - did you specify the right host or port?`));
+            else if (/^(ERR_TLS_|CERT_|UNABLE_TO_|DEPTH_ZERO_|SELF_SIGNED_)/.test(e.code ?? "")) {
+              reject(new UnreachableError(`the server ${base.host} failed TLS verification: ${e.message.split("\n")[0]} (${e.code}); check --certificate-authority, --tls-server-name or the kubeconfig's certificate-authority`));
+            } else reject(new UnreachableError(`the connection to the server ${base.host} failed (${e.code ?? e.message}) - did you specify the right host or port?`));
           });
           req.end(body);
         })
@@ -186,7 +264,7 @@ export async function connect(flags: KubeFlags, options: ConnectOptions = {}): P
 
   return {
     namespace,
-    server: cluster.server,
+    target,
     async request<T>(spec: RequestSpec): Promise<T> {
       for (let attempt = 1; ; attempt++) {
         try {

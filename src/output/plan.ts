@@ -1,5 +1,6 @@
 // The plan as a person reads it: what changes in the templates, what each existing claim
 // does, what new ordinals get, the warnings and the steps.
+import type { Target } from "../kube/client";
 import type { Plan, Step, TemplateChange } from "../plan/types";
 import { existingAfter, existingStepText, renderExisting } from "./existing-claims";
 import { ordinalsWord } from "./ordinals";
@@ -94,4 +95,12 @@ export function newOrdinalsLine(plan: Plan): string {
     if (g.leftover.length) lines.push(`${ordinalsWord(g.leftover)} ${g.leftover.length === 1 ? "has a claim" : "have claims"} left by an earlier scale-down, which a scale-up reuses as it is${which}`);
   }
   return `${lines.join("\n")}\n`;
+}
+
+/** Where a change acts, as the last words before the confirmation and under a printed plan. */
+export function whereLine(target: Target, namespaces: readonly string[]): string {
+  const context = target.context ? `context "${target.context}"` : "in-cluster configuration";
+  const ns = [...new Set(namespaces)];
+  const user = target.impersonate ? `, as ${target.impersonate}` : target.user ? `, user "${target.user}"` : "";
+  return `${context} (server ${target.server}), namespace${ns.length > 1 ? "s" : ""} ${ns.join(", ")}${user}`;
 }

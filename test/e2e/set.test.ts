@@ -329,6 +329,8 @@ describe("set: interrupted and concurrent runs", () => {
     child.stdout.on("data", (d: Buffer) => (output += d.toString()));
     const exited = new Promise<number>((r) => child.on("close", (c) => r(c ?? -1)));
     await eventually("the confirmation prompt", () => /\[y\/N\]/.test(output), 20_000);
+    // The last thing before [y/N]: where it acts (the admin kubeconfig's context and server, the namespace).
+    assert.match(output, new RegExp(`\\nwhere: context "[^"]+" \\(server https://127\\.0\\.0\\.1:\\d+\\), namespace ${ns}, user "[^"]+" \\[y/N\\]: `));
     kubectl(["label", "statefulset", "db", "-n", ns, "changed=meanwhile"]);
     child.stdin.write("y\n");
     const code = await exited;

@@ -8,7 +8,7 @@ describe("parseArgs", () => {
       parseArgs(["set", "db", "pgdata=2Gi", "logs=1Gi,fast", "-n", "prod", "--context", "c1", "--kubeconfig", "/k", "--dry-run=server", "--yes", "--force", "--timeout", "90s", "-o", "json", "--request-timeout", "10s"]),
       {
         kind: "set",
-        flags: { kubeconfig: "/k", context: "c1", namespace: "prod", requestTimeout: "10s" },
+        flags: { kubeconfig: "/k", context: "c1", namespace: "prod", requestTimeoutMs: 10_000 },
         name: "db",
         allNamespaces: false,
         directives: ["pgdata=2Gi", "logs=1Gi,fast"],
@@ -51,7 +51,7 @@ describe("parseArgs", () => {
   test("-l: every word is a directive; -A needs -l; --plan takes nothing else", () => {
     assert.deepEqual(parseArgs(["set", "-l", "app=db", "data=2Gi", "logs=1Gi", "-A"]), {
       kind: "set",
-      flags: { requestTimeout: "30s" },
+      flags: {},
       selector: "app=db",
       allNamespaces: true,
       directives: ["data=2Gi", "logs=1Gi"],
@@ -60,7 +60,7 @@ describe("parseArgs", () => {
       force: false,
       timeoutMs: 300_000,
     });
-    assert.deepEqual(parseArgs(["diff", "-l", "tier=db", "data=2Gi"]), { kind: "diff", flags: { requestTimeout: "30s" }, selector: "tier=db", allNamespaces: false, directives: ["data=2Gi"] });
+    assert.deepEqual(parseArgs(["diff", "-l", "tier=db", "data=2Gi"]), { kind: "diff", flags: {}, selector: "tier=db", allNamespaces: false, directives: ["data=2Gi"] });
     const p = parseArgs(["set", "--plan", "plan.json", "--yes"]);
     assert.equal(p.kind === "set" && p.planFile, "plan.json");
     assert.throws(() => parseArgs(["set", "db", "data=2Gi", "--plan", "p.json"]), /--plan FILE applies the plan as it is/);
@@ -68,8 +68,8 @@ describe("parseArgs", () => {
     assert.throws(() => parseArgs(["set", "db", "data=2Gi", "-A"]), /-A selects in every namespace and needs -l SELECTOR/);
   });
   test("history and undo", () => {
-    assert.deepEqual(parseArgs(["history", "db", "-o", "yaml"]), { kind: "history", flags: { requestTimeout: "30s" }, name: "db", output: "yaml" });
-    assert.deepEqual(parseArgs(["undo", "db", "--to-revision", "2", "--yes"]), { kind: "undo", flags: { requestTimeout: "30s" }, name: "db", toRevision: 2, dryRun: "none", yes: true, force: false, timeoutMs: 300_000 });
+    assert.deepEqual(parseArgs(["history", "db", "-o", "yaml"]), { kind: "history", flags: {}, name: "db", output: "yaml" });
+    assert.deepEqual(parseArgs(["undo", "db", "--to-revision", "2", "--yes"]), { kind: "undo", flags: {}, name: "db", toRevision: 2, dryRun: "none", yes: true, force: false, timeoutMs: 300_000 });
     assert.equal((parseArgs(["undo", "db", "--dry-run"]) as { dryRun: string }).dryRun, "client");
     assert.throws(() => parseArgs(["undo", "db", "--to-revision", "0"]), /invalid --to-revision "0"/);
   });
@@ -78,8 +78,8 @@ describe("parseArgs", () => {
     assert.equal(p.kind === "set" && p.dryRun, "server");
     assert.equal(p.notices, undefined);
   });
-  test("diff", () => assert.deepEqual(parseArgs(["diff", "db", "pgdata=2Gi"]), { kind: "diff", flags: { requestTimeout: "30s" }, name: "db", allNamespaces: false, directives: ["pgdata=2Gi"] }));
-  test("show -A -o wide", () => assert.deepEqual(parseArgs(["show", "-A", "-o", "wide"]), { kind: "show", flags: { requestTimeout: "30s" }, allNamespaces: true, output: "wide" }));
+  test("diff", () => assert.deepEqual(parseArgs(["diff", "db", "pgdata=2Gi"]), { kind: "diff", flags: {}, name: "db", allNamespaces: false, directives: ["pgdata=2Gi"] }));
+  test("show -A -o wide", () => assert.deepEqual(parseArgs(["show", "-A", "-o", "wide"]), { kind: "show", flags: {}, allNamespaces: true, output: "wide" }));
   test("help is text that names the three commands and the connection flags", () => {
     const p = parseArgs(["--help"]);
     assert.equal(p.kind, "text");
@@ -87,8 +87,66 @@ describe("parseArgs", () => {
     for (const word of ["kubectl appstorage show", "kubectl appstorage diff", "kubectl appstorage set", "--kubeconfig", "--context", "--namespace"]) assert.ok(p.text.includes(word), word);
   });
 
+  test("no arguments: the help, as kubectl plugins answer (exit 0)", () => {
+    const p = parseArgs([]);
+    assert.equal(p.kind, "text");
+    assert.deepEqual(p, parseArgs(["--help"]));
+  });
+  test("kubectl's global flags, every one", () => {
+    const p = parseArgs([
+      "show", "--context", "c", "--cluster", "k", "--user", "u", "-s", "https://h:6443", "--token", "t",
+      "--certificate-authority", "ca.crt", "--client-certificate", "c.crt", "--client-key", "c.key", "--insecure-skip-tls-verify",
+      "--tls-server-name", "api", "--as", "bob", "--as-group", "g1", "--as-group", "g2", "--as-uid", "42", "-v", "6", "--username", "un", "--password", "pw",
+    ]);
+    assert.deepEqual(p.kind === "show" && p.flags, {
+      context: "c", cluster: "k", user: "u", server: "https://h:6443", token: "t", certificateAuthority: "ca.crt",
+      clientCertificate: "c.crt", clientKey: "c.key", insecureSkipTlsVerify: true, tlsServerName: "api",
+      as: "bob", asGroups: ["g1", "g2"], asUid: "42", verbosity: 6, username: "un", password: "pw",
+    });
+  });
+  test("repeated flags: the last one wins, as in kubectl", () => {
+    const p = parseArgs(["diff", "db", "pgdata=2Gi", "-n", "a", "-n", "b", "--context", "x", "--context", "y", "-o", "yaml", "-o", "json"]);
+    assert.equal(p.kind === "diff" && p.flags.namespace, "b");
+    assert.equal(p.kind === "diff" && p.flags.context, "y");
+    assert.equal(p.kind === "diff" && p.output, "json");
+    const s = parseArgs(["set", "db", "pgdata=2Gi", "--yes", "--yes", "--timeout", "1m", "--timeout", "2m"]);
+    assert.equal(s.kind === "set" && s.yes, true);
+    assert.equal(s.kind === "set" && s.timeoutMs, 120_000);
+  });
+  test("attached short values: -owide, -ojson, -oyaml, -nprod, -v6, -o=json", () => {
+    assert.equal((parseArgs(["show", "-owide"]) as { output: string }).output, "wide");
+    assert.equal((parseArgs(["show", "-ojson"]) as { output: string }).output, "json");
+    assert.equal((parseArgs(["show", "-oyaml"]) as { output: string }).output, "yaml");
+    assert.equal((parseArgs(["show", "-o=json"]) as { output: string }).output, "json");
+    const p = parseArgs(["show", "-nprod", "-v6"]);
+    assert.deepEqual(p.kind === "show" && p.flags, { namespace: "prod", verbosity: 6 });
+    assert.equal((parseArgs(["set", "db", "pgdata=2Gi", "-oname"]) as { output: string }).output, "name");
+  });
+  const durations: [string, number][] = [["1m30s", 90_000], ["90s", 90_000], ["1h", 3_600_000], ["1.5h", 5_400_000], ["250ms", 250], ["0", 0], ["45", 45_000]];
+  for (const [text, ms] of durations) {
+    test(`--request-timeout ${text} is ${ms} ms`, () => {
+      const p = parseArgs(["show", "--request-timeout", text]);
+      assert.equal(p.kind === "show" && p.flags.requestTimeoutMs, ms);
+    });
+  }
+  test("--timeout takes Go durations (1m30s), not a bare number, as kubectl's --timeout", () => {
+    assert.equal((parseArgs(["set", "db", "pgdata=2Gi", "--timeout", "1m30s"]) as { timeoutMs: number }).timeoutMs, 90_000);
+    assert.throws(() => parseArgs(["set", "db", "pgdata=2Gi", "--timeout", "90"]), /invalid --timeout "90"/);
+  });
+  test("every subcommand's help has two or three examples; diff's mentions no flag it lacks", () => {
+    for (const command of ["show", "diff", "set", "history", "undo", "rbac"]) {
+      const p = parseArgs([command, "--help"]);
+      const text = p.kind === "text" ? p.text : "";
+      const examples = text.split("Examples:")[1] ?? "";
+      const lines = examples.split("\n").filter((l) => l.trim().startsWith("kubectl appstorage"));
+      assert.ok(lines.length >= 2 && lines.length <= 3, `${command}: ${lines.length} examples`);
+    }
+    const diff = parseArgs(["diff", "--help"]);
+    const text = diff.kind === "text" ? diff.text : "";
+    for (const absent of ["--timeout ", "--timeout)", "--yes", "--dry-run", "--force"]) assert.ok(!text.includes(absent), `diff --help mentions ${absent}`);
+  });
+
   const refused: [string[], RegExp][] = [
-    [[], /no command given/],
     [["frobnicate"], /Unknown argument|unknown command/],
     [["set", "db"], /set needs a StatefulSet name and at least one CLAIM=SIZE/],
     [["set"], /set needs a StatefulSet name/],
@@ -100,6 +158,10 @@ describe("parseArgs", () => {
     [["set", "db", "pgdata=2Gi", "--request-timeout", "x"], /invalid --request-timeout/],
     [["diff", "db", "pgdata=2Gi", "-o", "wide"], /invalid --output "wide"/],
     [["show", "-o", "xml"], /invalid --output/],
+    [["show", "--request-timeout", "1x"], /invalid --request-timeout "1x"/],
+    [["show", "-v", "x"], /-v needs a log level/],
+    [["show", "-v", "1.5"], /invalid -v "1.5"/],
+    [["show", "-n", ""], /--namespace must not be empty/],
   ];
   for (const [args, why] of refused) test(`refuses ${JSON.stringify(args)}`, () => assert.throws(() => parseArgs(args), why));
 });

@@ -6,22 +6,22 @@ import {
   completionRequest,
   completionScript,
   Directive,
-  flagsFromHelp,
   formatAnswer,
+  namedAnswer,
   namespaceAnswer,
   statefulSetAnswer,
 } from "../../src/cli/completion";
-import { commandName, parseArgs } from "../../src/cli/root";
+import { commandDefs, kubeFlagDefs } from "../../src/cli/flags";
+import { parseArgs } from "../../src/cli/root";
 import { sts } from "../fixtures/builders";
 
-// The real yargs help: completion must follow the flags root.ts defines, whatever they are.
 function help(command?: string): string {
   const p = parseArgs(command ? [command, "--help"] : ["--help"]);
   assert.equal(p.kind, "text");
   return p.kind === "text" ? p.text : "";
 }
 
-const request = (...words: string[]): CompletionRequest => completionRequest(words, help, commandName);
+const request = (...words: string[]): CompletionRequest => completionRequest(words);
 
 function values(r: CompletionRequest): string[] {
   assert.equal(r.kind, "answer", JSON.stringify(r));
@@ -43,7 +43,7 @@ describe("completionRequest: what the word under the cursor needs", () => {
   test("the hidden __complete is not offered", () => assert.ok(!values(request("_")).length));
   test("an unknown command completes nothing", () => assert.deepEqual(values(request("frobnicate", "")), []));
 
-  test("every flag of a command, long and short, from its help", () => {
+  test("every flag of a command, long and short, from the table that builds the parser", () => {
     const offered = values(request("set", "-"));
     for (const flag of ["--kubeconfig", "--context", "--namespace", "-n", "--request-timeout", "--dry-run", "--yes", "-y", "--force", "--timeout", "--output", "-o", "--help"]) {
       assert.ok(offered.includes(flag), flag);
@@ -52,11 +52,20 @@ describe("completionRequest: what the word under the cursor needs", () => {
     assert.ok(!values(request("undo", "-")).includes("--selector"), "undo takes one StatefulSet");
     assert.ok(!offered.includes("--version"));
   });
-  test("each flag in every command's help is offered", () => {
+  test("each flag of every command and every kubectl global flag is offered, and is in the command's help", () => {
     for (const command of ["show", "diff", "set"]) {
       const offered = values(request(command, "--"));
-      for (const flag of flagsFromHelp(help(command)).filter((f) => f.long !== "version")) assert.ok(offered.includes(`--${flag.long}`), `${command} --${flag.long}`);
+      const text = help(command);
+      for (const flag of [...commandDefs.find((c) => c.name === command)!.flags, ...kubeFlagDefs]) {
+        assert.ok(offered.includes(`--${flag.name}`), `${command} --${flag.name}`);
+        assert.ok(text.includes(`--${flag.name}`), `${command} --help shows --${flag.name}`);
+      }
     }
+  });
+  test("a repeatable flag (--as-group) is offered again; a plain one is not", () => {
+    const offered = values(request("show", "--as-group", "a", "--context", "c", "--"));
+    assert.ok(offered.includes("--as-group"));
+    assert.ok(!offered.includes("--context"));
   });
   test("-- offers long flags only", () => assert.ok(values(request("show", "--")).every((v) => v.startsWith("--"))));
   test("a flag already given is not offered again", () => {
@@ -70,7 +79,7 @@ describe("completionRequest: what the word under the cursor needs", () => {
     [["show", "--output", "j"], ["json"]],
     [["show", "--output=w"], ["--output=wide"]],
     [["diff", "-o", ""], ["json", "yaml"]],
-    [["set", "db", "data=2Gi", "--dry-run", ""], ["none", "client", "server"]],
+    [["set", "db", "data=2Gi", "--dry-run="], ["--dry-run=none", "--dry-run=client", "--dry-run=server"]],
     [["set", "db", "-o", ""], ["json", "yaml", "name"]],
     [["completion", ""], ["bash", "zsh"]],
     [["set", "--timeout", ""], []],
@@ -86,9 +95,9 @@ describe("completionRequest: what the word under the cursor needs", () => {
 
   test("the first positional of show, diff and set is a StatefulSet, with the connection flags typed so far", () => {
     for (const command of ["show", "diff", "set"]) {
-      assert.deepEqual(request("--kubeconfig", "/k", command, "-n", "prod", "--context=c1", "--request-timeout", "3s", "we"), {
+      assert.deepEqual(request("--kubeconfig", "/k", command, "-n", "prod", "--context=c1", "--request-timeout", "3s", "--as", "bob", "we"), {
         kind: "statefulsets",
-        flags: { kubeconfig: "/k", namespace: "prod", context: "c1", requestTimeout: "3s" },
+        flags: { kubeconfig: "/k", namespace: "prod", context: "c1", requestTimeoutMs: 3000, as: "bob" },
         prefix: "we",
       });
     }
@@ -98,11 +107,24 @@ describe("completionRequest: what the word under the cursor needs", () => {
     assert.deepEqual(request("show", "--namespace=prod", ""), { kind: "statefulsets", flags: { namespace: "prod" }, prefix: "" });
   });
   test("boolean flags take no value", () => assert.deepEqual(request("show", "-A", ""), { kind: "statefulsets", flags: {}, prefix: "" }));
+  test("as kubectl, a bare --dry-run takes no value: the next word is a positional", () => {
+    assert.deepEqual(request("set", "web", "--dry-run", ""), { kind: "claimTemplates", flags: {}, statefulSet: "web", prefix: "", given: [] });
+  });
+  test("repeated connection flags: the last one wins, as in the parser", () => {
+    assert.deepEqual(request("show", "-n", "a", "-n", "b", "--context", "x", "--context=y", ""), { kind: "statefulsets", flags: { namespace: "b", context: "y" }, prefix: "" });
+  });
   test("after the StatefulSet of set and diff: claim templates, minus those already given", () => {
     assert.deepEqual(request("set", "web", "data=2Gi", "--yes", "lo"), { kind: "claimTemplates", flags: {}, statefulSet: "web", prefix: "lo", given: ["data"] });
     assert.deepEqual(request("diff", "-n", "x", "web", ""), { kind: "claimTemplates", flags: { namespace: "x" }, statefulSet: "web", prefix: "", given: [] });
   });
   test("show takes one StatefulSet", () => assert.deepEqual(values(request("show", "web", "")), []));
+  test("--context, --cluster and --user complete names from the kubeconfig files typed so far", () => {
+    assert.deepEqual(request("show", "--kubeconfig", "/k", "--context", "pr"), { kind: "kubeconfigNames", what: "context", flags: { kubeconfig: "/k" }, prefix: "pr" });
+    assert.deepEqual(request("set", "--cluster=lo"), { kind: "kubeconfigNames", what: "cluster", flags: {}, prefix: "--cluster=lo" });
+    assert.deepEqual(request("diff", "--user", ""), { kind: "kubeconfigNames", what: "user", flags: {}, prefix: "" });
+    assert.deepEqual(namedAnswer(["prod", "dev", "preview"], "pr").candidates.map((c) => c.value), ["preview", "prod"]);
+    assert.deepEqual(namedAnswer(["local", "remote"], "--cluster=lo").candidates.map((c) => c.value), ["--cluster=local"]);
+  });
   test("-n completes namespaces", () => assert.deepEqual(request("show", "-n", "pr"), { kind: "namespaces", flags: {}, prefix: "pr" }));
 });
 
