@@ -6,7 +6,7 @@ import { ExitCode, RefusedError } from "../errors";
 import type { ParsedCommand } from "../cli/root";
 import type { StatefulSet } from "../kube/types";
 import { changeAnnotation } from "../plan/desired";
-import { historyAnnotation } from "../plan/history";
+import { historyAnnotation, historyOf } from "../plan/history";
 import { seal, sealList } from "../plan/seal";
 import { unifiedDiff } from "../output/diff";
 import { renderExisting } from "../output/existing-claims";
@@ -59,7 +59,11 @@ export async function runDiff(opts: DiffOptions, deps: CommandDeps): Promise<voi
     const prefix = many ? `statefulset.apps/${plan.target.name} in namespace ${plan.target.namespace}: ` : "";
     const needForce = plan.refusals.filter((r) => r.forceable).map((r) => `set will refuse without --force: ${r.message}`);
     for (const w of [...plan.warnings, ...needForce]) errOut.write(`Warning: ${prefix}${w}\n`);
-    if (!plan.noChange && !opts.output) errOut.write(`${many ? `${prefix.slice(0, -2)}:\n` : ""}${renderClaims(plan)}${renderExisting(plan)}${newOrdinalsLine(plan)}`);
+    if (!plan.noChange && !opts.output) {
+      const revision = historyOf(plan.desired).at(-1)!.revision;
+      const history = plan.mode === "fresh" ? `the change becomes revision ${revision} of the claim templates (kubectl appstorage history ${plan.target.name})\n` : "";
+      errOut.write(`${many ? `${prefix.slice(0, -2)}:\n` : ""}${renderClaims(plan)}${renderExisting(plan)}${newOrdinalsLine(plan)}${history}`);
+    }
   }
   // As kubectl diff: 1 when anything would change.
   if (plans.some((p) => !p.noChange)) throw new ExitCode(1);

@@ -2,6 +2,7 @@
 // with where a claim differs from its template. Pure: built from lists read once.
 // The JSON/YAML form (kind StorageReport) is a documented, versioned schema (README "show").
 import type { KubeEvent, PersistentVolumeClaim, Pod, StatefulSet, StorageClass } from "../kube/types";
+import { historyOf } from "../plan/history";
 import { finishCommand } from "../plan/journal";
 import { defaultStorageClass, indexObjects, memberClaims, type ObjectIndex, ordinalStart, replicasOf } from "../plan/objects";
 import { neverBound, pendingReason, recreateByHand } from "../plan/pending";
@@ -70,6 +71,8 @@ export interface StatefulSetStorage {
   replicas: number;
   ordinalsStart: number;
   retentionPolicy: { whenDeleted: string; whenScaled: string };
+  /** The current revision of the claim templates (kubectl appstorage history); 1 before any recorded change. */
+  revision: number;
   templates: TemplateView[];
   claims: ClaimView[];
   pendingChange?: PendingChange;
@@ -225,6 +228,7 @@ function describe(sts: StatefulSet, exists: boolean, { index, classes, classesKn
       whenDeleted: sts.spec.persistentVolumeClaimRetentionPolicy?.whenDeleted ?? "Retain",
       whenScaled: sts.spec.persistentVolumeClaimRetentionPolicy?.whenScaled ?? "Retain",
     },
+    revision: historyOf(sts).at(-1)!.revision,
     templates,
     claims,
   };

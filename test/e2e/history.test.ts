@@ -48,6 +48,9 @@ describe("history and undo", () => {
       ],
     );
     assert.equal(history.revisions[2].by, "admin");
+    // diff and show name the history: the revision a change would become, and the current one.
+    assert.match((await runPlugin(["diff", "db", "data=4Gi", "-n", ns])).stderr, /the change becomes revision 4 of the claim templates \(kubectl appstorage history db\)/);
+    assert.equal(JSON.parse((await runPlugin(["show", "db", "-n", ns, "-o", "json"])).stdout).items[0].revision, 3);
 
     const dry = await runPlugin(["undo", "db", "-n", ns, "--dry-run=client"]);
     assert.equal(dry.code, 0, dry.stderr);
