@@ -39,11 +39,7 @@ export async function runShow(opts: ShowOptions, deps: CommandDeps): Promise<voi
   const warn = (m: string) => warnings.push(m);
   const statefulSetsRead: Promise<StatefulSet[]> = opts.name
     ? getStatefulSet(client, client.namespace, opts.name).then((s) => (s ? [s] : []))
-    : listStatefulSets(client, ns, opts.selector).catch((e) => {
-        // As kubectl: the server's answer, and where a namespace admin can look instead.
-        if (isForbidden(e) && opts.allNamespaces) throw new RefusedError(`${e.message.split("\n")[0]}; list one namespace with -n NAMESPACE instead of -A`);
-        throw e;
-      });
+    : listStatefulSets(client, ns, opts.selector);
   let storageClassesUnknown = false;
   const [statefulSets, claims, pods, storageClasses, journals, events] = await Promise.all([
     statefulSetsRead,
@@ -61,7 +57,11 @@ export async function runShow(opts: ShowOptions, deps: CommandDeps): Promise<voi
       warn("you may not list events, so provisioning failures of Pending claims are not shown");
       return [];
     }),
-  ]);
+  ]).catch((e: unknown) => {
+    // As kubectl: the server's answer (the first list it refused), and where a namespace admin can look instead.
+    if (isForbidden(e) && opts.allNamespaces) throw new RefusedError(`${(e as Error).message.split("\n")[0]}; list one namespace with -n NAMESPACE instead of -A`);
+    throw e;
+  });
   const wanted = opts.name ? journals.filter((j) => j.name === opts.name) : journals;
   const report = buildStorageReport({ statefulSets, claims, pods, storageClasses, storageClassesUnknown, journals: wanted, events });
   for (const w of warnings) deps.streams.errOut.write(`Warning: ${w}\n`);
