@@ -15,8 +15,9 @@ minor="${version#v}"; minor="${minor%.*}"
 out="${2:-versions/$minor.mod}"
 staging_version="v0.${version#v1.}"
 # The release's own go.mod, fetched through the go command (and its configured module proxy).
-modfile="$(cd "$(mktemp -d)" && go mod download -json "k8s.io/kubernetes@${version}" | sed -n 's/^[[:space:]]*"GoMod": "\(.*\)",$/\1/p')"
-[[ -n "$modfile" ]] || { echo "pin.sh: the module proxy has no k8s.io/kubernetes ${version}" >&2; exit 1; }
+info="$(cd "$(mktemp -d)" && go mod download -json "k8s.io/kubernetes@${version}" 2>&1)" || true
+modfile="$(echo "$info" | sed -n 's/^[[:space:]]*"GoMod": "\(.*\)",$/\1/p')"
+[[ -n "$modfile" ]] || { echo "pin.sh: cannot download k8s.io/kubernetes ${version}: $(echo "$info" | sed -n 's/^[[:space:]]*"Error": "\([^\\]*\).*/\1/p' | head -n 1)" >&2; exit 1; }
 mod="$(cat "$modfile")"
 mkdir -p "$(dirname "$out")"
 {
