@@ -277,7 +277,7 @@ describe("bad input", () => {
       [["set", "db"], /needs a StatefulSet name and at least one/],
       [["set"], /needs a StatefulSet name/],
       [["set", "db", "data=2Gi", "--bogus"], /Unknown argument: bogus/],
-      [["set", "db", "data=2Gi", "--dry-run=maybe"], /invalid --dry-run "maybe"/],
+      [["set", "db", "data=2Gi", "--dry-run=maybe"], /Invalid dry-run value \(maybe\)/],
       [["set", "db", "data=2Gi", "-o", "xml"], /invalid --output "xml"/],
       [["set", "db", "data=2Gi", "--timeout", "forever"], /invalid --timeout/],
       [["set", "no-such-sts", "data=2Gi"], /statefulsets.apps "no-such-sts" not found/],
