@@ -117,6 +117,8 @@ test(`VolumeAttributesClass: storage.k8s.io/v1 is served from 1.34; before, vac=
   const servedV1 = serves("storage.k8s.io/v1", "volumeattributesclasses");
   assert.equal(servedV1, v.minor >= 34, "storage.k8s.io/v1 VolumeAttributesClass is GA (served by default) from 1.34");
   const servedBeta = serves("storage.k8s.io/v1beta1", "volumeattributesclasses");
+  // Before 1.34 the beta API is off by default (this control plane enables no beta APIs).
+  if (v.minor < 34) assert.equal(servedBeta, false, "storage.k8s.io/v1beta1 VolumeAttributesClass served");
   const ns = namespace(t, "ver");
   apply(sts("db", ns).withClaim("data", "1Gi").build(), ns);
   const rv = getSts(ns, "db").metadata.resourceVersion;
