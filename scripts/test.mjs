@@ -1,18 +1,37 @@
-// Runs one test suite with node's test runner: `node scripts/test.mjs unit|e2e [files...]`.
+// Runs one test suite with node's test runner: `node scripts/test.mjs unit|e2e [--version V] [files...]`.
 // Node 20's runner takes no globs, so the files are listed here. For e2e, the local control
 // plane is brought up first if it is not running, and stopped again afterwards if this run
 // started it (tests also bring it up on their own, so one file can be run alone).
+// --version V (a minor such as 1.32, a release, oldest or newest) runs the e2e suite on that
+// release's own control plane, beside the default one (ports from 17440, state in
+// ~/.cache/kubectl-appstorage/cluster-V, unless APPSTORAGE_PORT_BASE/APPSTORAGE_CLUSTER_DIR say
+// otherwise), with the reduced fault matrix of test/e2e/reliability.test.ts
+// (APPSTORAGE_FAULT_MATRIX=reduced unless set): the full one runs on the default control plane.
 import { spawnSync } from "node:child_process";
 import { readdirSync } from "node:fs";
+import { homedir } from "node:os";
 import { join } from "node:path";
 
-const suite = process.argv[2];
-if (suite !== "unit" && suite !== "e2e") {
-  console.error("usage: node scripts/test.mjs unit|e2e [files...]");
+const argv = process.argv.slice(2);
+const at = argv.findIndex((a) => a === "--version" || a.startsWith("--version="));
+let version;
+if (at >= 0) {
+  version = (argv[at].includes("=") ? argv[at].slice("--version=".length) : argv[at + 1]) ?? "";
+  argv.splice(at, argv[at].includes("=") ? 1 : 2);
+}
+const suite = argv[0];
+if ((suite !== "unit" && suite !== "e2e") || (version !== undefined && (suite !== "e2e" || !version || version.startsWith("-")))) {
+  console.error("usage: node scripts/test.mjs unit|e2e [--version MINOR|RELEASE|oldest|newest] [files...]");
   process.exit(2);
 }
+if (version) {
+  process.env.APPSTORAGE_K8S_VERSION = version;
+  process.env.APPSTORAGE_PORT_BASE ??= "17440";
+  process.env.APPSTORAGE_CLUSTER_DIR ??= join(homedir(), ".cache", "kubectl-appstorage", `cluster-${version}`);
+  process.env.APPSTORAGE_FAULT_MATRIX ??= "reduced";
+}
 const dir = join("test", suite);
-const files = process.argv.length > 3 ? process.argv.slice(3) : readdirSync(dir).filter((f) => f.endsWith(".test.ts")).sort().map((f) => join(dir, f));
+const files = argv.length > 1 ? argv.slice(1) : readdirSync(dir).filter((f) => f.endsWith(".test.ts")).sort().map((f) => join(dir, f));
 if (files.length === 0) {
   console.error(`no test files in ${dir}`);
   process.exit(1);
@@ -21,7 +40,11 @@ if (files.length === 0) {
 let startedHere = false;
 if (suite === "e2e") {
   const status = spawnSync("bash", ["scripts/cluster", "status"], { stdio: "ignore" });
-  if (status.status !== 0) {
+  if (status.status === 0 && version) {
+    // Running already: up checks that it runs the version asked for (and says what to do if not).
+    const up = spawnSync("bash", ["scripts/cluster", "up"], { stdio: ["ignore", "ignore", "inherit"] });
+    if (up.status !== 0) process.exit(1);
+  } else if (status.status !== 0) {
     const up = spawnSync("bash", ["scripts/cluster", "up"], { stdio: ["ignore", "ignore", "inherit"] });
     if (up.status !== 0) {
       console.error("could not start the local control plane (scripts/cluster up); e2e tests not run");
@@ -31,6 +54,10 @@ if (suite === "e2e") {
   }
 }
 
+if (suite === "e2e") {
+  const v = spawnSync("bash", ["scripts/cluster", "status"], { encoding: "utf8" }).stdout.match(/^server: (.*)$/m)?.[1];
+  console.error(`e2e on Kubernetes ${v ?? "(unknown version)"}${process.env.APPSTORAGE_FAULT_MATRIX === "reduced" ? ", reduced fault matrix" : ""}`);
+}
 const args = ["--require", "./test/register.cjs", "--test", "--test-reporter=spec"];
 if (suite === "e2e") args.push("--test-concurrency=1");
 const run = spawnSync(process.execPath, [...args, ...files], { stdio: "inherit" });

@@ -22,6 +22,29 @@ export function kubeconfig(): string {
   return kubeconfigPath;
 }
 
+/** What the server says it is (GET /version); APPSTORAGE_K8S_VERSION chose it (scripts/test.mjs --version). */
+export interface ServerVersion {
+  gitVersion: string;
+  major: number;
+  minor: number;
+}
+let versionSeen: ServerVersion | undefined;
+
+export function serverVersion(): ServerVersion {
+  if (versionSeen) return versionSeen;
+  const v = JSON.parse(kubectl(["get", "--raw", "/version"])) as { gitVersion: string; major: string; minor: string };
+  // Vendors write minors like "32+"; the number is what counts.
+  versionSeen = { gitVersion: v.gitVersion, major: parseInt(v.major, 10), minor: parseInt(v.minor, 10) };
+  return versionSeen;
+}
+
+/** Whether discovery lists `resource` under `groupVersion` (e.g. "storage.k8s.io/v1"), as the plugin decides. */
+export function serves(groupVersion: string, resource: string): boolean {
+  const r = kubectlTry(["get", "--raw", groupVersion.includes("/") ? `/apis/${groupVersion}` : `/api/${groupVersion}`]);
+  if (r.code !== 0) return false;
+  return (JSON.parse(r.stdout) as { resources: { name: string }[] }).resources.some((x) => x.name === resource);
+}
+
 export function kubectl(args: string[], opts: { input?: string; kubeconfig?: string } = {}): string {
   return execFileSync("kubectl", ["--kubeconfig", opts.kubeconfig ?? kubeconfig(), ...args], {
     encoding: "utf8",
