@@ -167,7 +167,7 @@ export function nodeRuntime(npmPackage, version, file, integrity) {
   const got = `sha512-${createHash("sha512").update(readFileSync(tarball)).digest("base64")}`;
   if (integrity && got !== integrity) {
     rmSync(tmp, { recursive: true, force: true });
-    throw new Error(`${npmPackage}@${version} from the registry has integrity ${got}, not the pinned ${integrity}`);
+    throw new Error(`${npmPackage}@${version} from the registry has integrity ${got}, not the pinned ${integrity}; check the package (test/e2e/packaging.test.ts checks darwin signatures) before changing its pin in scripts/sea/runtimes.json`);
   }
   execFileSync("tar", ["-xzf", tarball, "-C", tmp, "--strip-components=1", `package/${file}`]);
   rmSync(tarball);
