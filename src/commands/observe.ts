@@ -1,23 +1,12 @@
 // Reads everything a plan needs in a constant number of requests, all at once.
 import { localJournalDir, JournalStore } from "../apply/journal-store";
-import { hostname } from "node:os";
 import { RefusedError } from "../errors";
 import { getStatefulSet, listClaims, listPods, listStorageClasses, namespaceExists, whoAmI } from "../kube/api";
 import type { KubeClient } from "../kube/client";
 import type { Observed } from "../plan/plan";
 import type { CommandDeps } from "./deps";
 
-/**
- * A journal holder is "host/pid/random". On this host, a holder whose process is gone was
- * killed: its lease need not be waited out. Elsewhere only the lease can tell.
- */
-export function holderGone(holder: string, processAlive: (pid: number) => boolean): boolean {
-  const [host, pid] = holder.split("/");
-  if (host !== hostname() || !/^\d+$/.test(pid ?? "")) return false;
-  return !processAlive(Number(pid));
-}
-
-export async function observe(client: KubeClient, name: string, deps: Pick<CommandDeps, "env" | "now" | "processAlive">): Promise<{ observed: Observed; store: JournalStore }> {
+export async function observe(client: KubeClient, name: string, deps: Pick<CommandDeps, "env" | "now" | "holderDead">): Promise<{ observed: Observed; store: JournalStore }> {
   const { env } = deps;
   const now = deps.now();
   const ns = client.namespace;
@@ -33,5 +22,5 @@ export async function observe(client: KubeClient, name: string, deps: Pick<Comma
   if (!statefulSet && !journal && !(await namespaceExists(client, ns))) {
     throw new RefusedError(`namespace "${ns}" not found; check -n, or list namespaces with: kubectl get namespaces`);
   }
-  return { observed: { statefulSet, claims, pods, storageClasses, journal, holderGone: journal && deps.processAlive ? holderGone(journal.holder, deps.processAlive) : false, user, now: now.toISOString() }, store };
+  return { observed: { statefulSet, claims, pods, storageClasses, journal, holderGone: journal && deps.holderDead ? deps.holderDead(journal.holder) : false, user, now: now.toISOString() }, store };
 }

@@ -1,8 +1,7 @@
 // `set STS CLAIM=SIZE[,CLASS]...`: plan, confirm, journal, orphan-delete, wait, re-create,
 // verify adoption. Running it again after any interruption finishes the job.
-import { hostname } from "node:os";
-import { randomUUID } from "node:crypto";
 import { applyPlan } from "../apply/apply";
+import { holderFor } from "../apply/holder";
 import { Progress } from "../apply/progress";
 import { RefusedError, UsageError } from "../errors";
 import type { ParsedCommand } from "../cli/root";
@@ -175,7 +174,7 @@ export async function runSet(opts: SetOptions, deps: CommandDeps): Promise<void>
     signal: deps.signal ?? new AbortController().signal,
     timeoutMs: opts.timeoutMs,
     now: deps.now,
-    holder: `${hostname()}/${deps.pid ?? 0}/${randomUUID().slice(0, 8)}`,
+    holder: holderFor(deps.pid ?? 0),
     by: observed.user,
   });
   if (opts.output === "name") streams.out.write(`${ref}\n`);
