@@ -204,3 +204,11 @@ export function judgeHolder(holder: string, self: Partial<ProcessIdentity>, read
 export function holderDead(holder: string, pid: number, reader: ProcReader = procReader(), host = hostname()): boolean {
   return judgeHolder(holder, ownIdentity(pid, reader, host), reader) === "dead";
 }
+
+/** For messages: "pid 123 on host db-0", or the holder as written by an older version. */
+export function describeHolder(holder: string): string {
+  const h = parseHolder(holder);
+  if (h) return `pid ${h.pid} on ${h.host}`;
+  const [host, pid] = holder.split("/");
+  return pid && /^\d+$/.test(pid) ? `pid ${pid} on ${host}` : `holder ${holder}`;
+}

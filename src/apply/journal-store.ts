@@ -5,6 +5,7 @@ import { chmodSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
 import { RefusedError } from "../errors";
+import { describeHolder } from "./holder";
 import { createSecret, deleteSecret, getSecret, updateSecret } from "../kube/api";
 import type { KubeClient } from "../kube/client";
 import { isAlreadyExists, isConflict, isUnknownOutcome } from "../kube/errors";
@@ -73,7 +74,10 @@ export class JournalStore {
       );
     } catch (e) {
       if (isAlreadyExists(e) || isConflict(e)) {
-        throw new RefusedError(`another kubectl appstorage set started on statefulset.apps/${this.name} at the same moment; nothing was changed: wait for it to finish`);
+        // Name the run that got the lock, so the user knows whom to wait for.
+        const other = await this.read().catch(() => undefined);
+        const who = other ? ` (${other.by}, ${describeHolder(other.holder)}, started ${other.startedAt})` : "";
+        throw new RefusedError(`another kubectl appstorage set${who} started on statefulset.apps/${this.name} at the same moment; nothing was changed: wait for it to finish`);
       }
       throw e;
     }

@@ -6,6 +6,7 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { existsSync, readFileSync } from "node:fs";
 import { describe, test } from "node:test";
 import {
+  describeHolder,
   formatHolder,
   holderDead,
   holderFor,
@@ -222,4 +223,10 @@ describe("real processes on this machine", { skip: linux }, () => {
     assert.equal(judgeHolder(asWritten({ pidNamespace: "pid:[1]" }), me, procReader()), "unknown");
     assert.equal(judgeHolder(asWritten({ bootId: "00000000-0000-4000-8000-000000000000" }), me, procReader()), "unknown");
   });
+});
+
+describe("describeHolder", () => {
+  test("new format", () => assert.equal(describeHolder(formatHolder(self, "x")), "pid 7 on db-0"));
+  test("old format", () => assert.equal(describeHolder("db-0/42/ab12cd34"), "pid 42 on db-0"));
+  test("anything else", () => assert.equal(describeHolder("test"), "holder test"));
 });
