@@ -1,20 +1,17 @@
 // Process entry: the only file that touches process.* and the only one that exits.
+import { holderDead as isHolderDead } from "./apply/holder";
 import { ExitCode, exitCodeFor, UsageError } from "./errors";
 import { commandName, parseArgs, type ParsedCommand } from "./cli/root";
 import type { IOStreams } from "./streams";
 
-/** Signal 0 tests that a process exists; EPERM means it exists but is not ours. */
-function processAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-    return true;
-  } catch (e) {
-    return (e as NodeJS.ErrnoException).code === "EPERM";
-  }
-}
+/**
+ * Whether a journal's holder is certainly dead (this machine's /proc: gone, a zombie, or its pid
+ * reused by another process); anything it cannot tell is left to the journal's lease.
+ */
+const holderDead = (holder: string): boolean => isHolderDead(holder, process.pid);
 
 async function dispatch(cmd: ParsedCommand, streams: IOStreams): Promise<void> {
-  const deps = { streams, env: process.env, now: () => new Date(), pid: process.pid, processAlive };
+  const deps = { streams, env: process.env, now: () => new Date(), pid: process.pid, holderDead };
   switch (cmd.kind) {
     case "text":
       streams.out.write(cmd.text);

@@ -12,6 +12,7 @@ import type { KubeObject } from "../kube/types";
 import { createSecret, deleteSecret, updateSecret } from "../kube/write";
 import { decodeJournalSecret, journalSecret, journalSecretName } from "../plan/journal";
 import type { Journal, JournalSecretRef } from "../plan/types";
+import { describeHolder } from "./holder";
 
 export function localJournalDir(env: Record<string, string | undefined>): string {
   const base = env["APPSTORAGE_STATE_DIR"] ?? join(env["XDG_STATE_HOME"] ?? join(homedir(), ".local", "state"), "kubectl-appstorage");
@@ -58,11 +59,24 @@ export class JournalStore {
       this.secret = this.remember(written);
     } catch (e) {
       if (isAlreadyExists(e) || isConflict(e)) {
-        throw new RefusedError(`another kubectl appstorage set started on statefulset.apps/${this.name} at the same moment; nothing was changed: wait for it to finish`);
+        // Name the run that got the lock, so the user knows whom to wait for.
+        const other = await this.readOther();
+        const who = other ? ` (${other.by}, ${describeHolder(other.holder)}, started ${other.startedAt})` : "";
+        throw new RefusedError(`another kubectl appstorage set${who} started on statefulset.apps/${this.name} at the same moment; nothing was changed: wait for it to finish`);
       }
       throw e;
     }
     this.writeLocal(journal);
+  }
+
+  /** The journal another run wrote, when it can be read at all (only to name that run). */
+  private async readOther(): Promise<Journal | undefined> {
+    try {
+      const current = await getSecret(this.client, this.namespace, this.secretName);
+      return current ? decodeJournalSecret(current) : undefined;
+    } catch {
+      return undefined;
+    }
   }
 
   /** Saves progress; a conflict means another run took the lock over: stop. */

@@ -2,9 +2,8 @@
 // all plans first (one refused: nothing changes), the dry runs, the permission preflight, one
 // confirmation, then one StatefulSet at a time, each with its own journal; the first failure
 // stops the run and says which are done, and the same command run again finishes the rest.
-import { hostname } from "node:os";
-import { randomUUID } from "node:crypto";
 import { applyPlan, type ApplyContext } from "../apply/apply";
+import { holderFor } from "../apply/holder";
 import { dryRunClaimPatches, serverDryRun } from "../apply/dry-run";
 import { localJournalDir } from "../apply/journal-store";
 import { Progress } from "../apply/progress";
@@ -95,7 +94,7 @@ function applyContext(client: KubeClient, deps: CommandDeps, progress: Progress,
     signal: deps.signal ?? new AbortController().signal,
     timeoutMs: opts.timeoutMs,
     now: deps.now,
-    holder: `${hostname()}/${deps.pid ?? 0}/${randomUUID().slice(0, 8)}`,
+    holder: holderFor(deps.pid ?? 0),
     by: opts.user,
     journalDir: localJournalDir(deps.env),
   };

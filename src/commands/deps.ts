@@ -9,9 +9,9 @@ export interface CommandDeps {
   now: () => Date;
   connect?: (flags: KubeFlags) => Promise<KubeClient>;
   signal?: AbortSignal;
-  /** This process's id (for the journal's lock holder) and whether another process is alive. */
+  /** This process's id (for the journal's lock holder) and whether a journal's holder is certainly dead (src/apply/holder.ts). */
   pid?: number;
-  processAlive?: (pid: number) => boolean;
+  holderDead?: (holder: string) => boolean;
 }
 
 export function connectWith(deps: CommandDeps, flags: KubeFlags, defaults: { requestTimeoutMs?: number } = {}): Promise<KubeClient> {

@@ -1,5 +1,4 @@
 // Reads everything a plan needs in a constant number of requests, all at once.
-import { hostname } from "node:os";
 import { RefusedError } from "../errors";
 import type { KubeClient } from "../kube/client";
 import { isForbidden } from "../kube/errors";
@@ -65,16 +64,6 @@ async function observeJournal(client: KubeClient, ns: string, name: string): Pro
 import type { CommandDeps } from "./deps";
 
 /**
- * A journal holder is "host/pid/random". On this host, a holder whose process is gone was
- * killed: its lease need not be waited out. Elsewhere only the lease can tell.
- */
-export function holderGone(holder: string, processAlive: (pid: number) => boolean): boolean {
-  const [host, pid] = holder.split("/");
-  if (host !== hostname() || !/^\d+$/.test(pid ?? "")) return false;
-  return !processAlive(Number(pid));
-}
-
-/**
  * Reads quotas (when claims may grow) and volume attributes classes (when a directive names
  * one), in parallel; nothing at all otherwise, so a plain `set` makes no extra request.
  */
@@ -114,7 +103,7 @@ export interface ObserveRequest {
   existing?: ExistingClaimsOptions;
 }
 
-export async function observe(client: KubeClient, request: ObserveRequest, deps: Pick<CommandDeps, "now" | "processAlive">): Promise<Observed> {
+export async function observe(client: KubeClient, request: ObserveRequest, deps: Pick<CommandDeps, "now" | "holderDead">): Promise<Observed> {
   const now = deps.now();
   const ns = client.namespace;
   const [statefulSet, claims, pods, classes, found, user, existing] = await Promise.all([
@@ -137,7 +126,7 @@ export async function observe(client: KubeClient, request: ObserveRequest, deps:
     ...classes,
     ...found,
     ...(existing ? { existing } : {}),
-    holderGone: journal && deps.processAlive ? holderGone(journal.holder, deps.processAlive) : false,
+    holderGone: journal && deps.holderDead ? deps.holderDead(journal.holder) : false,
     user,
     now: now.toISOString(),
   };
@@ -172,7 +161,7 @@ function byNamespace<T extends { metadata: { namespace?: string } }>(items: read
  * whatever the number of StatefulSets: each matching StatefulSet, and each journal whose
  * StatefulSet an interrupted run deleted (matched on the labels it saved), gets its Observed.
  */
-export async function observeMany(client: KubeClient, request: ObserveManyRequest, deps: Pick<CommandDeps, "now" | "processAlive">): Promise<Target[]> {
+export async function observeMany(client: KubeClient, request: ObserveManyRequest, deps: Pick<CommandDeps, "now" | "holderDead">): Promise<Target[]> {
   const now = deps.now();
   const ns = request.allNamespaces ? undefined : client.namespace;
   const forbiddenAtClusterScope = (e: unknown) => {
@@ -215,7 +204,7 @@ export async function observeMany(client: KubeClient, request: ObserveManyReques
         ...(j ? { journal: j.journal, journalSecret: j.secret } : {}),
         ...(journals === undefined ? { journalError: "you may not list secrets" } : {}),
         ...(existing ? { existing } : {}),
-        holderGone: j && deps.processAlive ? holderGone(j.journal.holder, deps.processAlive) : false,
+        holderGone: j && deps.holderDead ? deps.holderDead(j.journal.holder) : false,
         user,
         now: now.toISOString(),
       },

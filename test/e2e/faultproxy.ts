@@ -1,10 +1,21 @@
 // A fault-injecting proxy between the plugin and the local API server, on 127.0.0.1. It serves
 // TLS with the API server's own certificate (valid for 127.0.0.1, signed by the cluster CA) and
 // forwards each request upstream with the credentials of the kubeconfig it was given, so the
-// plugin sees an ordinary API server. It can fail the Nth request matching a rule: an HTTP
-// status (500, 503, 429 with Retry-After), a reset before or after forwarding, a stalled answer,
-// or a watch dropped mid-stream; and it can hold a request (never forwarding it) so a test can
-// kill the client exactly there.
+// plugin sees an ordinary API server; the real server does the work and decides every answer
+// that is not an injected fault.
+//
+// Faults are placed by what a request is (its signature: verb and resource, e.g. "create secrets",
+// "watch pods") and its occurrence among requests of that signature, never by raw index. Each
+// fault records the request it landed on, and only a fault that really acted counts as landed: a
+// dropped watch must have delivered an event first, a reset-after must have let the server answer.
+// The proxy also logs every request (what reached the server, its body and answer) so a test can
+// check that no write was repeated and that an unknown outcome was read back.
+//
+// The proxy runs in a worker thread: the tests call kubectl synchronously (execFileSync), which
+// blocks their thread for a while; a proxy on that thread would stall every plugin run meanwhile
+// (and requests timed out by the plugin would reach the server late, as if repeated).
+import { createHash } from "node:crypto";
+import { isMainThread, parentPort, Worker, workerData } from "node:worker_threads";
 import { readFileSync, writeFileSync } from "node:fs";
 import * as https from "node:https";
 import type { AddressInfo } from "node:net";
@@ -12,23 +23,63 @@ import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { parse } from "yaml";
 
-export type FaultKind = "500" | "503" | "429" | "reset-before" | "reset-after" | "stall" | "drop-watch" | "hold" | "hold-after";
+export type FaultKind =
+  | "500"
+  | "503"
+  | "429"
+  | "reset-before"
+  | "reset-after"
+  | "stall"
+  /** A watch reset before any byte reaches the client. */
+  | "drop-watch"
+  /** A watch reset right after its first event reached the client. */
+  | "drop-watch-after-event"
+  /** A watch that ends cleanly with no event (as when the server's timeout ends it). */
+  | "end-watch"
+  /** 410 Gone: the resourceVersion is too old. */
+  | "gone-410"
+  | "hold"
+  | "hold-after";
+
+/** Faults whose write may or may not have been done as far as the client can tell. */
+export const unknownOutcome: FaultKind[] = ["500", "503", "reset-before", "reset-after", "stall"];
 
 export interface Fault {
-  /** 0-based index among requests that match. */
-  nth: number;
   kind: FaultKind;
-  match?: (r: SeenRequest) => boolean;
+  /** The signature of the request to fault ("update secrets"). */
+  signature: string;
+  /** 0-based occurrence among requests that match; default 0. */
+  nth?: number;
+  /** The request it landed on, once it really acted. */
+  landed?: SeenRequest;
 }
 
 export interface SeenRequest {
   index: number;
   method: string;
+  /** Path with query, as sent. */
   path: string;
   watch: boolean;
-  /** "METHOD resource": e.g. "DELETE statefulsets", "GET pods". */
-  kind: string;
+  /** get, list, watch, create, update, patch, delete. */
+  verb: string;
+  /** "statefulsets", "secrets", "pods", "selfsubjectaccessreviews", ... (with "/subresource"). */
+  resource: string;
+  name?: string;
+  /** A server-side dry run (dryRun=All). */
+  dryRun: boolean;
+  /** "verb resource": what the request is, e.g. "update secrets", "dry-run patch persistentvolumeclaims". */
+  signature: string;
+  /** sha256 of the body, for telling a repeated write from another write to the same object. */
+  bodyHash: string;
   fault?: FaultKind;
+  /** The request was sent on to the real server. */
+  reachedServer: boolean;
+  /** The status the client was given (undefined: none, the connection broke or stalled). */
+  answered?: number;
+  /** The status the server gave, when it was reached. */
+  serverStatus?: number;
+  /** For watches: events (lines) passed to the client. */
+  eventsDelivered: number;
 }
 
 export interface Held {
@@ -40,11 +91,9 @@ export interface Held {
 export interface FaultProxy {
   kubeconfig: string;
   requests: SeenRequest[];
-  /**
-   * Resolves when a request is held: "hold" keeps it from the server, "hold-after" lets the
-   * server do it and keeps the answer from the client (a kill there is a crash right after it).
-   */
-  held: Promise<Held>;
+  faults: Fault[];
+  /** The next held request, or a rejection after `ms` (a run that never gets there must fail the test, not hang it). */
+  nextHeld(ms: number): Promise<Held>;
   close(): Promise<void>;
 }
 
@@ -67,95 +116,265 @@ function credentials(kubeconfigPath: string): Credentials {
   };
 }
 
-/** "METHOD resource" from an API path: /apis/apps/v1/namespaces/x/statefulsets/y -> statefulsets. */
-export function requestKind(method: string, path: string): string {
-  const parts = path.split("?")[0]!.split("/").filter(Boolean);
-  const i = parts.indexOf("namespaces");
-  let resource: string | undefined;
-  if (i >= 0 && parts.length > i + 2) resource = parts[i + 2];
-  else resource = parts[parts[0] === "api" ? 2 : 3];
-  return `${method} ${resource ?? path}`;
+/** What an API request is: verb, resource (with subresource) and name, from method and path. */
+export function describeRequest(method: string, path: string): { verb: string; resource: string; name?: string; watch: boolean; dryRun: boolean; signature: string } {
+  const [p, q = ""] = path.split("?");
+  const parts = p!.split("/").filter(Boolean);
+  // /api/v1/... or /apis/GROUP/VERSION/...
+  let rest = parts[0] === "api" ? parts.slice(2) : parts.slice(3);
+  if (rest[0] === "namespaces" && rest.length >= 3) rest = rest.slice(2);
+  const resource = rest[0] ?? p!;
+  const name = rest[1];
+  const sub = rest[2];
+  const watch = /(^|&)watch=(1|true)(&|$)/.test(q);
+  const verb = { POST: "create", PUT: "update", PATCH: "patch", DELETE: "delete" }[method] ?? (watch ? "watch" : name ? "get" : "list");
+  const res = sub ? `${resource}/${sub}` : resource;
+  // A server-side dry run changes nothing: it is named apart and is not a write.
+  const dryRun = /(^|&)dryRun=/.test(q);
+  return { verb, resource: res, ...(name ? { name } : {}), watch, dryRun, signature: `${dryRun ? "dry-run " : ""}${verb} ${res}` };
 }
 
-export async function startFaultProxy(upstreamKubeconfig: string, faults: Fault[] = []): Promise<FaultProxy> {
+/** A request that changes something: not a read, not a review (create selfsubject*reviews), not a dry run. */
+export const isWrite = (r: Pick<SeenRequest, "verb" | "resource" | "dryRun">) => ["create", "update", "patch", "delete"].includes(r.verb) && !r.dryRun && !r.resource.startsWith("selfsubject");
+
+/** Messages from the worker: request log updates, landed faults, held requests, its address. */
+type FromWorker =
+  | { type: "listening"; kubeconfig: string }
+  | { type: "request"; request: SeenRequest }
+  | { type: "landed"; fault: number; index: number }
+  | { type: "held"; id: number; index: number }
+  | { type: "closed" };
+type ToWorker = { type: "release"; id: number } | { type: "close" };
+
+/** Starts the proxy (in a worker thread) with these faults. */
+export function startFaultProxy(upstreamKubeconfig: string, faults: Fault[] = []): Promise<FaultProxy> {
+  // eval: the worker loads this TypeScript file through the same require hook (test/register.cjs).
+  const worker = new Worker(`require(${JSON.stringify(__filename)})`, { eval: true, workerData: { upstreamKubeconfig, faults: faults.map((f) => ({ kind: f.kind, signature: f.signature, nth: f.nth ?? 0 })) } });
+  const requests: SeenRequest[] = [];
+  const heldQueue: Held[] = [];
+  const heldWaiters: ((h: Held) => void)[] = [];
+  let closed: () => void = () => undefined;
+  const whenClosed = new Promise<void>((r) => (closed = r));
+  return new Promise((resolve, reject) => {
+    worker.once("error", reject);
+    worker.on("message", (m: FromWorker) => {
+      if (m.type === "request") requests[m.request.index] = m.request;
+      else if (m.type === "landed") faults[m.fault]!.landed = requests[m.index];
+      else if (m.type === "held") {
+        const h: Held = { request: requests[m.index]!, release: () => worker.postMessage({ type: "release", id: m.id } satisfies ToWorker) };
+        const w = heldWaiters.shift();
+        if (w) w(h);
+        else heldQueue.push(h);
+      } else if (m.type === "closed") closed();
+      else if (m.type === "listening") {
+        resolve({
+          kubeconfig: m.kubeconfig,
+          requests,
+          faults,
+          nextHeld: (ms) => {
+            const h = heldQueue.shift();
+            if (h) return Promise.resolve(h);
+            return new Promise<Held>((res, rej) => {
+              const waiter = (x: Held) => {
+                clearTimeout(timer);
+                res(x);
+              };
+              const timer = setTimeout(() => {
+                heldWaiters.splice(heldWaiters.indexOf(waiter), 1);
+                rej(new Error(`no request was held within ${ms} ms (seen: ${requests.map((r) => r.signature).join(", ")})`));
+              }, ms);
+              heldWaiters.push(waiter);
+            });
+          },
+          close: async () => {
+            worker.postMessage({ type: "close" } satisfies ToWorker);
+            // Every message the worker sent before "closed" has been handled: the log is complete.
+            await whenClosed;
+            await worker.terminate();
+          },
+        });
+      }
+    });
+  });
+}
+
+if (!isMainThread && workerData?.upstreamKubeconfig) void runProxy(workerData.upstreamKubeconfig as string, workerData.faults as Required<Omit<Fault, "landed">>[]);
+
+async function runProxy(upstreamKubeconfig: string, faults: Required<Omit<Fault, "landed">>[]): Promise<void> {
+  const port = parentPort!;
+  const post = (m: FromWorker) => port.postMessage(m);
   const creds = credentials(upstreamKubeconfig);
   const pki = join(dirname(upstreamKubeconfig), "pki");
   const requests: SeenRequest[] = [];
-  const matched = new Map<Fault, number>();
-  let onHeld: (h: Held) => void = () => undefined;
-  const held = new Promise<Held>((r) => (onHeld = r));
+  const matched = new Map<number, number>();
+  const landed = new Set<number>();
+  const releases = new Map<number, () => void>();
+  let nextId = 0;
+  const onHeld = (request: SeenRequest, release: () => void) => {
+    const id = nextId++;
+    releases.set(id, release);
+    post({ type: "held", id, index: request.index });
+  };
+  /** Sends the request's current state to the test's thread (after every change). */
+  const sync = (r: SeenRequest) => post({ type: "request", request: r });
   const upstreamAgent = new https.Agent({ ca: creds.ca, cert: creds.cert, key: creds.key, keepAlive: true });
   const server = https.createServer({ key: readFileSync(join(pki, "apiserver.key")), cert: readFileSync(join(pki, "apiserver.crt")) }, (req, res) => {
     const chunks: Buffer[] = [];
     req.on("data", (c: Buffer) => chunks.push(c));
     req.on("end", () => {
       const url = req.url ?? "/";
-      const seen: SeenRequest = { index: requests.length, method: req.method ?? "GET", path: url, watch: /[?&]watch=(1|true)/.test(url), kind: requestKind(req.method ?? "GET", url) };
+      const body = Buffer.concat(chunks);
+      const what = describeRequest(req.method ?? "GET", url);
+      const seen: SeenRequest = { index: requests.length, method: req.method ?? "GET", path: url, ...what, bodyHash: createHash("sha256").update(body).digest("hex"), reachedServer: false, eventsDelivered: 0 };
       requests.push(seen);
-      let fault: FaultKind | undefined;
-      for (const f of faults) {
-        if (f.match && !f.match(seen)) continue;
-        const n = matched.get(f) ?? 0;
-        matched.set(f, n + 1);
-        if (n === f.nth) fault = f.kind;
-      }
-      seen.fault = fault;
-      const status = (code: number, headers: Record<string, string> = {}) => {
-        res.writeHead(code, { "Content-Type": "application/json", ...headers });
-        res.end(JSON.stringify({ kind: "Status", apiVersion: "v1", status: "Failure", message: `injected ${code}`, reason: code === 429 ? "TooManyRequests" : "InternalError", code }));
+      let fault: number | undefined;
+      faults.forEach((f, i) => {
+        if (landed.has(i) || f.signature !== seen.signature) return;
+        const n = matched.get(i) ?? 0;
+        matched.set(i, n + 1);
+        if (n === f.nth && fault === undefined) fault = i;
+      });
+      const kind = fault === undefined ? undefined : faults[fault]!.kind;
+      if (kind) seen.fault = kind;
+      sync(seen);
+      const land = () => {
+        if (fault === undefined || landed.has(fault)) return;
+        landed.add(fault);
+        sync(seen);
+        post({ type: "landed", fault, index: seen.index });
       };
-      if (fault === "500") return status(500);
-      if (fault === "503") return status(503);
-      if (fault === "429") return status(429, { "Retry-After": "1" });
-      if (fault === "reset-before") return req.socket.destroy();
-      if (fault === "stall") return; // never answer: the client's timeout must fire
+      const status = (code: number, headers: Record<string, string> = {}) => {
+        seen.answered = code;
+        land();
+        const reason = { 429: "TooManyRequests", 410: "Expired", 503: "ServiceUnavailable" }[code] ?? "InternalError";
+        res.writeHead(code, { "Content-Type": "application/json", ...headers });
+        res.end(JSON.stringify({ kind: "Status", apiVersion: "v1", status: "Failure", message: `injected ${code}`, reason, code }));
+      };
+      if (kind === "500") return status(500);
+      if (kind === "503") return status(503);
+      if (kind === "429") return status(429, { "Retry-After": "1" });
+      if (kind === "gone-410") return status(410);
+      if (kind === "reset-before" || kind === "drop-watch") {
+        land();
+        return req.socket.destroy();
+      }
+      if (kind === "stall") {
+        land();
+        return; // never answer: the client's timeout must fire
+      }
+      if (kind === "end-watch") {
+        seen.answered = 200;
+        land();
+        res.writeHead(200, { "Content-Type": "application/json", "Transfer-Encoding": "chunked" });
+        return res.end();
+      }
       const forward = () => {
         const headers = { ...req.headers };
         delete headers.host;
         delete headers.connection;
+        seen.reachedServer = true;
+        sync(seen);
         const up = https.request(
           { hostname: creds.server.hostname, port: creds.server.port, method: req.method, path: url, headers, agent: upstreamAgent },
           (upRes) => {
-            if (fault === "reset-after") {
+            seen.serverStatus = upRes.statusCode;
+            sync(seen);
+            if (kind === "reset-after") {
               // The server did the work; the client never hears of it.
               upRes.resume();
-              upRes.on("end", () => req.socket.destroy());
+              upRes.on("end", () => {
+                land();
+                req.socket.destroy();
+              });
               return;
             }
             const answer = () => {
+              seen.answered = upRes.statusCode;
+              sync(seen);
               res.writeHead(upRes.statusCode ?? 502, upRes.headers);
-              if (fault === "drop-watch" && seen.watch) {
-                setTimeout(() => req.socket.destroy(), 50);
-                return;
-              }
-              upRes.pipe(res);
+              if (!seen.watch) return void upRes.pipe(res);
+              // Watches: pass events on line by line, counting them.
+              let pending = "";
+              upRes.on("data", (c: Buffer) => {
+                if (res.destroyed) return;
+                pending += c.toString("utf8");
+                let nl: number;
+                while ((nl = pending.indexOf("\n")) >= 0) {
+                  const line = pending.slice(0, nl + 1);
+                  pending = pending.slice(nl + 1);
+                  res.write(line);
+                  seen.eventsDelivered += 1;
+                  sync(seen);
+                  if (kind === "drop-watch-after-event") {
+                    // Let the event reach the client, then break the connection while it still listens.
+                    setTimeout(() => {
+                      if (!req.socket.destroyed && !res.writableEnded) {
+                        land();
+                        req.socket.destroy();
+                      }
+                      up.destroy();
+                    }, 50);
+                    upRes.pause();
+                    return;
+                  }
+                }
+              });
+              upRes.on("end", () => {
+                if (!res.destroyed) res.end(pending);
+              });
             };
-            if (fault === "hold-after") onHeld({ request: seen, release: answer });
-            else answer();
+            if (kind === "hold-after") {
+              land();
+              onHeld(seen, answer);
+            } else answer();
           },
         );
         up.on("error", () => req.socket.destroy());
         res.on("close", () => up.destroy());
-        up.end(Buffer.concat(chunks));
+        up.end(body);
       };
-      if (fault === "hold") return onHeld({ request: seen, release: forward });
+      if (kind === "hold") {
+        land();
+        return onHeld(seen, forward);
+      }
       forward();
     });
   });
   await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
-  const port = (server.address() as AddressInfo).port;
+  const listening = (server.address() as AddressInfo).port;
   const original = readFileSync(upstreamKubeconfig, "utf8");
-  const kubeconfig = join(tmpdir(), `appstorage-proxy-${port}.kubeconfig`);
-  writeFileSync(kubeconfig, original.replace(`server: ${creds.server.origin}`, `server: https://127.0.0.1:${port}`), { mode: 0o600 });
-  return {
-    kubeconfig,
-    requests,
-    held,
-    close: () =>
-      new Promise<void>((r) => {
-        server.closeAllConnections();
-        server.close(() => r());
-        upstreamAgent.destroy();
-      }),
-  };
+  const kubeconfig = join(tmpdir(), `appstorage-proxy-${listening}.kubeconfig`);
+  writeFileSync(kubeconfig, original.replace(`server: ${creds.server.origin}`, `server: https://127.0.0.1:${listening}`), { mode: 0o600 });
+  port.on("message", (m: ToWorker) => {
+    if (m.type === "release") {
+      releases.get(m.id)?.();
+      releases.delete(m.id);
+    } else if (m.type === "close") {
+      server.closeAllConnections();
+      upstreamAgent.destroy();
+      server.close(() => post({ type: "closed" }));
+    }
+  });
+  post({ type: "listening", kubeconfig });
+}
+
+/** What a run of the plugin through the proxy did wrong, from the proxy's log (empty: nothing). */
+export function writeDisciplineViolations(requests: SeenRequest[]): string[] {
+  const problems: string[] = [];
+  const reached = new Map<string, SeenRequest>();
+  for (const r of requests) {
+    if (!isWrite(r)) continue;
+    // A write is identified by method, path and body: a retry sends the very same request.
+    const key = `${r.method} ${r.path} ${r.bodyHash}`;
+    const earlier = reached.get(key);
+    if (earlier && r.reachedServer && earlier.serverStatus !== 429) problems.push(`write repeated: #${earlier.index} and #${r.index} ${r.signature} ${r.path}`);
+    if (r.reachedServer) reached.set(key, r);
+  }
+  for (const r of requests) {
+    if (!isWrite(r) || !r.fault || !unknownOutcome.includes(r.fault)) continue;
+    // The next request about the same kind of object must read it back, not write again.
+    const next = requests.find((x) => x.index > r.index && x.resource === r.resource);
+    if (next && isWrite(next)) problems.push(`the unknown outcome of #${r.index} ${r.signature} (${r.fault}) was followed by a write (#${next.index} ${next.signature}) without a read`);
+  }
+  return problems;
 }

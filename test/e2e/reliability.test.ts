@@ -1,37 +1,163 @@
-// The proof that nothing is ever lost: `set` with a fault at every request, killed at every
-// request boundary, racing other writers, run by users missing one permission each, and fed bad
-// input. After each, the pods and claims have the uids they had before, and a plain rerun
-// converges to the desired object. Figures go to dist/reliability-summary.json (README "Safety").
+// The proof that nothing is ever lost: `set` with a fault on every distinct request, killed at
+// every write boundary of every step, racing other writers and another run, run by users missing
+// one permission each, and fed bad input. After each, the pods and claims have the uids they had
+// before, and a plain rerun converges to the desired object at once.
+//
+// Faults are placed by what a request is (its signature, e.g. "update secrets", and occurrence),
+// taken from a recorded baseline run, and each must land on exactly that request: a fault that
+// lands nowhere fails the test. Every run's requests are compared with the plugin's own request
+// log (the proxy is in the path) and checked for repeated writes. Figures, with the commit they
+// come from, go to dist/reliability-summary.json; scripts/safety-report.mjs makes the README's
+// Safety table from it. APPSTORAGE_RELIABILITY=quick runs a reduced matrix (marked as such).
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { execFile, execFileSync, spawn } from "node:child_process";
+import { promisify } from "node:util";
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, test, type TestContext } from "node:test";
-import type { StatefulSet } from "../../src/kube/types";
+import type { KubeObject, PersistentVolumeClaim, Pod, StatefulSet } from "../../src/kube/types";
 import { sts } from "../fixtures/builders";
-import { type Fault, type FaultKind, startFaultProxy } from "./faultproxy";
-import { apply, getSts, kubeconfig, kubectl, kubectlJson, kubectlTry, namespace, plugin, pods, root, runPlugin, settled, uids, userKubeconfig } from "./harness";
+import { type Fault, type FaultKind, type FaultProxy, isWrite, type SeenRequest, startFaultProxy, unknownOutcome, writeDisciplineViolations } from "./faultproxy";
+import { apply, getSts, kubeconfig, kubectl, kubectlJson, kubectlTry, namespace, plugin, root, runPlugin, storageClassFor, userKubeconfig, volumeFor, type RunResult } from "./harness";
 
-const summary = { setRunsWithFaults: 0, faultsInjected: 0, faultKinds: new Set<string>(), crashPoints: 0, permissionCases: 0, badInputCases: 0, reruns: 0, uidsCompared: 0, lost: 0 };
+// APPSTORAGE_FAULT_MATRIX=reduced (scripts/test.mjs --version: the older control planes) runs the
+// quick matrix too; the full one runs on the default control plane and alone makes the README figures.
+const reduced = process.env["APPSTORAGE_FAULT_MATRIX"] === "reduced";
+const quick = process.env["APPSTORAGE_RELIABILITY"] === "quick" || reduced;
+const suiteStart = Date.now();
+const summary = {
+  matrix: quick ? "quick" : "full",
+  /** Distinct requests of a plain `set` (Parallel/Retain): by signature, every occurrence of a write. */
+  distinctRequests: 0,
+  /** `set` runs whose fault landed on the intended request, by fault kind. */
+  faultRuns: 0,
+  faultsLanded: {} as Record<string, number>,
+  /** Runs repeated because the request to fault did not occur (a wait that needed no watch). */
+  faultRunsRepeated: 0,
+  /** Watches broken (dropped, ended, 410) and recovered by reading again within the run. */
+  watchFaultsRecovered: 0,
+  /** Runs whose proxy log was compared with the plugin's request log, and writes checked for repetition. */
+  runsWithRequestLogCompared: 0,
+  writesChecked: 0,
+  duplicatedWrites: 0,
+  /** SIGKILLs of a process that was alive at the held request, by shape. */
+  kills: 0,
+  killsByShape: {} as Record<string, number>,
+  zombieHolderReruns: 0,
+  overlappingRuns: 0,
+  permissionCases: 0,
+  badInputCases: 0,
+  reruns: 0,
+  rerunsConverged: 0,
+  uidsCompared: 0,
+  lost: 0,
+  testsStarted: [] as string[],
+  testsPassed: [] as string[],
+};
+const declared: string[] = [];
+/** A test whose name is recorded when it passes, so the figures say which checks they come from. */
+function check(name: string, fn: (t: TestContext) => Promise<void>): void {
+  declared.push(name);
+  test(name, async (t) => {
+    summary.testsStarted.push(name);
+    await fn(t);
+    summary.testsPassed.push(name);
+  });
+}
 after(() => {
+  const git = (args: string[]) => execFileSync("git", args, { cwd: root, encoding: "utf8", stdio: ["ignore", "pipe", "ignore"] }).trim();
+  let commit = "unknown";
+  let dirty = true;
+  try {
+    commit = git(["rev-parse", "HEAD"]);
+    dirty = git(["status", "--porcelain", "--untracked-files=no"]) !== "";
+  } catch {
+    // not a git checkout: the figures say so
+  }
   mkdirSync(join(root, "dist"), { recursive: true });
-  writeFileSync(join(root, "dist", "reliability-summary.json"), `${JSON.stringify({ ...summary, faultKinds: [...summary.faultKinds].sort() }, null, 2)}\n`);
+  const out = { ...summary, testsDeclared: declared.length, testsFailed: summary.testsStarted.filter((n) => !summary.testsPassed.includes(n)), testsNotRun: declared.filter((n) => !summary.testsStarted.includes(n)), commit, dirty, finishedAt: new Date().toISOString(), suiteSeconds: Math.round((Date.now() - suiteStart) / 1000) };
+  // A reduced run (another Kubernetes version) never overwrites the full run's figures.
+  writeFileSync(join(root, "dist", reduced ? "reliability-summary-reduced.json" : "reliability-summary.json"), `${JSON.stringify(out, null, 2)}\n`);
 });
 
 type Shape = { parallel: boolean; retention: "Retain" | "Delete" };
+const shapeName = (s: Shape) => `${s.parallel ? "Parallel" : "OrderedReady"}/${s.retention}`;
+const shapes: Shape[] = [
+  { parallel: true, retention: "Retain" },
+  { parallel: false, retention: "Retain" },
+  { parallel: true, retention: "Delete" },
+  { parallel: false, retention: "Delete" },
+];
 
-async function prepared(t: TestContext, shape: Shape = { parallel: true, retention: "Retain" }): Promise<{ ns: string; before: Record<string, string> }> {
+// Asynchronous kubectl for the many cases that run side by side (the harness's is synchronous and
+// would serialise them), and one request for everything a check needs.
+const execFileAsync = promisify(execFile);
+async function kube(args: string[]): Promise<string> {
+  return (await execFileAsync("kubectl", ["--kubeconfig", kubeconfig(), ...args], { maxBuffer: 64 << 20 })).stdout;
+}
+interface State {
+  sts?: StatefulSet;
+  pods: Pod[];
+  claims: PersistentVolumeClaim[];
+  journal: boolean;
+}
+async function state(ns: string): Promise<State> {
+  const items = JSON.parse(await kube(["get", "statefulsets,pods,persistentvolumeclaims,secrets", "-n", ns, "-o", "json"])).items as KubeObject[];
+  return {
+    sts: items.find((i) => i.kind === "StatefulSet" && i.metadata.name === "db") as StatefulSet | undefined,
+    pods: items.filter((i) => i.kind === "Pod") as Pod[],
+    claims: items.filter((i) => i.kind === "PersistentVolumeClaim") as PersistentVolumeClaim[],
+    journal: items.some((i) => i.kind === "Secret" && i.metadata.name === "appstorage-journal-db"),
+  };
+}
+/** name -> uid of every pod and claim, as harness.uids() has them. */
+function uidsOf(s: State): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const p of s.pods) out[`pod/${p.metadata.name}`] = p.metadata.uid!;
+  for (const c of s.claims) out[`pvc/${c.metadata.name}`] = c.metadata.uid!;
+  return out;
+}
+/** Waits until the StatefulSet controller created all 3 pods and its status settled (as harness.settled). */
+async function settle3(ns: string, ready: boolean, extra: (s: State) => boolean = () => true): Promise<State> {
+  const deadline = Date.now() + 90_000;
+  for (;;) {
+    const s = await state(ns);
+    if (ready) for (const p of s.pods) if (p.status?.phase !== "Running") await markReadyAsync(ns, p.metadata.name!);
+    const st = s.sts?.status ?? {};
+    const ok =
+      (st.observedGeneration ?? 0) >= (s.sts?.metadata.generation ?? 1) &&
+      st.replicas === 3 &&
+      st.updatedReplicas === 3 &&
+      st.currentRevision === st.updateRevision &&
+      s.pods.length === 3 &&
+      (!ready || s.pods.every((p) => p.status?.phase === "Running")) &&
+      extra(s);
+    if (ok) return s;
+    if (Date.now() > deadline) throw new Error(`statefulset ${ns}/db did not settle`);
+    await new Promise((r) => setTimeout(r, 200));
+  }
+}
+async function markReadyAsync(ns: string, pod: string): Promise<void> {
+  const now = new Date().toISOString().replace(/\.\d+Z$/, "Z");
+  await kube(["patch", "pod", pod, "-n", ns, "--subresource=status", "--type=merge", "-p", JSON.stringify({ status: { phase: "Running", conditions: [{ type: "Ready", status: "True", lastTransitionTime: now }, { type: "ContainersReady", status: "True", lastTransitionTime: now }] } })]);
+}
+
+async function prepared(t: TestContext, shape: Shape = shapes[0]!): Promise<{ ns: string; before: Record<string, string> }> {
   const ns = namespace(t, "rel");
   const b = sts("db", ns).withClaim("data", "1Gi").replicas(3).retention(shape.retention);
   if (shape.parallel) b.parallel();
-  apply(b.build(), ns);
-  await settled(ns, "db", 3, { ready: !shape.parallel });
-  return { ns, before: uids(ns) };
+  await kube(["create", "-n", ns, "-f", writeTemp(b.build())]);
+  return { ns, before: uidsOf(await settle3(ns, !shape.parallel)) };
+}
+function writeTemp(obj: unknown): string {
+  const f = join(mkdtempSync(join(tmpdir(), "appstorage-obj-")), "obj.json");
+  writeFileSync(f, JSON.stringify(obj));
+  return f;
 }
 
-function assertNothingLost(ns: string, before: Record<string, string>, context: string): void {
-  const now = uids(ns);
+async function assertNothingLost(ns: string, before: Record<string, string>, context: string): Promise<void> {
+  const now = uidsOf(await state(ns));
   summary.uidsCompared += Object.keys(before).length;
   for (const [name, uid] of Object.entries(before)) {
     if (now[name] !== uid) summary.lost += 1;
@@ -39,157 +165,408 @@ function assertNothingLost(ns: string, before: Record<string, string>, context: 
   }
 }
 
-/** A plain rerun (no faults) finishes the job: the desired templates, every pod adopted, no journal. */
-async function assertConverges(ns: string, before: Record<string, string>, context: string): Promise<void> {
-  const rerun = await runPlugin(["set", "db", "data=2Gi", "-n", ns, "--yes", "--timeout", "60s"]);
+/** A plain rerun (no faults), at once, finishes the job: the desired templates, every pod adopted, no journal. */
+async function assertConverges(ns: string, before: Record<string, string>, context: string, flags: string[] = []): Promise<RunResult> {
+  const rerun = await within(runPlugin([...setArgs(ns), ...flags, "--timeout", "60s"]), 120_000, `${context}: the rerun`);
   summary.reruns += 1;
+  assert.doesNotMatch(rerun.stderr, /another kubectl appstorage set is working/, `${context}: a dead run's lock blocked the rerun`);
   assert.equal(rerun.code, 0, `${context}: rerun failed: ${rerun.stderr}`);
-  assert.match(rerun.stdout, /^statefulset.apps\/db (recreated|unchanged)\n$/, context);
-  const s: StatefulSet = getSts(ns, "db");
+  assert.match(rerun.stdout, /^statefulset.apps\/db (recreated|unchanged)\n(persistentvolumeclaim\/\S+ patched\n)*$/, context);
+  const now = await state(ns);
+  if (flags.includes("--resize-existing")) for (const c of now.claims) assert.equal(c.spec.resources?.requests?.["storage"], "2Gi", `${context}: ${c.metadata.name} not grown`);
+  const s = now.sts;
+  assert.ok(s, `${context}: no statefulset.apps/db`);
   assert.equal(s.spec.volumeClaimTemplates![0]!.spec.resources!.requests!["storage"], "2Gi", context);
-  for (const p of pods(ns)) assert.equal(p.metadata.ownerReferences?.find((r) => r.controller)?.uid, s.metadata.uid, `${context}: ${p.metadata.name} not adopted`);
-  assert.equal(kubectlTry(["get", "secret", "appstorage-journal-db", "-n", ns]).code, 1, `${context}: journal left behind`);
-  assertNothingLost(ns, before, context);
+  for (const p of now.pods) assert.equal(p.metadata.ownerReferences?.find((r) => r.controller)?.uid, s.metadata.uid, `${context}: ${p.metadata.name} not adopted`);
+  assert.equal(now.journal, false, `${context}: journal left behind`);
+  await assertNothingLost(ns, before, context);
+  summary.rerunsConverged += 1;
+  return rerun;
 }
 
-/** The requests of one clean `set`, through the proxy, to know how many indices there are. */
-async function baseline(t: TestContext): Promise<{ kind: string }[]> {
-  const { ns } = await prepared(t);
-  const proxy = await startFaultProxy(kubeconfig());
+/** Rejects when `p` takes longer than `ms`: a run that hangs fails the test instead of hanging CI. */
+function within<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  return Promise.race([p, new Promise<T>((_, reject) => (timer = setTimeout(() => reject(new Error(`${what}: no result within ${ms / 1000}s`)), ms)))]).finally(() => clearTimeout(timer));
+}
+
+/** Runs `items` through `f`, `width` at a time (each case has its own namespace); fails with every failure. */
+async function pool<T>(items: T[], width: number, f: (item: T) => Promise<void>): Promise<void> {
+  const failures: string[] = [];
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: Math.min(width, items.length) }, async () => {
+      while (next < items.length) {
+        const item = items[next++]!;
+        try {
+          await f(item);
+        } catch (e) {
+          failures.push((e as Error).message);
+        }
+      }
+    }),
+  );
+  if (failures.length) assert.fail(`${failures.length} of ${items.length} case(s) failed:\n${failures.join("\n")}`);
+}
+const width = Number(process.env["APPSTORAGE_RELIABILITY_WIDTH"] ?? 3);
+
+/**
+ * The proxy is in the path: it saw exactly the requests the plugin's own log lists, no more, no
+ * fewer. And no write reached the server twice, and an unknown outcome was read back.
+ */
+function assertRequestsAccountedFor(proxy: FaultProxy, logFile: string, context: string): void {
+  const logged = existsSync(logFile) ? readFileSync(logFile, "utf8").trim().split("\n").filter(Boolean) : [];
+  const seen = proxy.requests.map((r) => `${r.method} ${r.path}`);
+  assert.ok(logged.length > 0, `${context}: the plugin logged no request`);
+  assert.deepEqual([...seen].sort(), [...logged].sort(), `${context}: the proxy did not see exactly the plugin's requests`);
+  summary.runsWithRequestLogCompared += 1;
+  summary.writesChecked += proxy.requests.filter(isWrite).length;
+  const problems = writeDisciplineViolations(proxy.requests);
+  summary.duplicatedWrites += problems.filter((p) => p.startsWith("write repeated")).length;
+  assert.deepEqual(problems, [], `${context}: ${problems.join("; ")}`);
+}
+
+const stateDir = () => mkdtempSync(join(tmpdir(), "appstorage-state-"));
+const setArgs = (ns: string) => ["set", "db", "data=2Gi", "-n", ns, "--yes"];
+
+/** Runs `set` through a proxy with these faults; returns the result and the proxy's log. */
+async function runThrough(ns: string, faults: Fault[], extra: string[] = []): Promise<{ result: RunResult; proxy: FaultProxy; logFile: string }> {
+  const proxy = await startFaultProxy(kubeconfig(), faults);
+  const logFile = join(stateDir(), "requests.log");
   try {
-    const r = await runPlugin(["set", "db", "data=2Gi", "-n", ns, "--yes"], { kubeconfig: proxy.kubeconfig });
-    assert.equal(r.code, 0, r.stderr);
-    return proxy.requests.map((x) => ({ kind: x.kind }));
+    const result = await within(runPlugin([...setArgs(ns), ...extra], { kubeconfig: proxy.kubeconfig, env: { APPSTORAGE_REQUEST_LOG: logFile } }), 120_000, `set in ${ns}`);
+    return { result, proxy, logFile };
   } finally {
     await proxy.close();
   }
 }
 
-// APPSTORAGE_FAULT_MATRIX=reduced (scripts/test.mjs --version: the older control planes): one fault of
-// each kind, and SIGKILLs around the writes only; the full matrix runs on the default control plane.
-const reduced = process.env["APPSTORAGE_FAULT_MATRIX"] === "reduced";
-const destructive = (kind: string) => /^(DELETE statefulsets|POST statefulsets|POST secrets|PUT secrets|DELETE secrets)$/.test(kind);
+/** The requests of one clean `set` of this shape, through the proxy, with the plugin's log compared. */
+async function baseline(t: TestContext, shape: Shape, setup: (t: TestContext, shape: Shape) => Promise<{ ns: string; before: Record<string, string> }> = prepared, flags: string[] = []): Promise<SeenRequest[]> {
+  const { ns, before } = await setup(t, shape);
+  const { result, proxy, logFile } = await runThrough(ns, [], flags);
+  assert.equal(result.code, 0, result.stderr);
+  assertRequestsAccountedFor(proxy, logFile, `baseline ${shapeName(shape)}`);
+  await assertNothingLost(ns, before, `baseline ${shapeName(shape)}`);
+  void kube(["delete", "namespace", ns, "--wait=false"]).catch(() => undefined);
+  return proxy.requests;
+}
 
-describe("faults at every request", () => {
-  test("500, 503, 429, resets, stalls and dropped watches: every run converges, nothing lost", async (t) => {
-    const requests = await baseline(t);
-    const kinds: FaultKind[] = ["500", "503", "429", "reset-before", "reset-after", "stall", "drop-watch"];
-    const plan: Fault[] = [];
-    requests.forEach((r, i) => {
-      // Every index gets one kind in rotation; the writes that matter get every kind.
-      const forIndex = destructive(r.kind) ? kinds.filter((k) => k !== "drop-watch") : [kinds[i % kinds.length]!];
-      for (const kind of forIndex) plan.push({ nth: i, kind });
-    });
-    const faults = reduced ? kinds.flatMap((k) => plan.find((f) => f.kind === k && (k === "drop-watch" || destructive(requests[f.nth]!.kind))) ?? []) : plan;
-    for (const fault of faults) {
-      const { ns, before } = await prepared(t);
-      const proxy = await startFaultProxy(kubeconfig(), [fault]);
-      const context = `fault ${fault.kind} at request ${fault.nth} (${requests[fault.nth]!.kind})`;
-      try {
-        await runPlugin(["set", "db", "data=2Gi", "-n", ns, "--yes", "--request-timeout", "2s", "--timeout", "30s"], { kubeconfig: proxy.kubeconfig });
-        summary.setRunsWithFaults += 1;
-        if (proxy.requests.some((r) => r.fault)) {
-          summary.faultsInjected += 1;
-          summary.faultKinds.add(fault.kind);
-        }
-      } finally {
-        await proxy.close();
+/** A request to fault: its signature and its occurrence among requests of that signature. */
+interface Target {
+  signature: string;
+  nth: number;
+  write: boolean;
+  watch: boolean;
+  /** Events the baseline's watch delivered (a drop "after the first event" needs a second one to wait for). */
+  events: number;
+}
+
+/** Distinct requests: every signature once, and every occurrence of a write (each is a step's write). */
+function targets(requests: SeenRequest[]): Target[] {
+  const count = new Map<string, number>();
+  const out: Target[] = [];
+  for (const r of requests) {
+    const nth = count.get(r.signature) ?? 0;
+    count.set(r.signature, nth + 1);
+    const write = isWrite(r);
+    if (nth > 0 && !write) continue;
+    out.push({ signature: r.signature, nth, write, watch: r.watch, events: r.eventsDelivered });
+  }
+  return out;
+}
+const label = (x: Target) => `${x.signature}${x.write ? ` #${x.nth + 1}` : ""}`;
+
+/** Fault kinds for a request: every kind that applies to what it is. */
+function kindsFor(x: Target): FaultKind[] {
+  if (x.watch) return ["drop-watch", "end-watch", "gone-410", ...(x.events >= 2 ? (["drop-watch-after-event"] as FaultKind[]) : [])];
+  const all: FaultKind[] = ["500", "503", "429", "reset-before", "reset-after", "stall"];
+  return quick && !x.write ? all.filter((k) => k === "500" || k === "stall") : all;
+}
+
+/** Runs one fault case until its fault lands (a wait may need no watch in one run): at most 3 runs. */
+async function faultCase(t: TestContext, shape: Shape, x: Target, kind: FaultKind): Promise<void> {
+  const context = `${shapeName(shape)}: ${kind} on ${label(x)}`;
+  for (let attempt = 1; ; attempt++) {
+    const { ns, before } = await prepared(t, shape);
+    const fault: Fault = { kind, nth: x.nth, signature: x.signature };
+    const { result, proxy, logFile } = await runThrough(ns, [fault], ["--request-timeout", "2s", "--timeout", "30s"]);
+    assertRequestsAccountedFor(proxy, logFile, context);
+    await assertNothingLost(ns, before, context);
+    if (!fault.landed) {
+      void kube(["delete", "namespace", ns, "--wait=false"]).catch(() => undefined);
+      if (attempt < 3) {
+        summary.faultRunsRepeated += 1;
+        continue;
       }
-      assertNothingLost(ns, before, context);
-      await assertConverges(ns, before, context);
-      kubectlTry(["delete", "namespace", ns, "--wait=false"]);
+      assert.fail(`${context}: the fault landed nowhere in ${attempt} runs (requests: ${proxy.requests.map((r) => r.signature).join(", ")})`);
     }
-    assert.ok(reduced ? summary.faultKinds.size === kinds.length : summary.faultsInjected >= requests.length, `faults injected: ${summary.faultsInjected} of ${faults.length}`);
+    // The faulted request is the intended one: its signature and its occurrence.
+    const landed = fault.landed;
+    assert.equal(landed.signature, x.signature, context);
+    assert.equal(proxy.requests.filter((r) => r.signature === x.signature && r.index < landed.index).length, x.nth, `${context}: landed on another occurrence`);
+    summary.faultRuns += 1;
+    summary.faultsLanded[kind] = (summary.faultsLanded[kind] ?? 0) + 1;
+    // What must be recovered within the run: reads (retried), a 429 (retried after Retry-After),
+    // and every broken watch (read again, then watched anew). A write with an unknown outcome may
+    // stop the run (read back, journal kept): then the rerun below must finish.
+    if (!x.write || kind === "429") assert.equal(result.code, 0, `${context}: not recovered within the run: ${result.stderr}`);
+    if (x.watch) {
+      const resource = landed.resource;
+      const reread = proxy.requests.find((r) => r.index > landed.index && r.resource === resource && (r.verb === "get" || r.verb === "list"));
+      assert.ok(reread, `${context}: the broken watch was not followed by a fresh read of ${resource}`);
+      summary.watchFaultsRecovered += 1;
+    }
+    if (x.write && unknownOutcome.includes(kind)) assert.ok(!result.stderr.includes("another kubectl appstorage set"), context);
+    await assertConverges(ns, before, context);
+    void kube(["delete", "namespace", ns, "--wait=false"]).catch(() => undefined);
+    return;
+  }
+}
+
+describe("faults on every distinct request", () => {
+  check("500, 503, 429, resets and stalls on every request, broken watches: each lands where intended, every run converges, nothing lost", async (t) => {
+    const shape = shapes[0]!;
+    // Whether a wait watches depends on timing (the list may already show the end): take a
+    // baseline that made both watches, one of them delivering two events or more (at most 3 tries).
+    let list: Target[] = [];
+    const complete = (l: Target[]) => ["watch statefulsets", "watch pods"].every((w) => l.some((x) => x.signature === w)) && l.some((x) => x.watch && x.events >= 2);
+    for (let i = 0; i < 3 && !complete(list); i++) list = targets(await baseline(t, shape));
+    assert.ok(complete(list), `no baseline made both watches with a second event to drop before: ${list.map(label).join(", ")}`);
+    summary.distinctRequests = list.length;
+    const cases = list.flatMap((x) => kindsFor(x).map((kind) => ({ x, kind })));
+    await pool(cases, width, ({ x, kind }) => faultCase(t, shape, x, kind));
+    assert.ok(summary.faultRuns >= cases.length && cases.length > 0, `faults landed: ${summary.faultRuns} of ${cases.length}`);
   });
 });
 
-/** Runs set through a proxy that holds request `nth` (before or after the server saw it), SIGKILLs it there. */
-async function killAt(ns: string, nth: number, when: "hold" | "hold-after"): Promise<string> {
-  const proxy = await startFaultProxy(kubeconfig(), [{ nth, kind: when }]);
+/** /proc state letter of a process, or undefined when it is gone. */
+function procState(pid: number): string | undefined {
   try {
-    const child = spawn(plugin, ["set", "db", "data=2Gi", "-n", ns, "--yes", "--kubeconfig", proxy.kubeconfig], {
-      env: { PATH: process.env["PATH"] ?? "", HOME: process.env["HOME"] ?? "", APPSTORAGE_STATE_DIR: mkdtempSync(join(tmpdir(), "appstorage-state-")) },
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    return stat.slice(stat.lastIndexOf(")") + 2).split(" ")[0];
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Runs set through a proxy that holds the request `x` (before the server sees it, or after the
+ * server handled it but before the plugin hears back) and SIGKILLs the plugin there. Fails when
+ * the plugin exits before, or the request is not held within a minute.
+ */
+async function killAt(ns: string, x: Pick<Target, "signature" | "nth">, when: "hold" | "hold-after", flags: string[] = []): Promise<SeenRequest> {
+  const fault: Fault = { kind: when, nth: x.nth, signature: x.signature };
+  const proxy = await startFaultProxy(kubeconfig(), [fault]);
+  const child = spawn(plugin, [...setArgs(ns), ...flags, "--kubeconfig", proxy.kubeconfig], {
+    env: { PATH: process.env["PATH"] ?? "", HOME: process.env["HOME"] ?? "", APPSTORAGE_STATE_DIR: stateDir() },
+    stdio: ["ignore", "ignore", "pipe"],
+  });
+  let stderr = "";
+  child.stderr!.on("data", (d: Buffer) => (stderr += d.toString()));
+  const exited = new Promise<string>((r) => child.on("exit", (code, signal) => r(`${code ?? signal}`)));
+  try {
+    const held = await Promise.race([proxy.nextHeld(60_000), exited.then((how) => Promise.reject(new Error(`the plugin exited (${how}) before reaching ${x.signature} #${x.nth + 1}: ${stderr}`)))]);
+    // Counted only when the process was alive at the held request.
+    const state = procState(child.pid!);
+    assert.ok(child.exitCode === null && child.signalCode === null && state !== undefined && state !== "Z", `the plugin was not alive at the held request (state ${state})`);
+    child.kill("SIGKILL");
+    assert.equal(await within(exited, 10_000, "the killed plugin"), "SIGKILL");
+    return held.request;
+  } finally {
+    if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+    await proxy.close();
+  }
+}
+
+describe("SIGKILL at every write boundary", () => {
+  for (const shape of quick ? shapes.slice(0, 1) : shapes) {
+    check(`${shapeName(shape)}: killed before and after every write of every step, the rerun converges at once`, async (t) => {
+      const writes = targets(await baseline(t, shape)).filter((x) => x.write);
+      assert.ok(writes.length >= 6, `writes: ${writes.map(label).join(", ")}`);
+      const cases = writes.flatMap((x) => (["hold", "hold-after"] as const).map((when) => ({ x, when })));
+      await pool(cases, width, async ({ x, when }) => {
+        const { ns, before } = await prepared(t, shape);
+        const context = `${shapeName(shape)} killed ${when === "hold" ? "before" : "after"} ${label(x)}`;
+        const at = await killAt(ns, x, when);
+        assert.equal(at.signature, x.signature, context);
+        summary.kills += 1;
+        summary.killsByShape[shapeName(shape)] = (summary.killsByShape[shapeName(shape)] ?? 0) + 1;
+        await assertNothingLost(ns, before, context);
+        await assertConverges(ns, before, context);
+        void kube(["delete", "namespace", ns, "--wait=false"]).catch(() => undefined);
+      });
+    });
+  }
+});
+
+/** A StatefulSet whose 3 claims are bound to PersistentVolumes of an expandable class: --resize-existing can grow them. */
+async function preparedBound(t: TestContext, shape: Shape): Promise<{ ns: string; before: Record<string, string> }> {
+  const ns = namespace(t, "relx");
+  const storageClass = storageClassFor(t, ns, { expandable: true });
+  for (let i = 0; i < 3; i++) volumeFor(t, ns, `data-db-${i}`, "1Gi", storageClass);
+  const b = sts("db", ns).withClaim("data", "1Gi", storageClass).replicas(3).retention(shape.retention);
+  if (shape.parallel) b.parallel();
+  await kube(["create", "-n", ns, "-f", writeTemp(b.build())]);
+  const s = await settle3(ns, !shape.parallel, (x) => x.claims.filter((c) => c.status?.phase === "Bound").length === 3);
+  return { ns, before: uidsOf(s) };
+}
+
+describe("SIGKILL at every write of the existing-claims growth", () => {
+  check("--resize-existing (Parallel/Retain): killed before and after every write, each claim's growth included, the rerun converges at once", async (t) => {
+    const shape = shapes[0]!;
+    const flags = ["--resize-existing"];
+    const writes = targets(await baseline(t, shape, preparedBound, flags)).filter((x) => x.write);
+    assert.equal(writes.filter((x) => x.signature === "patch persistentvolumeclaims").length, 3, `writes: ${writes.map(label).join(", ")}`);
+    const cases = writes.flatMap((x) => (["hold", "hold-after"] as const).map((when) => ({ x, when })));
+    await pool(cases, width, async ({ x, when }) => {
+      const { ns, before } = await preparedBound(t, shape);
+      const context = `--resize-existing killed ${when === "hold" ? "before" : "after"} ${label(x)}`;
+      const at = await killAt(ns, x, when, flags);
+      assert.equal(at.signature, x.signature, context);
+      summary.kills += 1;
+      summary.killsByShape["Parallel/Retain --resize-existing"] = (summary.killsByShape["Parallel/Retain --resize-existing"] ?? 0) + 1;
+      await assertNothingLost(ns, before, context);
+      await assertConverges(ns, before, context, flags);
+      void kube(["delete", "namespace", ns, "--wait=false"]).catch(() => undefined);
+    });
+  });
+});
+
+/** The journal as the Secret holds it now. */
+function journalOf(ns: string): { holder: string; leaseExpires: string; step: string } {
+  return JSON.parse(Buffer.from(kubectlJson<{ data: Record<string, string> }>(["get", "secret", "appstorage-journal-db", "-n", ns]).data["journal.json"]!, "base64").toString());
+}
+
+describe("dead holders", () => {
+  check("killed as a zombie (its parent does not reap it) at the deleted step: the rerun at once converges", async (t) => {
+    const { ns, before } = await prepared(t);
+    const proxy = await startFaultProxy(kubeconfig(), [{ kind: "hold", signature: "create statefulsets" }]);
+    // sh starts the plugin in the background and becomes a sleep that never waits for it.
+    const parent = spawn("sh", ["-c", `"$0" "$@" >/dev/null 2>&1 & exec sleep 300`, plugin, ...setArgs(ns), "--kubeconfig", proxy.kubeconfig], {
+      env: { PATH: process.env["PATH"] ?? "", HOME: process.env["HOME"] ?? "", APPSTORAGE_STATE_DIR: stateDir() },
       stdio: "ignore",
     });
-    const exited = new Promise<number | null>((r) => child.on("close", (code) => r(code)));
-    const outcome = await Promise.race([proxy.held.then((h) => h.request.kind), exited.then(() => "exited")]);
-    child.kill("SIGKILL");
-    await exited;
-    return outcome;
-  } finally {
-    await proxy.close();
-  }
-}
-
-describe("SIGKILL at every request boundary", () => {
-  test("Parallel, Retain: killed before and after each request, the rerun converges", async (t) => {
-    const requests = await baseline(t);
-    for (let i = 0; i < requests.length; i++) {
-      if (reduced && !destructive(requests[i]!.kind)) continue;
-      for (const when of ["hold", "hold-after"] as const) {
-        const { ns, before } = await prepared(t);
-        const at = await killAt(ns, i, when);
-        summary.crashPoints += 1;
-        const context = `killed ${when === "hold" ? "before" : "after"} request ${i} (${at})`;
-        assertNothingLost(ns, before, context);
-        await assertConverges(ns, before, context);
-        kubectlTry(["delete", "namespace", ns, "--wait=false"]);
+    t.after(() => parent.kill("SIGKILL"));
+    try {
+      await proxy.nextHeld(60_000);
+      const children = readFileSync(`/proc/${parent.pid}/task/${parent.pid}/children`, "utf8").trim().split(/\s+/).map(Number);
+      assert.equal(children.length, 1, "sh has the plugin as its only child");
+      const pid = children[0]!;
+      assert.ok(["S", "R", "D"].includes(procState(pid) ?? "gone"), "the plugin is alive at the held create");
+      process.kill(pid, "SIGKILL");
+      for (let i = 0; procState(pid) !== "Z"; i++) {
+        assert.ok(i < 100, `the plugin did not become a zombie (state ${procState(pid)})`);
+        await new Promise((r) => setTimeout(r, 20));
       }
+      process.kill(pid, 0); // a zombie answers signal 0: the old check called it alive
+    } finally {
+      await proxy.close();
     }
+    const journal = journalOf(ns);
+    assert.equal(journal.step, "deleted");
+    assert.ok(Date.parse(journal.leaseExpires) > Date.now() + 3000, "the lease is still live: only the holder check can free it");
+    await assertConverges(ns, before, "zombie holder");
+    summary.zombieHolderReruns += 1;
   });
 
-  for (const shape of [
-    { parallel: false, retention: "Retain" },
-    { parallel: true, retention: "Delete" },
-    { parallel: false, retention: "Delete" },
-  ] as Shape[]) {
-    test(`${shape.parallel ? "Parallel" : "OrderedReady"}, ${shape.retention}: killed around every write`, async (t) => {
-      const requests = await baseline(t);
-      for (let i = 0; i < requests.length; i++) {
-        if (!destructive(requests[i]!.kind)) continue;
-        for (const when of ["hold", "hold-after"] as const) {
-          const { ns, before } = await prepared(t, shape);
-          const at = await killAt(ns, i, when);
-          summary.crashPoints += 1;
-          const context = `${JSON.stringify(shape)} killed ${when === "hold" ? "before" : "after"} request ${i} (${at})`;
-          assertNothingLost(ns, before, context);
-          await assertConverges(ns, before, context);
-          kubectlTry(["delete", "namespace", ns, "--wait=false"]);
-        }
-      }
-    });
-  }
+  check("a live holder is never taken over: a second run while the first waits is refused", async (t) => {
+    const { ns, before } = await prepared(t);
+    const proxy = await startFaultProxy(kubeconfig(), [{ kind: "hold", signature: "create statefulsets" }]);
+    const first = runPlugin(setArgs(ns), { kubeconfig: proxy.kubeconfig });
+    try {
+      const held = await proxy.nextHeld(60_000);
+      const second = await within(runPlugin(setArgs(ns)), 60_000, "the second run");
+      assert.equal(second.code, 1, second.stderr);
+      assert.match(second.stderr, /another kubectl appstorage set is working on statefulset.apps\/db/);
+      held.release();
+      const r = await within(first, 60_000, "the first run");
+      assert.equal(r.code, 0, r.stderr);
+    } finally {
+      await proxy.close();
+    }
+    await assertNothingLost(ns, before, "live holder");
+  });
 });
 
+/** Starts the plugin; its pid, and its result when it ends. */
+function startPlugin(args: string[], kc: string): { pid: number; done: Promise<RunResult> } {
+  const child = spawn(plugin, [...args, "--kubeconfig", kc], {
+    env: { PATH: process.env["PATH"] ?? "", HOME: process.env["HOME"] ?? "", APPSTORAGE_STATE_DIR: stateDir() },
+    stdio: ["ignore", "pipe", "pipe"],
+  });
+  let stdout = "";
+  let stderr = "";
+  child.stdout!.on("data", (d: Buffer) => (stdout += d.toString()));
+  child.stderr!.on("data", (d: Buffer) => (stderr += d.toString()));
+  return { pid: child.pid!, done: new Promise((r) => child.on("close", (code) => r({ code: code ?? -1, stdout, stderr }))) };
+}
+
 describe("races", () => {
-  test("a scale while the StatefulSet is gone fails; the re-created object keeps the planned replicas", async (t) => {
+  check("two runs that really overlap (both journal creates in flight at once): one proceeds, the other refuses naming it, nothing lost", async (t) => {
     const { ns, before } = await prepared(t);
-    const proxy = await startFaultProxy(kubeconfig(), [{ nth: 0, kind: "hold", match: (r) => r.kind === "POST statefulsets" }]);
+    const holdCreate = (): Fault => ({ kind: "hold", signature: "create secrets" });
+    const a = await startFaultProxy(kubeconfig(), [holdCreate()]);
+    const b = await startFaultProxy(kubeconfig(), [holdCreate()]);
+    let results: RunResult[];
+    let pids: number[];
     try {
-      const run = runPlugin(["set", "db", "data=2Gi", "-n", ns, "--yes"], { kubeconfig: proxy.kubeconfig });
-      const held = await proxy.held;
+      const first = startPlugin(setArgs(ns), a.kubeconfig);
+      const heldA = await proxyHeldOrExit(a, first.done, "the first run");
+      const second = startPlugin(setArgs(ns), b.kubeconfig);
+      const heldB = await proxyHeldOrExit(b, second.done, "the second run");
+      // Both have planned, neither's lock has reached the server: release both at once.
+      heldA.release();
+      heldB.release();
+      results = await within(Promise.all([first.done, second.done]), 120_000, "the two runs");
+      pids = [first.pid, second.pid];
+    } finally {
+      await a.close();
+      await b.close();
+    }
+    const winners = results.filter((r) => r.code === 0);
+    assert.equal(winners.length, 1, results.map((r) => r.stderr).join("\n---\n"));
+    const w = results.findIndex((r) => r.code === 0);
+    const loser = results[1 - w]!;
+    const loserLog = [a, b][1 - w]!.requests;
+    assert.equal(loser.code, 1);
+    assert.match(loser.stderr, new RegExp(`another kubectl appstorage set \\(.*pid ${pids[w]} on .*\\) started on statefulset.apps/db at the same moment; nothing was changed`));
+    // The loser's only write that reached the server is its refused journal create.
+    assert.deepEqual(loserLog.filter((r) => isWrite(r) && r.reachedServer).map((r) => `${r.signature} ${r.serverStatus}`), ["create secrets 409"]);
+    assert.equal(getSts(ns, "db").spec.volumeClaimTemplates![0]!.spec.resources!.requests!["storage"], "2Gi");
+    assert.equal(kubectlTry(["get", "secret", "appstorage-journal-db", "-n", ns]).code, 1, "journal left behind");
+    await assertNothingLost(ns, before, "overlapping runs");
+    summary.overlappingRuns += 1;
+  });
+
+  check("a scale while the StatefulSet is gone fails; the re-created object keeps the planned replicas", async (t) => {
+    const { ns, before } = await prepared(t);
+    const proxy = await startFaultProxy(kubeconfig(), [{ kind: "hold", signature: "create statefulsets" }]);
+    try {
+      const run = runPlugin(setArgs(ns), { kubeconfig: proxy.kubeconfig });
+      const held = await proxyHeldOrExit(proxy, run, "set");
       const scale = kubectlTry(["scale", "statefulset", "db", "-n", ns, "--replicas=5"]);
       assert.equal(scale.code, 1);
       assert.match(scale.stderr, /not found/);
       held.release();
-      const r = await run;
+      const r = await within(run, 60_000, "set");
       assert.equal(r.code, 0, r.stderr);
     } finally {
       await proxy.close();
     }
     assert.equal(getSts(ns, "db").spec.replicas, 3);
-    assertNothingLost(ns, before, "scale while gone");
+    await assertNothingLost(ns, before, "scale while gone");
   });
 
-  test("another writer between plan and delete: the precondition refuses, nothing changes", async (t) => {
+  check("another writer between plan and delete: the precondition refuses, nothing changes", async (t) => {
     const { ns, before } = await prepared(t);
-    const proxy = await startFaultProxy(kubeconfig(), [{ nth: 0, kind: "hold", match: (r) => r.kind === "DELETE statefulsets" }]);
+    const proxy = await startFaultProxy(kubeconfig(), [{ kind: "hold", signature: "delete statefulsets" }]);
     try {
-      const run = runPlugin(["set", "db", "data=2Gi", "-n", ns, "--yes"], { kubeconfig: proxy.kubeconfig });
-      const held = await proxy.held;
+      const run = runPlugin(setArgs(ns), { kubeconfig: proxy.kubeconfig });
+      const held = await proxyHeldOrExit(proxy, run, "set");
       kubectl(["annotate", "statefulset", "db", "-n", ns, "edited=meanwhile"]);
       held.release();
-      const r = await run;
+      const r = await within(run, 60_000, "set");
       assert.equal(r.code, 1);
       assert.match(r.stderr, /changed since it was read .* nothing was changed/);
     } finally {
@@ -198,9 +575,14 @@ describe("races", () => {
     const s = getSts(ns, "db");
     assert.equal(s.spec.volumeClaimTemplates![0]!.spec.resources!.requests!["storage"], "1Gi");
     assert.equal(kubectlTry(["get", "secret", "appstorage-journal-db", "-n", ns]).code, 1);
-    assertNothingLost(ns, before, "stale plan");
+    await assertNothingLost(ns, before, "stale plan");
   });
 });
+
+/** The held request, or a failure when the run ends first or nothing is held within a minute. */
+function proxyHeldOrExit(proxy: FaultProxy, run: Promise<RunResult>, what: string) {
+  return Promise.race([proxy.nextHeld(60_000), run.then((r) => Promise.reject(new Error(`${what} ended (exit ${r.code}) before its request was held: ${r.stderr}`)))]);
+}
 
 describe("permissions", () => {
   const full = [
@@ -210,14 +592,20 @@ describe("permissions", () => {
     { apiGroups: [""], resources: ["secrets"], verbs: ["get", "create", "update", "delete"] },
     { apiGroups: ["events.k8s.io"], resources: ["events"], verbs: ["create"] },
   ];
-  const cases: [string, (rules: typeof full) => typeof full, boolean, RegExp][] = [
+  const cases: [string, (rules: typeof full) => typeof full, boolean, RegExp, string?][] = [
     ["may not delete statefulsets", (r) => r.map((x) => (x.resources[0] === "statefulsets" ? { ...x, verbs: x.verbs.filter((v) => v !== "delete") } : x)), true, /you may not delete statefulsets.apps "db"/],
     ["may not create statefulsets", (r) => r.map((x) => (x.resources[0] === "statefulsets" ? { ...x, verbs: x.verbs.filter((v) => v !== "create") } : x)), true, /you may not create statefulsets.apps/],
-    ["may not write the journal", (r) => r.map((x) => (x.resources[0] === "secrets" ? { ...x, verbs: ["get"] } : x)), true, /you may not create secrets in namespace rel-[0-9a-f]+, which this change needs; nothing was changed/],
-    ["may not read storage classes", (r) => r, false, /storageclasses.storage.k8s.io is forbidden: User "[^"]+" cannot list resource "storageclasses"/],
+    [
+      "may not write the journal",
+      (r) => r.map((x) => (x.resources[0] === "secrets" ? { ...x, verbs: ["get"] } : x)),
+      true,
+      /you may not create secrets in namespace rel-[0-9a-f]+, update secrets "appstorage-journal-db" .*which this change needs; nothing was changed/,
+    ],
+    // A size-only change needs no storage class (a namespace admin's case); a named class does.
+    ["may not read storage classes, and the change names one", (r) => r, false, /storage class "standard" could not be checked: you may not get storageclasses.storage.k8s.io "standard"/, "data=2Gi,standard"],
   ];
-  for (const [name, rules, canReadClasses, why] of cases) {
-    test(`${name}: refused before any change, naming the permission`, async (t) => {
+  for (const [name, rules, canReadClasses, why, directive] of cases) {
+    check(`${name}: refused before any change, naming the permission`, async (t) => {
       const { ns, before } = await prepared(t);
       const user = `u-${ns}`;
       const kc = userKubeconfig(user);
@@ -232,20 +620,20 @@ describe("permissions", () => {
         });
       }
       const rv = getSts(ns, "db").metadata.resourceVersion;
-      const r = await runPlugin(["set", "db", "data=2Gi", "-n", ns, "--yes"], { kubeconfig: kc });
+      const r = await runPlugin(["set", "db", directive ?? "data=2Gi", "-n", ns, "--yes"], { kubeconfig: kc });
       summary.permissionCases += 1;
       assert.equal(r.code, 1, r.stderr);
       assert.match(r.stderr, why);
       assert.equal(r.stderr.trim().split("\n").length, 1, r.stderr);
       assert.equal(getSts(ns, "db").metadata.resourceVersion, rv);
       assert.equal(kubectlTry(["get", "secret", "appstorage-journal-db", "-n", ns]).code, 1);
-      assertNothingLost(ns, before, name);
+      await assertNothingLost(ns, before, name);
     });
   }
 });
 
 describe("bad input", () => {
-  test("each is one line, a non-zero exit, and changes nothing", async (t) => {
+  check("each is one line, a non-zero exit, and changes nothing", async (t) => {
     const { ns, before } = await prepared(t);
     const kc = kubeconfig();
     const dir = mkdtempSync(join(tmpdir(), "appstorage-bad-"));
@@ -302,15 +690,15 @@ describe("bad input", () => {
     }
     assert.ok(cases.length >= 30);
     assert.equal(getSts(ns, "db").metadata.resourceVersion, rv);
-    assertNothingLost(ns, before, "bad input");
+    await assertNothingLost(ns, before, "bad input");
   });
 });
 
 describe("security", () => {
-  test("the journal and its local copy hold no credentials; the copy is 0600 in a 0700 folder", async (t) => {
+  check("the journal and its local copy hold no credentials; the copy is 0600 in a 0700 folder", async (t) => {
     const { ns } = await prepared(t);
     const stateDir = mkdtempSync(join(tmpdir(), "appstorage-sec-"));
-    const proxy = await startFaultProxy(kubeconfig(), [{ nth: 0, kind: "500", match: (r) => r.kind === "POST statefulsets" }]);
+    const proxy = await startFaultProxy(kubeconfig(), [{ kind: "500", signature: "create statefulsets" }]);
     let r;
     try {
       r = await runPlugin(["set", "db", "data=2Gi", "-n", ns, "--yes"], { kubeconfig: proxy.kubeconfig, stateDir, env: { APPSTORAGE_DEBUG: "1" } });

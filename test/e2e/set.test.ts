@@ -55,12 +55,14 @@ describe("set: the reference flow", () => {
     const ns = namespace(t);
     apply(sts("db", ns).withClaim("data", "1Gi").build(), ns);
     await settled(ns, "db", 1);
+    const uidsBefore = uids(ns);
     assert.equal((await runPlugin(["set", "db", "data=2Gi", "-n", ns, "--yes"])).code, 0);
     const uid = getSts(ns, "db").metadata.uid;
     const r = await runPlugin(["set", "db", "data=2048Mi", "-n", ns, "--yes"]);
     assert.equal(r.code, 0, r.stderr);
     assert.equal(r.stdout, "statefulset.apps/db unchanged\n");
     assert.equal(getSts(ns, "db").metadata.uid, uid);
+    assert.deepEqual(uids(ns), uidsBefore);
   });
 });
 
@@ -147,6 +149,7 @@ describe("set: refusals change nothing", () => {
     apply(sts("db", ns).withClaim("data", "1Gi").build(), ns);
     await settled(ns, "db", 1);
     const rv = getSts(ns, "db").metadata.resourceVersion;
+    const uidsBefore = uids(ns);
     const cases: [string[], RegExp][] = [
       [["set", "db", "data=0", "--yes"], /size "0" must be greater than zero/],
       [["set", "db", "data=2GB", "--yes"], /unknown suffix "GB"/],
@@ -164,6 +167,7 @@ describe("set: refusals change nothing", () => {
       assert.equal(r.stdout, "");
     }
     assert.equal(getSts(ns, "db").metadata.resourceVersion, rv);
+    assert.deepEqual(uids(ns), uidsBefore);
   });
 
   test("a rolling update in progress is refused unless --force", async (t) => {
@@ -220,6 +224,7 @@ describe("set --dry-run", () => {
     apply(sts("db", ns).withClaim("data", "1Gi").build(), ns);
     await settled(ns, "db", 1);
     const before = getSts(ns, "db");
+    const uidsBefore = uids(ns);
     const client = await runPlugin(["set", "db", "data=2Gi", "-n", ns, "--dry-run=client"]);
     assert.equal(client.code, 0, client.stderr);
     assert.match(client.stdout, /claim template data: 1Gi -> 2Gi/);
@@ -234,6 +239,7 @@ describe("set --dry-run", () => {
     assert.equal(after.metadata.uid, before.metadata.uid);
     assert.equal(after.metadata.resourceVersion, before.metadata.resourceVersion);
     assert.equal(kubectlTry(["get", "secret", "appstorage-journal-db", "-n", ns]).code, 1);
+    assert.deepEqual(uids(ns), uidsBefore);
   });
 
   test("a bare --dry-run (even with --yes) is --dry-run=client, as in kubectl: the object keeps its uid", async (t) => {

@@ -1,0 +1,49 @@
+// The fault proxy's own logic (test/e2e/faultproxy.ts): naming requests, and the write checks the
+// reliability suite relies on. If these were wrong, the suite would prove less than it says.
+import assert from "node:assert/strict";
+import { describe, test } from "node:test";
+import { describeRequest, type SeenRequest, writeDisciplineViolations } from "../e2e/faultproxy";
+
+describe("describeRequest", () => {
+  const cases: [string, string, string][] = [
+    ["GET", "/apis/apps/v1/namespaces/x/statefulsets/db", "get statefulsets"],
+    ["GET", "/apis/apps/v1/namespaces/x/statefulsets?fieldSelector=metadata.name%3Ddb&watch=1&allowWatchBookmarks=true", "watch statefulsets"],
+    ["GET", "/api/v1/namespaces/x/pods?labelSelector=app%3Ddb&limit=500", "list pods"],
+    ["GET", "/api/v1/namespaces/x", "get namespaces"],
+    ["GET", "/apis/storage.k8s.io/v1/storageclasses?limit=500", "list storageclasses"],
+    ["POST", "/api/v1/namespaces/x/secrets", "create secrets"],
+    ["PUT", "/api/v1/namespaces/x/secrets/appstorage-journal-db", "update secrets"],
+    ["DELETE", "/apis/apps/v1/namespaces/x/statefulsets/db", "delete statefulsets"],
+    ["PATCH", "/api/v1/namespaces/x/persistentvolumeclaims/data-db-0?dryRun=All", "dry-run patch persistentvolumeclaims"],
+    ["POST", "/api/v1/namespaces/x/pods/db-0/eviction", "create pods/eviction"],
+    ["POST", "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews", "create selfsubjectaccessreviews"],
+  ];
+  for (const [method, path, signature] of cases) test(`${method} ${path}`, () => assert.equal(describeRequest(method, path).signature, signature));
+});
+
+function log(entries: [method: string, path: string, body: string, extra?: Partial<SeenRequest>][]): SeenRequest[] {
+  return entries.map(([method, path, body, extra], index) => ({ index, method, path, ...describeRequest(method, path), bodyHash: body, reachedServer: true, serverStatus: 200, eventsDelivered: 0, ...extra }));
+}
+const secret = "/api/v1/namespaces/x/secrets/appstorage-journal-db";
+
+describe("writeDisciplineViolations", () => {
+  test("a clean run", () => {
+    assert.deepEqual(writeDisciplineViolations(log([["GET", secret, ""], ["POST", "/api/v1/namespaces/x/secrets", "a"], ["PUT", secret, "b"], ["PUT", secret, "c"], ["DELETE", secret, "d"]])), []);
+  });
+  test("the same write twice at the server", () => {
+    assert.equal(writeDisciplineViolations(log([["PUT", secret, "b"], ["PUT", secret, "b"]])).length, 1);
+  });
+  test("a retry after a 429 from the server, and a repeat of a write that never reached it, are not repeats", () => {
+    assert.deepEqual(writeDisciplineViolations(log([["PUT", secret, "b", { serverStatus: 429 }], ["PUT", secret, "b"]])), []);
+    assert.deepEqual(writeDisciplineViolations(log([["PUT", secret, "b", { reachedServer: false, fault: "reset-before" }], ["GET", secret, ""], ["PUT", secret, "b"]])), []);
+  });
+  test("an unknown outcome followed by a write instead of a read", () => {
+    const problems = writeDisciplineViolations(log([["PUT", secret, "b", { reachedServer: false, fault: "reset-before" }], ["PUT", secret, "b2"]]));
+    assert.equal(problems.length, 1);
+    assert.match(problems[0]!, /followed by a write/);
+  });
+  test("reviews and dry runs are not writes", () => {
+    const review = "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews";
+    assert.deepEqual(writeDisciplineViolations(log([["POST", review, "r"], ["POST", review, "r"], ["PATCH", "/api/v1/namespaces/x/persistentvolumeclaims/c?dryRun=All", "p"], ["PATCH", "/api/v1/namespaces/x/persistentvolumeclaims/c?dryRun=All", "p"]])), []);
+  });
+});
