@@ -284,13 +284,56 @@ function kindsFor(x: Target): FaultKind[] {
   return quick && !x.write ? all.filter((k) => k === "500" || k === "stall") : all;
 }
 
+const holdFinalizer = "appstorage.test/hold";
+
+/**
+ * Adds a finalizer of the test's own to db, and takes it away from whatever db exists (the
+ * original once it has been deleting for 1.5 s, and the re-created one, which copies it) until
+ * stopped: the orphan delete then takes long enough for the plugin to watch.
+ */
+function holdDeletion(ns: string): { stop: () => Promise<void> } {
+  kubectl(["patch", "statefulset", "db", "-n", ns, "--type=merge", "-p", JSON.stringify({ metadata: { finalizers: [holdFinalizer] } })]);
+  let since: number | undefined;
+  let stopped = false;
+  const release = async () => {
+    const raw = await kube(["get", "statefulset", "db", "-n", ns, "-o", "json", "--ignore-not-found"]).catch(() => "");
+    if (!raw.trim()) return;
+    const s = JSON.parse(raw) as StatefulSet;
+    const fins = s.metadata.finalizers ?? [];
+    if (!fins.includes(holdFinalizer)) return;
+    if (s.metadata.deletionTimestamp) since ??= Date.now();
+    const deleting = s.metadata.deletionTimestamp !== undefined && Date.now() - since! >= 1500;
+    const recreated = s.metadata.deletionTimestamp === undefined && (s.metadata.annotations ?? {})["appstorage.kubectl.io/last-change"] !== undefined;
+    if (stopped || deleting || recreated) {
+      await kube(["patch", "statefulset", "db", "-n", ns, "--type=merge", "-p", JSON.stringify({ metadata: { finalizers: fins.filter((f) => f !== holdFinalizer), resourceVersion: s.metadata.resourceVersion } })]).catch(() => undefined);
+    }
+  };
+  const loop = (async () => {
+    while (!stopped) {
+      await release();
+      await new Promise((r) => setTimeout(r, 250));
+    }
+  })();
+  return {
+    stop: async () => {
+      stopped = true;
+      await loop;
+      await release();
+    },
+  };
+}
+
 /** Runs one fault case until its fault lands (a wait may need no watch in one run): at most 3 runs. */
 async function faultCase(t: TestContext, shape: Shape, x: Target, kind: FaultKind): Promise<void> {
   const context = `${shapeName(shape)}: ${kind} on ${label(x)}`;
   for (let attempt = 1; ; attempt++) {
     const { ns, before } = await prepared(t, shape);
     const fault: Fault = { kind, nth: x.nth, signature: x.signature };
-    const { result, proxy, logFile } = await runThrough(ns, [fault], ["--request-timeout", "2s", "--timeout", "30s"]);
+    // On an idle control plane the garbage collector removes the orphan-deleted StatefulSet before
+    // the plugin looks again, and the wait needs no watch: hold it with a finalizer of the test's
+    // own until the plugin has been watching for a while, so the watch to fault does occur.
+    const held = x.signature === "watch statefulsets" ? holdDeletion(ns) : undefined;
+    const { result, proxy, logFile } = await runThrough(ns, [fault], ["--request-timeout", "2s", "--timeout", "30s"]).finally(() => held?.stop());
     assertRequestsAccountedFor(proxy, logFile, context);
     await assertNothingLost(ns, before, context);
     if (!fault.landed) {
