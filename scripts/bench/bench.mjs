@@ -14,8 +14,14 @@
 //   3. --help start-up against kubectl version --client.
 //   4. API requests of one set and one show (APPSTORAGE_REQUEST_LOG), for 3 and 30 replicas.
 //   5. Peak memory of show -A with that namespace in the cluster (kubectl get -A for reference).
+//   6. diff -l over the 100 StatefulSets of section 2: its requests against diff -l over one (the
+//      same number), its time against show -n over the same namespace (at most 1.2x).
+//   7. set -l over 20 StatefulSets against one set (at most 20x: no per-object re-reads).
+//   8. show -A over 1,000 StatefulSets with 3,000 pods and 3,000 claims (in 10 namespaces) against
+//      kubectl get sts,pvc,pods -A: time (at most 1.0x) and peak memory (at most 1.5x).
 //
-// Environment: BENCH_SMALL=1 (3 StatefulSets, 1 repetition, 3 and 6 replicas: a smoke run),
+// Environment: BENCH_SMALL=1 (3 StatefulSets, 1 repetition, 3 and 6 replicas, 3 for set -l, 6 for
+// show -A: a smoke run), BENCH_MANY (default 20: set -l), BENCH_ALL (default 1000: show -A),
 // BENCH_REPS (default 5), BENCH_STATEFULSETS (default 100), BENCH_OUT (default
 // dist/bench/results.json), BENCH_NO_BUILD=1 (never build dist/kubectl-appstorage; by default it
 // is built when missing or older than the sources).
@@ -34,6 +40,8 @@ const startupReps = small ? 3 : Math.max(11, 2 * reps + 1);
 const statefulSetCount = small ? 3 : Number(process.env.BENCH_STATEFULSETS ?? 100);
 const replicasPerSet = 3;
 const requestReplicas = small ? [3, 6] : [3, 30];
+const setManyCount = small ? 3 : Number(process.env.BENCH_MANY ?? 20);
+const allCount = small ? 6 : Number(process.env.BENCH_ALL ?? 1000);
 const outFile = resolve(root, process.env.BENCH_OUT ?? join("dist", "bench", "results.json"));
 const id = randomBytes(3).toString("hex");
 const label = `appstorage-bench=${id}`;
@@ -409,6 +417,118 @@ async function benchMemory() {
   return result;
 }
 
+/** diff -l over every StatefulSet of the show namespace: constant requests, and about the time of show. */
+function benchDiffSelector(ns) {
+  const all = ["diff", "-l", label, "data=2Gi", "-n", ns];
+  const one = ["diff", "-l", `${label},app=db-000`, "data=2Gi", "-n", ns];
+  const requestsFor = (args, name) => {
+    const file = join(stateDir, `requests-diff-${name}.log`);
+    const r = run(plugin, pluginArgs(args), { env: { ...timedEnv, APPSTORAGE_REQUEST_LOG: file }, allowFail: true });
+    if (r.status !== 1) throw new Error(`diff -l exited ${r.status} (expected 1, changes): ${r.stderr.slice(0, 500)}`);
+    return requestsOf(file);
+  };
+  const requests = { one: requestsFor(one, "one"), all: requestsFor(all, "all") };
+  const pluginRuns = [];
+  const showRuns = [];
+  run(plugin, pluginArgs(all), { allowFail: true });
+  for (let i = 0; i < reps; i++) {
+    const order = i % 2 === 0 ? ["diff", "show"] : ["show", "diff"];
+    for (const side of order) {
+      if (side === "diff") {
+        const start = performance.now();
+        const r = run(plugin, pluginArgs(all), { allowFail: true });
+        if (r.status !== 1) throw new Error(`diff -l exited ${r.status}`);
+        pluginRuns.push(performance.now() - start);
+      } else showRuns.push(timed(plugin, pluginArgs(["show", "-n", ns])).ms);
+    }
+  }
+  const result = comparison(pluginRuns, showRuns, 1.2, { what: `diff -l over ${statefulSetCount} StatefulSets vs show -n NS (the plugin's own show, same namespace)`, statefulSets: statefulSetCount });
+  result.requests = { one: requests.one.count, all: requests.all.count };
+  result.requestsConstant = requests.all.count === requests.one.count;
+  result.met = result.met && result.requestsConstant;
+  log(`diff -l: ${round(result.pluginMs)} ms vs show ${round(result.kubectlMs)} ms; requests ${requests.one.count} (1) -> ${requests.all.count} (${statefulSetCount})`);
+  return result;
+}
+
+/** set -l over many StatefulSets against one set: at most N times one set. */
+async function benchSetMany() {
+  const runs = small ? 1 : Math.min(reps, 3);
+  const many = Array.from({ length: runs }, (_, i) => `bench-${id}-many-${i}`);
+  const single = Array.from({ length: runs }, (_, i) => `bench-${id}-single-${i}`);
+  createNamespaces([...many, ...single]);
+  const group = (i) => `many-${i}`;
+  const grouped = (obj, g) => ({ ...obj, metadata: { ...obj.metadata, labels: { ...obj.metadata.labels, group: g } } });
+  createAll([
+    ...many.flatMap((ns, i) => Array.from({ length: setManyCount }, (_, j) => grouped(statefulSet(`web-${String(j).padStart(2, "0")}`, ns, 1), group(i)))),
+    ...single.map((ns) => grouped(statefulSet("web", ns, 1), "single")),
+  ]);
+  await waitSettled([...many, ...single], { statefulSets: runs * (setManyCount + 1), pods: runs * (setManyCount + 1), claims: runs * (setManyCount + 1) });
+  const manyRuns = [];
+  const oneRuns = [];
+  for (let i = 0; i < runs; i++) {
+    const order = i % 2 === 0 ? ["many", "one"] : ["one", "many"];
+    for (const side of order) {
+      if (side === "many") {
+        const before = snapshot(many[i]);
+        manyRuns.push(timed(plugin, pluginArgs(["set", "-l", `group=${group(i)}`, "data=2Gi", "-n", many[i], "--yes"])).ms);
+        const after = snapshot(many[i]);
+        if (JSON.stringify(after.pods) !== JSON.stringify(before.pods) || JSON.stringify(after.claims) !== JSON.stringify(before.claims)) throw new Error("set -l replaced a pod or a claim");
+      } else {
+        const before = snapshot(single[i]);
+        oneRuns.push(pluginSet(single[i], "2Gi").ms);
+        await checkRecreated(single[i], before, "2Gi", "plugin set");
+      }
+    }
+  }
+  // The target is a ratio of N: the comparison's "kubectl" side is one set, times N.
+  const result = comparison(manyRuns, oneRuns.map((x) => x * setManyCount), 1.0, { what: `set -l over ${setManyCount} StatefulSets vs ${setManyCount} x one set`, statefulSets: setManyCount });
+  result.oneSetMs = round(median(oneRuns));
+  result.timesOneSet = round(median(manyRuns) / median(oneRuns), 1);
+  log(`set -l: ${round(median(manyRuns))} ms for ${setManyCount}, one set ${round(median(oneRuns))} ms (${result.timesOneSet}x)`);
+  return result;
+}
+
+/** show -A over many StatefulSets in several namespaces against kubectl get -A: time and peak memory. */
+async function benchShowAll() {
+  const perNs = Math.max(1, Math.ceil(allCount / 10));
+  const nsCount = Math.ceil(allCount / perNs);
+  const names = Array.from({ length: nsCount }, (_, i) => `bench-${id}-all-${i}`);
+  createNamespaces(names);
+  const objects = [];
+  for (let k = 0; k < allCount; k++) objects.push(statefulSet(`db-${String(k).padStart(4, "0")}`, names[Math.floor(k / perNs)], replicasPerSet));
+  for (let i = 0; i < objects.length; i += 200) createAll(objects.slice(i, i + 200));
+  const n = allCount * replicasPerSet;
+  log(`waiting for ${allCount} StatefulSets, ${n} pods and ${n} claims in ${nsCount} namespaces (show -A)`);
+  await waitSettled(names, { statefulSets: allCount, pods: n, claims: n }, 1_800_000);
+  const pluginCmd = pluginArgs(["show", "-A"]);
+  const kubectlCmd = kubectlArgs(["get", "sts,pvc,pods", "-A"]);
+  run(plugin, pluginCmd);
+  run("kubectl", kubectlCmd);
+  const pluginRuns = [];
+  const kubectlRuns = [];
+  for (let i = 0; i < reps; i++) {
+    const order = i % 2 === 0 ? ["plugin", "kubectl"] : ["kubectl", "plugin"];
+    for (const side of order) {
+      if (side === "plugin") pluginRuns.push(timed(plugin, pluginCmd).ms);
+      else kubectlRuns.push(timed("kubectl", kubectlCmd).ms);
+    }
+  }
+  const time = comparison(pluginRuns, kubectlRuns, 1.0, { what: `show -A vs kubectl get sts,pvc,pods -A`, statefulSets: allCount, pods: n, claims: n, namespaces: nsCount });
+  const pluginPeaks = [];
+  const kubectlPeaks = [];
+  let method = "";
+  for (let i = 0; i < Math.min(reps, 3); i++) {
+    const p = await peakMemory(plugin, pluginCmd);
+    pluginPeaks.push(p.kib);
+    method = p.method;
+    kubectlPeaks.push((await peakMemory("kubectl", kubectlCmd)).kib);
+  }
+  const memoryRatio = median(pluginPeaks) / median(kubectlPeaks);
+  const memory = { pluginMiB: round(median(pluginPeaks) / 1024), kubectlMiB: round(median(kubectlPeaks) / 1024), ratio: round(memoryRatio, 2), target: 1.5, met: memoryRatio <= 1.5, method, runs: { plugin: pluginPeaks, kubectl: kubectlPeaks } };
+  log(`show -A over ${allCount}: ${round(time.pluginMs)} ms vs ${round(time.kubectlMs)} ms; memory ${memory.pluginMiB} vs ${memory.kubectlMiB} MiB`);
+  return { ...time, memory };
+}
+
 // ---------------------------------------------------------------------------------------------
 // Set-up, machine, report
 
@@ -457,6 +577,14 @@ function machine() {
   };
 }
 
+/** The commit the figures come from, and whether the tree had changes (then they are not README figures). */
+function gitState() {
+  const git = (args) => spawnSync("git", ["-C", root, ...args], { encoding: "utf8" });
+  const head = git(["rev-parse", "HEAD"]);
+  if (head.status !== 0) return { commit: "unknown", dirty: true };
+  return { commit: head.stdout.trim(), dirty: git(["status", "--porcelain", "--untracked-files=no"]).stdout.trim() !== "" };
+}
+
 const pad = (s, n) => String(s).padEnd(n);
 function table(r) {
   const ms = (x) => `${Math.round(x)} ms`;
@@ -475,6 +603,11 @@ function table(r) {
   rows.push([`API requests, set (${few} -> ${many} replicas)`, `${count(r.requests.set[few])} -> ${count(r.requests.set[many])}`, "", "", "constant", r.requests.grows.set ? "MISSED" : "met"]);
   rows.push([`API requests, show (${few} -> ${many} replicas)`, `${count(r.requests.show[few])} -> ${count(r.requests.show[many])}`, "", "", "constant", r.requests.grows.show ? "MISSED" : "met"]);
   rows.push([`peak memory, show -A (kubectl get -A)`, `${r.memory.pluginMiB} MiB`, `${r.memory.kubectlMiB} MiB`, `${r.memory.ratio.toFixed(2)}x`, "", ""]);
+  rows.push([`diff -l over ${r.diffSelector.statefulSets} sts (vs the plugin's show -n NS)`, ms(r.diffSelector.pluginMs), ms(r.diffSelector.kubectlMs), `${r.diffSelector.ratio.toFixed(2)}x`, "<= 1.2x", r.diffSelector.met ? "met" : "MISSED"]);
+  rows.push([`API requests, diff -l (1 -> ${r.diffSelector.statefulSets} sts)`, `${r.diffSelector.requests.one} -> ${r.diffSelector.requests.all}`, "", "", "constant", r.diffSelector.requestsConstant ? "met" : "MISSED"]);
+  rows.push([`set -l over ${r.setMany.statefulSets} sts (vs ${r.setMany.statefulSets} x one set, ${Math.round(r.setMany.oneSetMs)} ms)`, ms(r.setMany.pluginMs), ms(r.setMany.kubectlMs), `${r.setMany.timesOneSet}x one set`, `<= ${r.setMany.statefulSets}x`, r.setMany.met ? "met" : "MISSED"]);
+  rows.push([`show -A, ${r.showAll.statefulSets} sts / ${r.showAll.pods} pods / ${r.showAll.claims} claims`, ms(r.showAll.pluginMs), ms(r.showAll.kubectlMs), `${r.showAll.ratio.toFixed(2)}x`, "<= 1.0x", r.showAll.met ? "met" : "MISSED"]);
+  rows.push([`  peak memory of the same`, `${r.showAll.memory.pluginMiB} MiB`, `${r.showAll.memory.kubectlMiB} MiB`, `${r.showAll.memory.ratio.toFixed(2)}x`, "<= 1.5x", r.showAll.memory.met ? "met" : "MISSED"]);
   const widths = rows[0].map((_, c) => Math.max(...rows.map((row) => String(row[c]).length)));
   return `${rows.map((row) => row.map((cell, c) => pad(cell, widths[c])).join("  ").trimEnd()).join("\n")}\n`;
 }
@@ -504,8 +637,9 @@ async function main() {
       apiVersion: "appstorage.kubectl.io/bench/v1",
       date: new Date().toISOString(),
       command: small ? "BENCH_SMALL=1 npm run bench" : "npm run bench",
-      settings: { small, repetitions: reps, startupRepetitions: startupReps, statefulSets: statefulSetCount, replicas: replicasPerSet, requestReplicas },
+      settings: { small, repetitions: reps, startupRepetitions: startupReps, statefulSets: statefulSetCount, replicas: replicasPerSet, requestReplicas, setMany: setManyCount, showAll: allCount },
       machine: machine(),
+      ...gitState(),
     };
     log(`plugin ${results.machine.plugin} (${results.machine.pluginBinary}), kubectl ${results.machine.kubectlClient}, server ${results.machine.kubernetesServer}`);
     // set first, while the cluster is quiet: 300 pending claims make the volume controller
@@ -516,8 +650,12 @@ async function main() {
     const showNs = await createShowNamespace();
     results.show = benchShow(showNs);
     results.memory = await benchMemory();
+    results.diffSelector = benchDiffSelector(showNs);
+    results.setMany = await benchSetMany();
+    results.showAll = await benchShowAll();
     mkdirSync(dirname(outFile), { recursive: true });
     writeFileSync(outFile, `${JSON.stringify(results, null, 2)}\n`);
+    writeFileSync(join(dirname(outFile), "table.txt"), table(results));
     process.stdout.write(table(results));
     log(`results written to ${outFile}`);
   } finally {

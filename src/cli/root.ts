@@ -5,7 +5,7 @@ import type { KubeFlags } from "../kube/client";
 import type { ExistingClaimsOptions as ExistingOptions } from "../plan/types";
 import { completionScript } from "./completion";
 import { UsageError } from "../errors";
-import { existingClaimFlags } from "./existing-flags";
+import { existingClaimFlags } from "./existing-claims-flags";
 import {
   commandDefs,
   commandName,

@@ -11,7 +11,7 @@ import { kubeconfig, root } from "./harness";
 
 const finite = (x: unknown, what: string) => assert.ok(typeof x === "number" && Number.isFinite(x), `${what} is a number (${String(x)})`);
 
-test("the bench runs in its small mode and reports all five sections", { timeout: 600_000 }, (t) => {
+test("the bench runs in its small mode and reports all eight sections", { timeout: 600_000 }, (t) => {
   kubeconfig(); // the control plane is up (the bench would bring it up, and stop it again)
   const dir = mkdtempSync(join(tmpdir(), "appstorage-bench-test-"));
   t.after(() => rmSync(dir, { recursive: true, force: true }));
@@ -42,7 +42,18 @@ test("the bench runs in its small mode and reports all five sections", { timeout
   finite(results.memory.kubectlMiB, "memory.kubectlMiB");
   assert.ok(results.memory.pluginMiB > 0);
 
+  // diff -l, set -l and show -A over many StatefulSets (issue 12's rows).
+  for (const section of ["diffSelector", "setMany", "showAll"]) {
+    for (const field of ["pluginMs", "kubectlMs", "ratio", "target"]) finite(results[section][field], `${section}.${field}`);
+    assert.equal(typeof results[section].met, "boolean", `${section}.met`);
+  }
+  finite(results.diffSelector.requests.one, "diffSelector.requests.one");
+  assert.equal(results.diffSelector.requests.all, results.diffSelector.requests.one, "diff -l reads in a constant number of requests");
+  assert.equal(results.setMany.statefulSets, 3);
+  assert.equal(results.showAll.claims, 18);
+  finite(results.showAll.memory.pluginMiB, "showAll.memory.pluginMiB");
+
   for (const k of ["nproc", "memoryGiB"]) finite(results.machine[k], `machine.${k}`);
   assert.match(r.stdout, /^benchmark\s+plugin\s+kubectl\s+ratio\s+target/m, "a table on stdout");
-  for (const row of ["set, 3 replicas", "show -n NS", "--help start-up", "API requests, set", "API requests, show", "peak memory, show -A"]) assert.ok(r.stdout.includes(row), row);
+  for (const row of ["set, 3 replicas", "show -n NS", "--help start-up", "API requests, set", "API requests, show", "peak memory, show -A", "diff -l over 3 sts", "API requests, diff -l", "set -l over 3 sts", "show -A, 6 sts"]) assert.ok(r.stdout.includes(row), row);
 });

@@ -262,3 +262,20 @@ export async function denyingPolicy(
   await eventually("the policy to take effect", () => probe().stderr.includes(message));
   return lift;
 }
+
+/**
+ * Denies creating StatefulSets in one namespace (where `allowed` is false, a CEL expression over
+ * `object`), as a site policy or a broken webhook might; `probe` is a StatefulSet the policy
+ * denies, created with --dry-run=server to see it take effect and be lifted. Returns the lift.
+ */
+export function denyStatefulSetCreate(t: TestContext, ns: string, opts: { allowed?: string; message?: string; probe?: StatefulSet } = {}): Promise<() => Promise<void>> {
+  const message = opts.message ?? "creating StatefulSets is denied by test policy";
+  const probe = JSON.stringify(opts.probe ?? { apiVersion: "apps/v1", kind: "StatefulSet", metadata: { name: "probe" }, spec: { selector: { matchLabels: { app: "probe" } }, serviceName: "probe", template: { metadata: { labels: { app: "probe" } }, spec: { containers: [{ name: "c", image: "pause" }] } } } });
+  return denyingPolicy(t, ns, {
+    name: `deny-sts-create-${ns}`,
+    rule: { apiGroups: ["apps"], resources: ["statefulsets"], operations: ["CREATE"] },
+    expression: opts.allowed ?? "false",
+    message,
+    probe: () => kubectlTry(["create", "-n", ns, "--dry-run=server", "-f", "-"], { input: probe }),
+  });
+}

@@ -7,7 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, test, type TestContext } from "node:test";
 import { sts } from "../fixtures/builders";
-import { apply, claims, denyingPolicy, getSts, kubectl, kubectlTry, namespace, runPlugin, settled, uids } from "./harness";
+import { apply, claims, denyStatefulSetCreate, getSts, kubectl, kubectlTry, namespace, runPlugin, settled, uids } from "./harness";
 
 const templateSize = (ns: string, name = "db") => getSts(ns, name).spec.volumeClaimTemplates![0]!.spec.resources!.requests!["storage"];
 const journalExists = (ns: string, name = "db") => kubectlTry(["get", "secret", `appstorage-journal-${name}`, "-n", ns]).code === 0;
@@ -84,14 +84,11 @@ describe("history and undo", () => {
     const ns = await withStatefulSets(t, ["db"]);
     const before = uids(ns);
     const original = getSts(ns, "db");
-    const probe = JSON.stringify(sts("probe", ns).withClaim("d", "1Gi").build());
-    const allow = await denyingPolicy(t, ns, {
-      name: `deny-new-${ns}`,
-      rule: { apiGroups: ["apps"], resources: ["statefulsets"], operations: ["CREATE"] },
-      // Only the new templates are denied: the original can still be created.
-      expression: "object.spec.volumeClaimTemplates.all(c, c.spec.resources.requests['storage'] != '5Gi')",
+    // Only the new templates are denied: the original can still be created.
+    const allow = await denyStatefulSetCreate(t, ns, {
+      allowed: "object.spec.volumeClaimTemplates.all(c, c.spec.resources.requests['storage'] != '5Gi')",
       message: "5Gi is denied by test policy",
-      probe: () => kubectlTry(["create", "-n", ns, "--dry-run=server", "-f", "-"], { input: probe.replace('"1Gi"', '"5Gi"') }),
+      probe: sts("probe", ns).withClaim("d", "5Gi").build(),
     });
     const denied = await runPlugin(["set", "db", "data=5Gi", "-n", ns, "--yes"]);
     assert.equal(denied.code, 1);
@@ -160,14 +157,7 @@ describe("many StatefulSets at once (-l)", () => {
   test("a failure stops the run, says which are done; the same command finishes the rest", async (t) => {
     const ns = await withStatefulSets(t, ["a", "b", "c"]);
     const before = uids(ns);
-    const probe = JSON.stringify(sts("b", ns).withClaim("d", "1Gi").build());
-    const allow = await denyingPolicy(t, ns, {
-      name: `deny-b-${ns}`,
-      rule: { apiGroups: ["apps"], resources: ["statefulsets"], operations: ["CREATE"] },
-      expression: "object.metadata.name != 'b'",
-      message: "b is denied by test policy",
-      probe: () => kubectlTry(["create", "-n", ns, "--dry-run=server", "-f", "-"], { input: probe }),
-    });
+    const allow = await denyStatefulSetCreate(t, ns, { allowed: "object.metadata.name != 'b'", message: "b is denied by test policy", probe: sts("b", ns).withClaim("d", "1Gi").build() });
     const r = await runPlugin(["set", "-l", "tier=db", "data=2Gi", "-n", ns, "--yes"]);
     assert.equal(r.code, 1);
     assert.equal(r.stdout, "statefulset.apps/a recreated\n");

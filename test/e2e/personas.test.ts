@@ -9,7 +9,7 @@ import { sts } from "../fixtures/builders";
 import {
   apply,
   claims,
-  denyingPolicy,
+  denyStatefulSetCreate,
   eventually,
   getSts,
   kubectl,
@@ -80,14 +80,7 @@ describe("a namespace admin (ClusterRole admin bound in one namespace)", () => {
     assert.match(diff.stderr, /Warning: you may not list storage classes \(cluster scope\), so the default class and volume expansion could not be checked/);
 
     // Interrupted after the delete (a policy denies the re-create), then resumed by the same user.
-    const probe = JSON.stringify(sts("probe", ns).withClaim("d", "1Gi").build());
-    const allow = await denyingPolicy(t, ns, {
-      name: `deny-${ns}`,
-      rule: { apiGroups: ["apps"], resources: ["statefulsets"], operations: ["CREATE"] },
-      expression: "false",
-      message: "denied by test policy",
-      probe: () => kubectlTry(["create", "-n", ns, "--dry-run=server", "-f", "-"], { input: probe }),
-    });
+    const allow = await denyStatefulSetCreate(t, ns);
     const denied = await runPlugin(["set", "db", "data=2Gi", "-n", ns, "--yes"], { kubeconfig: kc });
     assert.equal(denied.code, 1);
     assert.match(denied.stderr, /could not re-create statefulset.apps\/db/);
@@ -155,7 +148,7 @@ describe("a namespace viewer (ClusterRole view)", () => {
 });
 
 describe("the Role that rbac prints", () => {
-  test("set, a resume after an interrupted run, and --resize-existing on a bound claim all work with it alone", async (t) => {
+  test("set, a resume after an interrupted run, --resize-existing on a bound claim, history and undo all work with it alone", async (t) => {
     const ns = namespace(t, "who");
     const cls = storageClassFor(t, ns, { expandable: true });
     for (const i of [0, 1]) volumeFor(t, ns, `data-db-${i}`, "1Gi", cls);
@@ -167,14 +160,7 @@ describe("the Role that rbac prints", () => {
     const kc = userKubeconfig(user);
     rbacRole(ns, user);
 
-    const probe = JSON.stringify(sts("probe", ns).withClaim("d", "1Gi").build());
-    const allow = await denyingPolicy(t, ns, {
-      name: `deny-${ns}`,
-      rule: { apiGroups: ["apps"], resources: ["statefulsets"], operations: ["CREATE"] },
-      expression: "false",
-      message: "denied by test policy",
-      probe: () => kubectlTry(["create", "-n", ns, "--dry-run=server", "-f", "-"], { input: probe }),
-    });
+    const allow = await denyStatefulSetCreate(t, ns);
     const denied = await runPlugin(["set", "db", "data=2Gi", "-n", ns, "--yes"], { kubeconfig: kc });
     assert.equal(denied.code, 1, denied.stderr);
     assert.match(denied.stderr, /could not re-create/);
@@ -186,6 +172,15 @@ describe("the Role that rbac prints", () => {
     const grow = await runPlugin(["set", "db", "data=3Gi", "--resize-existing", "-n", ns, "--yes"], { kubeconfig: kc });
     assert.equal(grow.code, 0, grow.stderr);
     assert.match(grow.stderr, /decided by the server's dry run of each claim patch/);
+    assert.deepEqual(
+      claims(ns).map((c) => c.spec.resources!.requests!["storage"]),
+      ["3Gi", "3Gi"],
+    );
+    // history and undo with the Role alone: the templates go back, the grown claims keep 3Gi.
+    assert.equal((await runPlugin(["history", "db", "-n", ns], { kubeconfig: kc })).code, 0);
+    const undo = await runPlugin(["undo", "db", "-n", ns, "--yes"], { kubeconfig: kc });
+    assert.equal(undo.code, 0, undo.stderr);
+    assert.equal(templateSize(ns), "2Gi");
     assert.deepEqual(
       claims(ns).map((c) => c.spec.resources!.requests!["storage"]),
       ["3Gi", "3Gi"],

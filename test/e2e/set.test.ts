@@ -2,10 +2,10 @@
 // and after: nothing may be deleted or replaced, whatever happens.
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
-import { describe, test, type TestContext } from "node:test";
+import { describe, test } from "node:test";
 import type { StatefulSet } from "../../src/kube/types";
 import { sts } from "../fixtures/builders";
-import { apply, claims, eventually, getSts, kubeconfig, kubectl, kubectlJson, kubectlTry, denyingPolicy, namespace, plugin, pods, runPlugin, settled, uids } from "./harness";
+import { apply, claims, eventually, getSts, kubeconfig, kubectl, kubectlJson, kubectlTry, denyStatefulSetCreate, namespace, plugin, pods, runPlugin, settled, uids } from "./harness";
 
 const size = (ns: string, name: string) => claims(ns).find((c) => c.metadata.name === name)?.spec.resources?.requests?.["storage"];
 const templateSize = (s: StatefulSet, i = 0) => s.spec.volumeClaimTemplates![i]!.spec.resources!.requests!["storage"];
@@ -266,25 +266,13 @@ describe("set --dry-run", () => {
   });
 });
 
-/** Denies creating StatefulSets in one namespace, as a site policy or a broken webhook might. */
-function denyCreate(t: TestContext, ns: string): Promise<() => Promise<void>> {
-  const probe = JSON.stringify(sts("probe", ns).withClaim("d", "1Gi").build());
-  return denyingPolicy(t, ns, {
-    name: `deny-sts-create-${ns}`,
-    rule: { apiGroups: ["apps"], resources: ["statefulsets"], operations: ["CREATE"] },
-    expression: "false",
-    message: "creating StatefulSets is denied by test policy",
-    probe: () => kubectlTry(["create", "-n", ns, "--dry-run=server", "-f", "-"], { input: probe }),
-  });
-}
-
 describe("set: interrupted and concurrent runs", () => {
   test("a denied re-create leaves pods running with a journal; the rerun finishes", async (t) => {
     const ns = namespace(t);
     apply(sts("db", ns).withClaim("data", "1Gi").replicas(2).parallel().build(), ns);
     await settled(ns, "db", 2);
     const uidsBefore = uids(ns);
-    const allow = await denyCreate(t, ns);
+    const allow = await denyStatefulSetCreate(t, ns);
 
     const denied = await runPlugin(["set", "db", "data=2Gi", "-n", ns, "--yes"]);
     assert.equal(denied.code, 1);
