@@ -122,23 +122,24 @@ export async function runChange(client: KubeClient, plans: readonly Plan[], opts
   if (changing.length === 0) {
     // A stale journal is all there is to do: removed by a real run only.
     if (opts.dryRun === "none") for (const plan of plans.filter((p) => p.steps.length)) await applyPlan(plan, applyContext(client, deps, progress, opts));
-    print(streams.out, opts.output, { data: data(), name: names, text: () => plans.map((p) => `${refOf(p)} unchanged${suffix}\n`).join("") });
+    print(streams.out, opts.output, { data, name: names, text: () => plans.map((p) => `${refOf(p)} unchanged${suffix}\n`).join("") });
     return;
   }
   const acting = `where: ${whereLine(client.target, plans.map((p) => p.target.namespace))}`;
   if (opts.dryRun === "client") {
     print(streams.out, opts.output, {
-      data: data(),
+      data,
       name: names,
       text: () => plans.map((p) => (p.noChange ? `${refOf(p)} unchanged${suffix}\n` : `${renderPlan(p)}${acting}\n${refOf(p)} ${statefulSetVerb(p)}${suffix}\n`)).join(""),
     });
     return;
   }
   const access = opts.access ?? new AccessAnswers(client);
-  for (const plan of changing) await preflight(access, plan, progress);
+  // Every plan's reviews at once: a -l run over many StatefulSets waits for one round, not one per object.
+  await Promise.all(changing.map((plan) => preflight(access, plan, progress)));
   if (opts.dryRun === "server") {
     for (const plan of changing) await serverDryRun(client, plan, progress);
-    print(streams.out, opts.output, { data: data(), name: names, text: () => plans.map((p) => `${refOf(p)} ${p.noChange ? "unchanged" : statefulSetVerb(p)}${suffix}\n`).join("") });
+    print(streams.out, opts.output, { data, name: names, text: () => plans.map((p) => `${refOf(p)} ${p.noChange ? "unchanged" : statefulSetVerb(p)}${suffix}\n`).join("") });
     return;
   }
   if (!opts.yes) {
@@ -165,7 +166,7 @@ export async function runChange(client: KubeClient, plans: readonly Plan[], opts
       done.push(`${refOf(plan)} ${statefulSetVerb(plan)}`);
       if (opts.many && !opts.output) streams.out.write(`${refOf(plan)} ${statefulSetVerb(plan)}\n${existingResultLines(result.existing)}`);
       if (!opts.many) {
-        print(streams.out, opts.output, { data: result, name: names, text: () => `${refOf(plan)} ${statefulSetVerb(plan)}\n${existingResultLines(result.existing)}` });
+        print(streams.out, opts.output, { data: () => result, name: names, text: () => `${refOf(plan)} ${statefulSetVerb(plan)}\n${existingResultLines(result.existing)}` });
       }
     } catch (e) {
       if (!opts.many) throw e;
@@ -176,7 +177,7 @@ export async function runChange(client: KubeClient, plans: readonly Plan[], opts
     }
   }
   if (opts.many) {
-    if (opts.output === "json" || opts.output === "yaml") print(streams.out, opts.output, { data: { apiVersion, kind: "ResultList", items: results }, text: () => "" });
+    if (opts.output === "json" || opts.output === "yaml") print(streams.out, opts.output, { data: () => ({ apiVersion, kind: "ResultList", items: results }), text: () => "" });
     else if (opts.output === "name") streams.out.write(names());
     streams.errOut.write(summary(plans, done, plans.length));
   }

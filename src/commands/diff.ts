@@ -46,7 +46,7 @@ export async function runDiff(opts: DiffOptions, deps: CommandDeps): Promise<voi
     throw new RefusedError(`${refused.length} of ${plans.length} StatefulSet(s) refused (listed above)`);
   }
   print(out, opts.output, {
-    data: many ? sealList(plans) : seal(plans[0]!),
+    data: () => (many ? sealList(plans) : seal(plans[0]!)),
     text: () =>
       plans
         .map((plan) => {

@@ -63,38 +63,38 @@ async function observeJournal(client: KubeClient, ns: string, name: string): Pro
 }
 import type { CommandDeps } from "./deps";
 
+/** The VolumeAttributesClasses, read only when a directive names one (or why they could not be read). */
+async function observeVolumeAttributesClasses(client: KubeClient, directives: readonly Directive[]): Promise<ExistingClaimsObserved> {
+  if (!directives.some((d) => d.volumeAttributesClass !== undefined)) return {};
+  try {
+    const names = await listVolumeAttributesClassNames(client);
+    return names ? { volumeAttributesClasses: names } : {};
+  } catch (e) {
+    if (!isForbidden(e)) throw e;
+    return { volumeAttributesClassError: firstLine(e) };
+  }
+}
+
 /**
  * Reads quotas (when claims may grow) and volume attributes classes (when a directive names
  * one), in parallel; nothing at all otherwise, so a plain `set` makes no extra request.
  */
 async function observeExistingClaims(client: KubeClient, options: ExistingClaimsOptions | undefined, directives: readonly Directive[]): Promise<ExistingClaimsObserved | undefined> {
   const quotas = options?.resize === true;
-  const vacs = directives.some((d) => d.volumeAttributesClass !== undefined);
-  if (!quotas && !vacs) return undefined;
-  const out: ExistingClaimsObserved = {};
-  await Promise.all([
+  if (!quotas && !directives.some((d) => d.volumeAttributesClass !== undefined)) return undefined;
+  const [q, vacs] = await Promise.all([
     quotas
       ? listResourceQuotas(client, client.namespace).then(
-          (q) => (out.resourceQuotas = q),
-          (e) => {
+          (resourceQuotas): ExistingClaimsObserved => ({ resourceQuotas }),
+          (e): ExistingClaimsObserved => {
             if (!isForbidden(e)) throw e;
-            out.quotaError = firstLine(e);
+            return { quotaError: firstLine(e) };
           },
         )
-      : undefined,
-    vacs
-      ? listVolumeAttributesClassNames(client).then(
-          (names) => {
-            if (names) out.volumeAttributesClasses = names;
-          },
-          (e) => {
-            if (!isForbidden(e)) throw e;
-            out.volumeAttributesClassError = firstLine(e);
-          },
-        )
-      : undefined,
+      : {},
+    observeVolumeAttributesClasses(client, directives),
   ]);
-  return out;
+  return { ...q, ...vacs };
 }
 
 export interface ObserveRequest {
@@ -181,7 +181,7 @@ export async function observeMany(client: KubeClient, request: ObserveManyReques
     }),
     whoAmI(client),
     quotas ? listResourceQuotas(client, ns).catch((e) => (isForbidden(e) ? firstLine(e) : Promise.reject(e))) : undefined,
-    observeExistingClaims(client, request.existing ? { ...request.existing, resize: false } : undefined, request.directives),
+    observeVolumeAttributesClasses(client, request.directives),
   ]);
   const claimsIn = byNamespace(claims);
   const podsIn = byNamespace(pods);
@@ -190,9 +190,12 @@ export async function observeMany(client: KubeClient, request: ObserveManyReques
   const targets = new Map<string, Target>();
   const add = (namespace: string, name: string, statefulSet: StatefulSet | undefined) => {
     const j = journalOf.get(`${namespace}/${name}`);
+    // Quotas were listed once for every namespace in play; each StatefulSet gets its namespace's.
     const existing: ExistingClaimsObserved | undefined = quotas
-      ? { ...(vacs ?? {}), ...(quotasIn ? { resourceQuotas: quotasIn.get(namespace) ?? [] } : { quotaError: resourceQuotas as string }) }
-      : vacs;
+      ? { ...vacs, ...(quotasIn ? { resourceQuotas: quotasIn.get(namespace) ?? [] } : { quotaError: resourceQuotas as string }) }
+      : request.directives.some((d) => d.volumeAttributesClass !== undefined)
+        ? vacs
+        : undefined;
     targets.set(`${namespace}/${name}`, {
       namespace,
       name,

@@ -5,7 +5,8 @@ import { readFileSync } from "node:fs";
 import { RefusedError, UsageError } from "../errors";
 import type { ParsedCommand } from "../cli/root";
 import type { KubeClient } from "../kube/client";
-import { getSecret, getStatefulSet, whoAmI } from "../kube/read";
+import { listJournals, listStatefulSets, whoAmI } from "../kube/read";
+import type { StatefulSet } from "../kube/types";
 import { freshRunAccess } from "../plan/access";
 import { DirectiveError, parseDirectives } from "../plan/directive";
 import { journalSecretName } from "../plan/journal";
@@ -82,30 +83,43 @@ function readPlanFile(file: string): Plan[] {
  * planned uid and resourceVersion, the journal as it was (or still absent). Else it is stale.
  */
 async function refuseStale(client: KubeClient, plans: readonly Plan[]): Promise<void> {
-  const stale: string[] = [];
+  // Two lists per namespace (its StatefulSets, its journals), whatever the number of plans.
+  const namespaces = [...new Set(plans.map((p) => p.target.namespace))];
+  const now = new Map<string, { statefulSets: Map<string, StatefulSet>; journals: Map<string, string> }>();
   await Promise.all(
-    plans.map(async (plan) => {
-      const { namespace: ns, name, uid, resourceVersion } = plan.target;
-      const ref = `statefulset.apps/${name} in namespace ${ns}`;
-      const [sts, secret] = await Promise.all([getStatefulSet(client, ns, name), getSecret(client, ns, journalSecretName(name))]);
-      const journalNow = secret?.metadata.resourceVersion;
-      if (journalNow !== plan.journalSecret?.resourceVersion) {
-        stale.push(`${ref}: its journal ${journalNow ? `is at resourceVersion ${journalNow}` : "is gone"}${plan.journalSecret ? ` (planned: ${plan.journalSecret.resourceVersion})` : " (planned: none)"}`);
-        return;
-      }
-      if (plan.mode === "fresh") {
-        if (!sts) stale.push(`${ref}: it no longer exists`);
-        else if (sts.metadata.uid !== uid || sts.metadata.resourceVersion !== resourceVersion) {
-          stale.push(`${ref}: it is at uid ${sts.metadata.uid}, resourceVersion ${sts.metadata.resourceVersion} (planned: ${uid}, ${resourceVersion})`);
-        }
-        return;
-      }
-      // A resume: the object must still be where the interrupted run left it.
-      const expected = plan.steps.includes("wait-gone") ? "being deleted" : plan.steps.includes("create") ? "gone" : "re-created";
-      const actual = !sts ? "gone" : sts.metadata.uid === uid ? "being deleted" : "re-created";
-      if (expected !== actual) stale.push(`${ref}: it is ${actual} (planned: ${expected})`);
+    namespaces.map(async (ns) => {
+      const journals = new Map<string, string>();
+      const [sets, found] = await Promise.all([
+        listStatefulSets(client, ns),
+        // A journal that cannot be read still exists, at its version: the plan did not expect it.
+        listJournals(client, ns, (secret) => journals.set(secret.metadata.name ?? "", secret.metadata.resourceVersion ?? "")),
+      ]);
+      for (const { journal, secret } of found) journals.set(journalSecretName(journal.name), secret.resourceVersion);
+      now.set(ns, { statefulSets: new Map(sets.map((x) => [x.metadata.name!, x])), journals });
     }),
   );
+  const stale: string[] = [];
+  for (const plan of plans) {
+    const { namespace: ns, name, uid, resourceVersion } = plan.target;
+    const ref = `statefulset.apps/${name} in namespace ${ns}`;
+    const sts = now.get(ns)!.statefulSets.get(name);
+    const journalNow = now.get(ns)!.journals.get(journalSecretName(name));
+    if (journalNow !== plan.journalSecret?.resourceVersion) {
+      stale.push(`${ref}: its journal ${journalNow ? `is at resourceVersion ${journalNow}` : "is gone"}${plan.journalSecret ? ` (planned: ${plan.journalSecret.resourceVersion})` : " (planned: none)"}`);
+      continue;
+    }
+    if (plan.mode === "fresh") {
+      if (!sts) stale.push(`${ref}: it no longer exists`);
+      else if (sts.metadata.uid !== uid || sts.metadata.resourceVersion !== resourceVersion) {
+        stale.push(`${ref}: it is at uid ${sts.metadata.uid}, resourceVersion ${sts.metadata.resourceVersion} (planned: ${uid}, ${resourceVersion})`);
+      }
+      continue;
+    }
+    // A resume: the object must still be where the interrupted run left it.
+    const expected = plan.steps.includes("wait-gone") ? "being deleted" : plan.steps.includes("create") ? "gone" : "re-created";
+    const actual = !sts ? "gone" : sts.metadata.uid === uid ? "being deleted" : "re-created";
+    if (expected !== actual) stale.push(`${ref}: it is ${actual} (planned: ${expected})`);
+  }
   if (stale.length) throw new RefusedError(`the plan is stale, the cluster moved on since it was made: ${stale.sort().join("; ")}; nothing was changed: make a new plan with kubectl appstorage diff ... -o json`);
 }
 

@@ -73,5 +73,5 @@ export async function runShow(opts: ShowOptions, deps: CommandDeps): Promise<voi
     deps.streams.errOut.write(opts.allNamespaces ? "No resources found\n" : `No resources found in ${client.namespace} namespace.\n`);
     return;
   }
-  print(deps.streams.out, opts.output, { data: report, text: () => renderStorageReport(report, { wide: opts.output === "wide", namespaces: opts.allNamespaces }) });
+  print(deps.streams.out, opts.output, { data: () => report, text: () => renderStorageReport(report, { wide: opts.output === "wide", namespaces: opts.allNamespaces }) });
 }

@@ -6,8 +6,8 @@ import { toJson, toYaml } from "./yaml";
 export type OutputFormat = "table" | "wide" | "json" | "yaml" | "name";
 
 export interface Printable {
-  /** What -o json|yaml prints. */
-  data: unknown;
+  /** What -o json|yaml prints (made only when asked for: a sealed plan list costs a digest per plan). */
+  data: () => unknown;
   /** What a person reads (-o table|wide, or no -o). */
   text: () => string;
   /** What -o name prints; commands without -o name leave it out. */
@@ -15,8 +15,8 @@ export interface Printable {
 }
 
 export function print(out: Writable, format: OutputFormat | undefined, p: Printable): void {
-  if (format === "json") out.write(toJson(p.data));
-  else if (format === "yaml") out.write(toYaml(p.data));
+  if (format === "json") out.write(toJson(p.data()));
+  else if (format === "yaml") out.write(toYaml(p.data()));
   else if (format === "name" && p.name) out.write(p.name());
   else out.write(p.text());
 }

@@ -10,7 +10,8 @@ function sameRequest(a: readonly string[], b: readonly string[]): boolean {
   return JSON.stringify([...a].sort()) === JSON.stringify([...b].sort());
 }
 
-function changesOf(journal: Journal): TemplateChange[] {
+/** What an interrupted change changes: its original's claim templates against its desired ones. */
+export function changesOf(journal: Journal): TemplateChange[] {
   const desired = journal.desired.spec.volumeClaimTemplates ?? [];
   return (journal.original.spec.volumeClaimTemplates ?? []).flatMap((t) => {
     const after = desired.find((u) => u.metadata.name === t.metadata.name);

@@ -9,7 +9,7 @@ import { historyOf, type Revision } from "./history";
 import { journalIsStale, finishCommand } from "./journal";
 import { templateSize } from "./objects";
 import { buildPlan } from "./plan";
-import { resumePlan } from "./resume";
+import { changesOf, resumePlan } from "./resume";
 import type { Journal, Observed, Plan, PlanRequest, Refusal } from "./types";
 
 export interface UndoRequest {
@@ -69,7 +69,7 @@ function restoreFromJournal(observed: Observed, request: UndoRequest, journal: J
   }
   const plan = resumePlan({ ...observed, journal: restoring }, { namespace: request.namespace, name: request.name, directives: [], force: request.force }, restoring, ["undo"]);
   // What is undone: the interrupted change, backwards.
-  const changes = (journal.command === "undo" ? [] : resumePlan(observed, { namespace: request.namespace, name: request.name, directives: [], force: false }, journal, journal.request).changes).map((c) => ({
+  const changes = (journal.command === "undo" ? [] : changesOf(journal)).map((c) => ({
     claim: c.claim,
     before: c.after,
     after: c.before,

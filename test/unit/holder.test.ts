@@ -140,7 +140,7 @@ describe("ownIdentity", () => {
 });
 
 /** Linux only: real processes. */
-const linux = existsSync("/proc/self/stat") && existsSync("/proc/sys/kernel/random/boot_id") ? false : "needs Linux /proc";
+const notLinux = existsSync("/proc/self/stat") && existsSync("/proc/sys/kernel/random/boot_id") ? false : "needs Linux /proc";
 
 async function until<T>(what: string, f: () => T | undefined, ms = 10_000): Promise<T> {
   const end = Date.now() + ms;
@@ -163,7 +163,7 @@ const childrenOf = (pid: number): number[] => {
   return text.trim().split(/\s+/).filter(Boolean).map(Number);
 };
 
-describe("real processes on this machine", { skip: linux }, () => {
+describe("real processes on this machine", { skip: notLinux }, () => {
   const kill = (c: ChildProcess) => {
     try {
       c.kill("SIGKILL");
