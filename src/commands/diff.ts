@@ -20,13 +20,10 @@ export type DiffOptions = Extract<ParsedCommand, { kind: "diff" }>;
 
 /** The change and history annotations carry timestamps: leave them out so the diff shows only real change. */
 function comparable(sts: StatefulSet): StatefulSet {
-  const copy = JSON.parse(JSON.stringify(sts)) as StatefulSet;
-  if (copy.metadata.annotations) {
-    delete copy.metadata.annotations[changeAnnotation];
-    delete copy.metadata.annotations[historyAnnotation];
-    if (Object.keys(copy.metadata.annotations).length === 0) delete copy.metadata.annotations;
-  }
-  return copy;
+  // Only the annotations are copied: the rest is shared with the plan and only read.
+  const { [changeAnnotation]: _change, [historyAnnotation]: _history, ...annotations } = sts.metadata.annotations ?? {};
+  const { annotations: _all, ...metadata } = sts.metadata;
+  return { ...sts, metadata: Object.keys(annotations).length ? { ...metadata, annotations } : metadata };
 }
 
 export async function runDiff(opts: DiffOptions, deps: CommandDeps): Promise<void> {

@@ -1,9 +1,9 @@
 // A new change of claim templates: what changes, what each existing claim does, what new
 // ordinals get, the safety findings, and the re-create steps. Pure.
-import type { StatefulSet } from "../kube/types";
+import type { PersistentVolumeClaim, Pod, StatefulSet } from "../kube/types";
 import { desiredStatefulSet, stripForCreate } from "./desired";
 import { formatDirective, type Directive } from "./directive";
-import { claimTemplateNames, defaultStorageClass, indexObjects, memberClaims, memberPods, ordinalStart, podRevision, replicasOf, templateSize } from "./objects";
+import { claimTemplateNames, defaultStorageClass, indexObjects, memberClaims, memberPods, type ObjectIndex, ordinalStart, podRevision, replicasOf, templateSize } from "./objects";
 import { matchesTemplate, neverBound, pendingReason, recreateByHand } from "./pending";
 import { sameQuantity } from "./quantity";
 import { applyForce, checkSafety, lockFree, lockRefusal } from "./rules";
@@ -17,9 +17,25 @@ export class PlanError extends Error {}
  * says. A claim that never bound gets why it is Pending (as far as the classes tell) and, when it
  * will not match the new template, the commands that have it created again by hand.
  */
-export function describeClaims(sts: StatefulSet, observed: Pick<Observed, "claims" | "pods" | "storageClasses">, changed: ReadonlySet<string>, desired: StatefulSet, namespace: string): ClaimEffect[] {
+/**
+ * The claims and pods of one namespace filed by name, made once per pair of lists: the plans of
+ * `-l` over many StatefulSets share their namespace's lists (observeMany), and filing them again
+ * for each plan made planning quadratic in the namespace's size. The lists are never mutated.
+ */
+const indexes = new WeakMap<readonly PersistentVolumeClaim[], WeakMap<readonly Pod[], ObjectIndex>>();
+function planIndex(observed: Pick<Observed, "claims" | "pods">): ObjectIndex {
+  const byPods = indexes.get(observed.claims) ?? new WeakMap<readonly Pod[], ObjectIndex>();
+  indexes.set(observed.claims, byPods);
+  const known = byPods.get(observed.pods);
+  if (known) return known;
   // A plan reads one namespace: objects are filed without it.
   const index = indexObjects(observed.claims, observed.pods, () => "");
+  byPods.set(observed.pods, index);
+  return index;
+}
+
+export function describeClaims(sts: StatefulSet, observed: Pick<Observed, "claims" | "pods" | "storageClasses">, changed: ReadonlySet<string>, desired: StatefulSet, namespace: string): ClaimEffect[] {
+  const index = planIndex(observed);
   const classes = new Map(observed.storageClasses.map((c) => [c.metadata.name ?? "", c]));
   const defaultClass = defaultStorageClass(observed.storageClasses);
   const templates = new Map((desired.spec.volumeClaimTemplates ?? []).map((t) => [t.metadata.name ?? "", t]));
@@ -53,8 +69,8 @@ export function describeClaims(sts: StatefulSet, observed: Pick<Observed, "claim
  * the template of the moment, for every ordinal below replicas and for every ordinal a scale-up
  * adds, and reuses any claim that exists.
  */
-export function planOrdinals(sts: StatefulSet, observed: Pick<Observed, "claims">, desired: StatefulSet): OrdinalsPlan {
-  const index = indexObjects(observed.claims, [], () => "");
+export function planOrdinals(sts: StatefulSet, observed: Pick<Observed, "claims" | "pods">, desired: StatefulSet): OrdinalsPlan {
+  const index = planIndex(observed);
   const start = ordinalStart(desired);
   const replicas = replicasOf(desired);
   const end = start + replicas;
