@@ -35,7 +35,9 @@ export function renderStorageReport(report: StorageReport, opts: { wide: boolean
       t.storageClass ? `${t.storageClass}${t.defaultClass ? " (default)" : ""}` : "<none>",
       t.expandable === null ? "unknown" : String(t.expandable),
       `${s.retentionPolicy.whenDeleted}/${s.retentionPolicy.whenScaled}`,
-      ...(opts.wide ? [t.accessModes.join(",") || "<none>", none(t.volumeMode), none(t.volumeAttributesClass), String(s.replicas), String(s.revision)] : []),
+      // The current revision of the claim templates, as kubectl appstorage history numbers them.
+      String(s.revision),
+      ...(opts.wide ? [t.accessModes.join(",") || "<none>", none(t.volumeMode), none(t.volumeAttributesClass), String(s.replicas)] : []),
     ]),
   );
   const claimRows = report.items.flatMap((s) =>
@@ -54,7 +56,7 @@ export function renderStorageReport(report: StorageReport, opts: { wide: boolean
     ]),
   );
   let text = renderTable(
-    [...nsHead, "statefulset", "template", "size", "class", "expandable", "retention (deleted/scaled)", ...(opts.wide ? ["access modes", "volume mode", "attributes class", "replicas", "revision"] : [])],
+    [...nsHead, "statefulset", "template", "size", "class", "expandable", "retention (deleted/scaled)", "revision", ...(opts.wide ? ["access modes", "volume mode", "attributes class", "replicas"] : [])],
     templateRows,
   );
   if (claimRows.length) {

@@ -13,7 +13,7 @@ describe("objects as kubectl diff writes them", () => {
   const kubectlFile = fixture("postgresql-k8s.live.yaml");
   const ours = toObjectYaml(object);
 
-  test("the same value, keys sorted, lists not indented, every line as kubectl's but five quoted for syntax", () => {
+  test("the same value, keys sorted, lists not indented, every line as kubectl's but seven quoted for syntax", () => {
     assert.deepEqual(load(ours), object);
     assert.deepEqual(load(kubectlFile), object);
     const a = ours.split("\n");
