@@ -1,0 +1,151 @@
+// The example runs in README.md's sections on history and undo, many StatefulSets at once and
+// reviewed plans: each block is the exact output of one run of this script, on the local control
+// plane, with the commit it ran at. The commands run as a user types them: `kubectl appstorage`,
+// found by kubectl on PATH (dist/), with KUBECONFIG set. Refuses a tree with uncommitted changes
+// (the README must say which commit made its output), unless --print (to look, not to write).
+//   npm run readme:examples [-- --print]
+import { spawnSync } from "node:child_process";
+import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+
+const root = join(import.meta.dirname, "..");
+const printOnly = process.argv.includes("--print");
+const log = (m) => process.stderr.write(`readme-examples: ${m}\n`);
+const git = (args) => spawnSync("git", ["-C", root, ...args], { encoding: "utf8" }).stdout.trim();
+const commit = git(["rev-parse", "HEAD"]);
+if (!printOnly && git(["status", "--porcelain", "--untracked-files=no"]) !== "") throw new Error("readme-examples: uncommitted changes; commit first (the README names the commit its output comes from), or pass --print");
+
+const build = spawnSync("npm", ["run", "build"], { cwd: root, stdio: ["ignore", "ignore", "inherit"] });
+if (build.status !== 0) throw new Error("npm run build failed");
+const wasUp = spawnSync("bash", [join(root, "scripts", "cluster"), "status"], { stdio: "ignore" }).status === 0;
+const up = spawnSync("bash", [join(root, "scripts", "cluster"), "up"], { encoding: "utf8", stdio: ["ignore", "pipe", "inherit"] });
+if (up.status !== 0) throw new Error("scripts/cluster up failed");
+const kubeconfig = up.stdout.trim().split("\n").pop();
+const work = mkdtempSync(join(tmpdir(), "appstorage-readme-"));
+const env = { ...process.env, KUBECONFIG: kubeconfig, PATH: `${join(root, "dist")}:${process.env.PATH}`, APPSTORAGE_STATE_DIR: join(work, "state"), NO_COLOR: "1" };
+const ns = "readme";
+
+/** Runs a shell command as the reader would type it; its output (stderr and stdout as they came) and exit code. */
+function sh(command, { quiet = false } = {}) {
+  const r = spawnSync("bash", ["-c", `${command} 2>&1`], { cwd: work, env, encoding: "utf8" });
+  if (quiet && r.status !== 0) throw new Error(`${command}: exit ${r.status}\n${r.stdout}`);
+  return { output: r.stdout, code: r.status };
+}
+const kubectl = (args, input) => {
+  const r = spawnSync("kubectl", args, { env, input, encoding: "utf8" });
+  if (r.status !== 0) throw new Error(`kubectl ${args.join(" ")}: ${r.stderr}`);
+  return r.stdout;
+};
+const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
+async function until(what, f, ms = 60_000) {
+  for (const deadline = Date.now() + ms; !f(); await sleep(200)) if (Date.now() > deadline) throw new Error(`timed out: ${what}`);
+}
+
+/** One example block: each command with its output, and the exit code when it is not 0. */
+function session() {
+  const lines = [];
+  return {
+    run(command, expectCode = 0) {
+      const { output, code } = sh(command);
+      if (code !== expectCode) throw new Error(`${command}: exit ${code}, expected ${expectCode}\n${output}`);
+      lines.push(`$ ${command}`, ...output.trimEnd().split("\n").filter((l, i, all) => l !== "" || all.length > 1));
+      if (code !== 0) lines.push(`(exit code ${code})`);
+    },
+    text: () => lines.join("\n"),
+  };
+}
+
+function statefulSet(name) {
+  return {
+    apiVersion: "apps/v1",
+    kind: "StatefulSet",
+    metadata: { name, labels: { tier: "db" } },
+    spec: {
+      replicas: 1,
+      serviceName: name,
+      selector: { matchLabels: { app: name } },
+      template: { metadata: { labels: { app: name } }, spec: { containers: [{ name: "postgres", image: "postgres:16" }] } },
+      volumeClaimTemplates: [{ metadata: { name: "pgdata" }, spec: { accessModes: ["ReadWriteOnce"], resources: { requests: { storage: "1Gi" } } } }],
+    },
+  };
+}
+const podsAndClaims = () => JSON.parse(kubectl(["get", "pods,pvc", "-n", ns, "-o", "json"])).items.map((o) => `${o.kind}/${o.metadata.name}=${o.metadata.uid}`).sort().join("\n");
+
+async function main() {
+  kubectl(["delete", "namespace", ns, "--ignore-not-found", "--wait"]);
+  kubectl(["create", "namespace", ns]);
+  kubectl(["create", "-n", ns, "-f", "-"], JSON.stringify({ apiVersion: "v1", kind: "List", items: [statefulSet("pg-a"), statefulSet("pg-b")] }));
+  await until("the pods and claims of pg-a and pg-b", () => podsAndClaims().split("\n").length === 4);
+  const before = podsAndClaims();
+  const blocks = {};
+
+  log("history and undo");
+  const history = session();
+  history.run(`kubectl appstorage set pg-a pgdata=2Gi -n ${ns} --yes`);
+  history.run(`kubectl appstorage history pg-a -n ${ns}`);
+  history.run(`kubectl appstorage undo pg-a -n ${ns} --yes`);
+  history.run(`kubectl appstorage history pg-a -n ${ns}`);
+  history.run(`kubectl appstorage show pg-a -n ${ns}`);
+  blocks.history = history.text();
+
+  log("undo of an interrupted change");
+  // An admission policy that refuses StatefulSets whose claims use the class "premium": the
+  // re-create is denied after the delete, and the change stops with its journal.
+  const policy = "readme-no-premium";
+  kubectl(["apply", "-f", "-"], JSON.stringify({ apiVersion: "storage.k8s.io/v1", kind: "StorageClass", metadata: { name: "premium" }, provisioner: "example.com/premium", allowVolumeExpansion: true }));
+  kubectl(["apply", "-f", "-"], JSON.stringify({ apiVersion: "admissionregistration.k8s.io/v1", kind: "ValidatingAdmissionPolicy", metadata: { name: policy }, spec: { failurePolicy: "Fail", matchConstraints: { resourceRules: [{ apiGroups: ["apps"], apiVersions: ["v1"], resources: ["statefulsets"], operations: ["CREATE"] }] }, validations: [{ expression: "!object.spec.volumeClaimTemplates.exists(t, has(t.spec.storageClassName) && t.spec.storageClassName == 'premium')", message: "the premium storage class needs an approved quota in this namespace" }] } }));
+  kubectl(["apply", "-f", "-"], JSON.stringify({ apiVersion: "admissionregistration.k8s.io/v1", kind: "ValidatingAdmissionPolicyBinding", metadata: { name: policy }, spec: { policyName: policy, validationActions: ["Deny"], matchResources: { namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": ns } } } } }));
+  const probe = { ...statefulSet("probe"), spec: { ...statefulSet("probe").spec, volumeClaimTemplates: [{ metadata: { name: "d" }, spec: { storageClassName: "premium", accessModes: ["ReadWriteOnce"], resources: { requests: { storage: "1Gi" } } } }] } };
+  await until("the policy to take effect", () => spawnSync("kubectl", ["create", "-n", ns, "--dry-run=server", "-f", "-"], { env, input: JSON.stringify(probe), encoding: "utf8" }).stderr.includes("premium storage class"));
+  const interrupted = session();
+  interrupted.run(`kubectl appstorage set pg-a pgdata=2Gi,premium -n ${ns} --yes`, 1);
+  interrupted.run(`kubectl appstorage show pg-a -n ${ns}`);
+  interrupted.run(`kubectl appstorage undo pg-a -n ${ns} --yes`);
+  interrupted.run(`kubectl appstorage history pg-a -n ${ns}`);
+  blocks.interrupted = interrupted.text();
+  kubectl(["delete", "validatingadmissionpolicybinding", policy]);
+  kubectl(["delete", "validatingadmissionpolicy", policy]);
+  kubectl(["delete", "storageclass", "premium"]);
+
+  log("many StatefulSets at once");
+  const many = session();
+  many.run(`kubectl appstorage set -l tier=db pgdata=3Gi,fast data=1Gi -n ${ns} --yes`, 1);
+  many.run(`kubectl appstorage diff -l tier=db pgdata=3Gi -n ${ns}`, 1);
+  many.run(`kubectl appstorage set -l tier=db pgdata=3Gi -n ${ns} --yes`);
+  blocks.many = many.text();
+
+  log("reviewed plans");
+  const plans = session();
+  plans.run(`kubectl appstorage diff -l tier=db pgdata=4Gi -n ${ns} -o yaml > plan.yaml`, 1);
+  plans.run(`head -n 32 plan.yaml`);
+  plans.run(`sed 's/4Gi/40Gi/' plan.yaml > edited.yaml && kubectl appstorage set --plan edited.yaml --yes`, 1);
+  plans.run(`kubectl appstorage set --plan plan.yaml --yes`);
+  plans.run(`kubectl appstorage set --plan plan.yaml --yes`, 1);
+  blocks.plans = plans.text();
+
+  const after = podsAndClaims();
+  if (after !== before) throw new Error(`pods or claims changed uid:\n${before}\n---\n${after}`);
+  const server = JSON.parse(kubectl(["version", "-o", "json"])).serverVersion?.gitVersion ?? "unknown";
+  kubectl(["delete", "namespace", ns, "--wait=false"]);
+  if (!wasUp) spawnSync("bash", [join(root, "scripts", "cluster"), "down"], { stdio: "ignore" });
+  const where = `one run of \`npm run readme:examples\` at commit \`${commit.slice(0, 12)}\`, ${new Date().toISOString().slice(0, 10)}, on the local control plane ${server}; pods and claims kept their uids throughout`;
+  if (printOnly) {
+    for (const [name, text] of Object.entries(blocks)) process.stdout.write(`== ${name}\n${text}\n`);
+    return;
+  }
+  const readme = join(root, "README.md");
+  let text = readFileSync(readme, "utf8");
+  for (const [name, output] of Object.entries(blocks)) {
+    const begin = `<!-- example:${name}:begin (generated by npm run readme:examples) -->\n`;
+    const end = `<!-- example:${name}:end -->`;
+    const a = text.indexOf(begin);
+    const b = text.indexOf(end);
+    if (a < 0 || b < a) throw new Error(`README.md has no markers for the example ${name}`);
+    text = `${text.slice(0, a + begin.length)}Output of ${where}:\n\n\`\`\`\n${output}\n\`\`\`\n${text.slice(b)}`;
+  }
+  writeFileSync(readme, text);
+  log("README.md updated");
+}
+
+await main();
