@@ -1,20 +1,35 @@
 // A unified diff of two objects as YAML, in kubectl diff's layout, coloured on request.
-import { createTwoFilesPatch } from "diff";
+import { formatPatch, structuredPatch, type StructuredPatchHunk } from "diff";
 import { toObjectYaml } from "./object-yaml";
 
 // Plain ANSI codes: the caller already decided that colour is wanted (a TTY, no NO_COLOR).
 const paint = (code: number, text: string) => `\u001b[${code}m${text}\u001b[0m`;
+const context = 3;
+
+/**
+ * The hunks of diff -u between two texts that end with a newline. Lines the two share at the start
+ * and at the end (all of a StatefulSet but its claim templates) are left out of the comparison,
+ * less the context lines, and the hunks moved back to where they are: the same hunks, at a
+ * fraction of the diff package's time over a hundred StatefulSets.
+ */
+export function unifiedHunks(a: string, b: string): StructuredPatchHunk[] {
+  const x = a.split("\n");
+  const y = b.split("\n");
+  let head = 0;
+  while (head < x.length && head < y.length && x[head] === y[head]) head++;
+  let tail = 0;
+  while (tail < x.length - head && tail < y.length - head && x[x.length - 1 - tail] === y[y.length - 1 - tail]) tail++;
+  const skip = Math.max(0, head - context);
+  const skipEnd = Math.max(0, tail - context);
+  const middle = (lines: string[]) => lines.slice(skip, lines.length - skipEnd).join("\n") + (skipEnd > 0 ? "\n" : "");
+  const patch = structuredPatch("", "", middle(x), middle(y), "", "", { context });
+  return patch.hunks.map((h) => ({ ...h, oldStart: h.oldStart + skip, newStart: h.newStart + skip }));
+}
 
 export function unifiedDiff(fromName: string, toName: string, before: unknown, after: unknown, color: boolean): string {
   const a = toObjectYaml(before);
   const b = toObjectYaml(after);
   if (a === b) return "";
-  const patch = createTwoFilesPatch(fromName, toName, a, b, "", "", { context: 3 });
-  // The diff package starts with an "Index:" line and a "===" rule; diff -u does not.
-  const lines = patch.split("\n").filter((l, i) => !(i < 2 && (l.startsWith("Index:") || /^=+$/.test(l))));
-  return `${lines
-    .map((l) => l.replace(/^(---|\+\+\+) (\S+)\t$/, "$1 $2"))
-    .map((l) => (!color ? l : l.startsWith("+") ? paint(32, l) : l.startsWith("-") ? paint(31, l) : l.startsWith("@@") ? paint(36, l) : l))
-    .join("\n")
-    .trimEnd()}\n`;
+  const patch = formatPatch({ oldFileName: fromName, newFileName: toName, oldHeader: undefined, newHeader: undefined, hunks: unifiedHunks(a, b) }, { includeIndex: false, includeUnderline: false, includeFileHeaders: true });
+  return `${patch.trimEnd().split("\n").map((l) => (!color ? l : l.startsWith("+") ? paint(32, l) : l.startsWith("-") ? paint(31, l) : l.startsWith("@@") ? paint(36, l) : l)).join("\n")}\n`;
 }

@@ -29,9 +29,11 @@ function clone<T>(value: T): T {
 
 /** The object as a user would write it: no status, no server-set metadata. */
 export function stripForCreate(sts: StatefulSet): StatefulSet {
-  const copy = clone(sts);
-  delete copy.status;
-  for (const key of serverMetadata) delete copy.metadata[key];
+  // What is dropped is left out before the copy: managedFields alone is often half the object.
+  const { status: _status, ...rest } = sts;
+  const metadata: Record<string, unknown> = { ...sts.metadata };
+  for (const key of serverMetadata) delete metadata[key];
+  const copy = clone({ ...rest, metadata } as StatefulSet);
   if (copy.metadata.finalizers) {
     copy.metadata.finalizers = copy.metadata.finalizers.filter((f) => !deletionFinalizers.has(f));
     if (copy.metadata.finalizers.length === 0) delete copy.metadata.finalizers;
