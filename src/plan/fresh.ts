@@ -159,7 +159,7 @@ export function freshPlan(observed: Observed, request: PlanRequest): Plan {
     refusals,
     steps,
     noChange,
-    pods: memberPods(request.name, sts.metadata.uid, observed.pods).map((p) => ({ name: p.metadata.name!, uid: p.metadata.uid!, revision: podRevision(p) })),
+    pods: memberPods(request.name, sts.metadata.uid, planIndex(observed).podsByPrefix.get(`/${request.name}`) ?? []).map((p) => ({ name: p.metadata.name!, uid: p.metadata.uid!, revision: podRevision(p) })),
     original: stripForCreate(sts),
     desired,
     journal,

@@ -76,6 +76,8 @@ export function defaultStorageClass(classes: readonly StorageClass[]): string | 
 export interface ObjectIndex {
   claims: Map<string, { claim: PersistentVolumeClaim; ordinal: number }[]>;
   pods: Map<string, Pod>;
+  /** Pods named `<prefix>-<ordinal>`, by namespace/prefix: the candidates of memberPods. */
+  podsByPrefix: Map<string, Pod[]>;
 }
 
 /** namespaceOf: how objects are filed; a plan, which reads one namespace, files them all under "". */
@@ -95,8 +97,18 @@ export function indexObjects(
     else byPrefix.set(key, [entry]);
   }
   const byName: ObjectIndex["pods"] = new Map();
-  for (const p of pods) byName.set(`${namespaceOf(p)}/${p.metadata.name ?? ""}`, p);
-  return { claims: byPrefix, pods: byName };
+  const podsByPrefix: ObjectIndex["podsByPrefix"] = new Map();
+  for (const p of pods) {
+    const ns = namespaceOf(p);
+    byName.set(`${ns}/${p.metadata.name ?? ""}`, p);
+    const m = /^(.*)-(0|[1-9]\d*)$/.exec(p.metadata.name ?? "");
+    if (!m) continue;
+    const key = `${ns}/${m[1]}`;
+    const list = podsByPrefix.get(key);
+    if (list) list.push(p);
+    else podsByPrefix.set(key, [p]);
+  }
+  return { claims: byPrefix, pods: byName, podsByPrefix };
 }
 
 export interface MemberClaim {

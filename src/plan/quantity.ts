@@ -30,8 +30,19 @@ const decimalNames: Record<number, string> = { [-9]: "n", [-6]: "u", [-3]: "m", 
 const maxExponent = 64;
 const numberPattern = /^([+-]?)(\d*)(?:\.(\d*))?(.*)$/;
 
+/** Quantities parsed in this run: a plan of many StatefulSets compares the same few sizes again and again. */
+const parsed = new Map<string, Quantity>();
+
 /** Parses a quantity string with Kubernetes' grammar; throws QuantityError with a reason. */
 export function parseQuantity(text: string): Quantity {
+  const known = parsed.get(text);
+  if (known) return known;
+  const q = parseUncached(text);
+  if (parsed.size < 4096) parsed.set(text, q);
+  return q;
+}
+
+function parseUncached(text: string): Quantity {
   if (text.length === 0) throw new QuantityError("empty quantity");
   if (text.length > 256) throw new QuantityError("quantity too long");
   const m = numberPattern.exec(text);
@@ -83,6 +94,7 @@ export function compareQuantities(a: Quantity, b: Quantity): number {
 }
 
 export function sameQuantity(a: string, b: string): boolean {
+  if (a === b) return true;
   try {
     return compareQuantities(parseQuantity(a), parseQuantity(b)) === 0;
   } catch {
