@@ -30,6 +30,13 @@ export function buildPlan(observed: Observed, request: PlanRequest): Plan {
     ...(observed.journalSecret ? { journalSecret: observed.journalSecret } : {}),
     ...(claimsWork.existing ? { existing: claimsWork.existing } : {}),
   };
-  // A plan is JSON data: without undefined fields, a plan read back equals the plan built.
-  return JSON.parse(JSON.stringify(plan)) as Plan;
+  // A plan is JSON data: without undefined fields, a plan read back equals the plan built. The
+  // objects of a fresh plan are its own copies, made as JSON (stripForCreate), so only the rest is
+  // passed through JSON again: they are most of a plan, and -l makes hundreds.
+  const own = base.mode === "fresh" ? new Set<string>(["original", "desired"]) : new Set<string>();
+  const out: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(plan)) {
+    if (value !== undefined) out[key] = own.has(key) ? value : JSON.parse(JSON.stringify(value));
+  }
+  return out as unknown as Plan;
 }

@@ -45,6 +45,9 @@ describe("buildPlan: a fresh change", () => {
   test("the plan is plain data that survives JSON", () => {
     const plan = buildPlan(observed(db().live()), request("pgdata=2Gi"));
     assert.deepEqual(JSON.parse(JSON.stringify(plan)), plan);
+    // A class and an attributes class too: the objects of a fresh plan are not passed through JSON again.
+    const classed = buildPlan(observed(db().live()), request("pgdata=3Gi,fast,vac=gold"));
+    assert.deepEqual(JSON.parse(JSON.stringify(classed)), classed);
     assert.equal(plan.apiVersion, "appstorage.kubectl.io/v1alpha1");
   });
 
