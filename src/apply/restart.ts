@@ -2,8 +2,8 @@
 // reports FileSystemResizePending). Restarts the pods of such claims one at a time, highest
 // ordinal first, through the Eviction API so PodDisruptionBudgets are honoured, and waits for
 // each to be re-created by its StatefulSet and Ready before the next. Never more than one pod
-// down: before each eviction every other pod of the StatefulSet must be Ready (waited for, within
-// the timeout). A pod that is gone, terminating, or starting after its claims began to wait (an
+// down: before each eviction every other pod of the StatefulSet's ordinals must exist and be Ready
+// (waited for, within the timeout). A pod that is gone, terminating, or starting after its claims began to wait (an
 // earlier run was stopped right after evicting it) is waited for and its claims looked at again,
 // never evicted a second time. No claim is touched; the re-created pod mounts the same claim
 // (its uid is checked).
@@ -13,7 +13,7 @@ import { getClaim, listPods, waitPods } from "../kube/read";
 import type { PersistentVolumeClaim, Pod, StatefulSet } from "../kube/types";
 import { evictPod } from "../kube/write";
 import { podComingUp, resizeState, restartOrder } from "../plan/existing-claims";
-import { controlledBy, isReady, labelSelector, ordinalOf } from "../plan/objects";
+import { controlledBy, isReady, labelSelector, ordinalStart, replicasOf } from "../plan/objects";
 import type { ExistingClaimsResult, Plan } from "../plan/types";
 import { withDeadline } from "./deadline";
 import type { ClaimsContext } from "./existing-claims";
@@ -55,6 +55,7 @@ export async function restartPods(plan: Plan, ctx: ClaimsContext, sts: StatefulS
     return restarted;
   }
   progress.say(`restarting ${pods.length} pod(s) one at a time, highest ordinal first: ${pods.join(", ")}`);
+  const members = Array.from({ length: replicasOf(sts) }, (_, i) => `${name}-${ordinalStart(sts) + i}`);
   // The claims of an ordinal, all templates: their uids must survive the restart.
   const claimsOf = (pod: string) => plan.claims.filter((c) => !c.leftover && `${name}-${c.ordinal}` === pod);
 
@@ -62,7 +63,6 @@ export async function restartPods(plan: Plan, ctx: ClaimsContext, sts: StatefulS
     const remaining = pods.slice(i + 1);
     const stop = (why: string) =>
       new StopError(`${why}; stopped before restarting ${remaining.length ? remaining.join(", ") : "any other pod"}${restarted.length ? ` (restarted: ${restarted.map((r) => r.pod).join(", ")})` : ""}: fix it, then run the same command again to continue`);
-    const membersOf = (list: Iterable<Pod>) => [...list].filter((p) => ordinalOf(p.metadata.name ?? "", `${name}-`) !== undefined && controlledBy(p, uid));
     let all = await listPods(client, ns, selector);
     let pod = all.find((p) => p.metadata.name === podName);
     const controller = pod?.metadata.ownerReferences?.find((r) => r.controller);
@@ -74,8 +74,13 @@ export async function restartPods(plan: Plan, ctx: ClaimsContext, sts: StatefulS
       all = await waitReady(ctx, ns, selector, (m) => isReady(m.get(podName)) && controlledBy(m.get(podName), uid), () => stop(`pod ${podName} did not become Ready within ${ctx.timeoutMs / 1000}s (check it with kubectl describe pod ${podName} -n ${ns})`));
       pod = all.find((p) => p.metadata.name === podName)!;
     }
-    // Never more than one pod down: wait for the others (a pod restarted just before, still starting).
-    const down = (list: Iterable<Pod>) => membersOf(list).filter((p) => p.metadata.name !== podName && !isReady(p)).map((p) => p.metadata.name!);
+    // Never more than one pod down: wait for the others (a pod restarted just before, still
+    // starting). A pod of the StatefulSet's ordinals that does not exist (evicted, not yet
+    // re-created) is down too.
+    const down = (list: Iterable<Pod>) => {
+      const byName = new Map([...list].map((p) => [p.metadata.name!, p]));
+      return members.filter((n) => n !== podName && !(isReady(byName.get(n)) && controlledBy(byName.get(n), uid)));
+    };
     let lastDown = down(all);
     if (lastDown.length) {
       progress.say(`pod(s) ${lastDown.join(", ")} of statefulset.apps/${name} are not Ready; waiting for them before restarting ${podName}, so that never more than one pod is down`);
