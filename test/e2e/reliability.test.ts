@@ -521,14 +521,21 @@ async function claimStatus(ns: string, claim: string, status: Record<string, unk
  * the mount that finishes a resize). The resizer, once `resize()` allows, finishes what the plugin
  * grew: data-db-0 online (capacity 2Gi), the others up to FileSystemResizePending, as drivers that
  * grow the file system at mount leave them. The kubelet starts every pod that is not Ready, as
- * slowly as a real one (so that a rerun finds it starting): after 1 s it mounts the pod's claim,
- * which finishes a pending resize (capacity 2Gi, the condition gone); after 2.5 s the pod is Ready.
+ * slowly as a real one, so that a rerun soon after a kill finds the pod restarted last still
+ * starting: it mounts the pod's claim, which finishes a pending resize (capacity 2Gi, the
+ * condition gone), then marks the pod Ready. db-2 mounts at once (0.3 s) and is Ready after 3 s:
+ * the rerun finds its claim done and the pod down (the next eviction waits); db-1 mounts after
+ * 2.5 s and is Ready after 3.5 s: the rerun finds its claim still waiting and the pod gone or
+ * starting (it must not be evicted again).
  */
-function simulateNode(ns: string, resize: () => boolean): { stop: () => Promise<void> } {
+function simulateNode(ns: string, resize: () => boolean): { stop: () => Promise<void>; maxDown: () => number } {
   let stopped = false;
+  let maxDown = 0;
   const since = new Map<string, number>();
   const round = async () => {
     const s = await state(ns);
+    // Pods of db's ordinals that are gone or not Ready, at the same moment.
+    maxDown = Math.max(maxDown, ["db-0", "db-1", "db-2"].filter((n) => !s.pods.some((p) => p.metadata.name === n && podReady(p))).length);
     if (resize()) {
       for (const c of s.claims) {
         if (c.spec.resources?.requests?.["storage"] !== "2Gi" || c.status?.capacity?.["storage"] !== "1Gi" || resizePending(c)) continue;
@@ -541,8 +548,9 @@ function simulateNode(ns: string, resize: () => boolean): { stop: () => Promise<
       const first = since.get(p.metadata.uid!) ?? Date.now();
       since.set(p.metadata.uid!, first);
       const claim = s.claims.find((c) => c.metadata.name === `data-${p.metadata.name}`);
-      if (Date.now() - first >= 1000 && claim && resizePending(claim)) await claimStatus(ns, claim.metadata.name!, { capacity: { storage: claim.spec.resources!.requests!["storage"] }, conditions: [] });
-      else if (Date.now() - first >= 2500) await markReadyAsync(ns, p.metadata.name!);
+      const [mount, ready] = p.metadata.name === "db-2" ? [300, 3000] : [2500, 3500];
+      if (Date.now() - first >= mount && claim && resizePending(claim)) await claimStatus(ns, claim.metadata.name!, { capacity: { storage: claim.spec.resources!.requests!["storage"] }, conditions: [] });
+      else if (Date.now() - first >= ready) await markReadyAsync(ns, p.metadata.name!);
     }
   };
   const loop = (async () => {
@@ -557,6 +565,7 @@ function simulateNode(ns: string, resize: () => boolean): { stop: () => Promise<
       stopped = true;
       await loop;
     },
+    maxDown: () => maxDown,
   };
 }
 
@@ -586,6 +595,7 @@ describe("SIGKILL in the waits and restarts of existing claims", () => {
       assert.match(r.stdout, /pod\/db-2 evicted\npod\/db-1 evicted\n$/, r.stdout);
       assertRequestsAccountedFor(baseProxy, logFile, `baseline ${key}`);
       assert.deepEqual(evictions(baseProxy.requests), ["db-2", "db-1"]);
+      assert.equal(baseNode.maxDown(), 1, "never more than one pod down");
       await assertNothingLost(base.ns, withoutPods(base.before, ["db-1", "db-2"]), `baseline ${key}`);
       baseline = baseProxy.requests;
     } finally {
@@ -657,6 +667,7 @@ describe("SIGKILL in the waits and restarts of existing claims", () => {
           assert.ok(podReady(p), `${context}: ${p.metadata.name} not Ready`);
           if (p.metadata.name !== "db-0") assert.notEqual(p.metadata.uid, before[`pod/${p.metadata.name}`], `${context}: ${p.metadata.name} not restarted`);
         }
+        assert.equal(node.maxDown(), 1, `${context}: more than one pod down at once, over the killed run and the rerun`);
       } finally {
         await node.stop();
       }
