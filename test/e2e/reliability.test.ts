@@ -618,6 +618,7 @@ describe("SIGKILL in the waits and restarts of existing claims", () => {
     // The quick matrix: the evictions and one of each request of the waits.
     const chosen = quick ? phase.filter((x) => x.write || x.nth === 0) : phase;
     const cases = chosen.flatMap((x) => (["hold", "hold-after"] as const).map((when) => ({ x, when })));
+    t.diagnostic(`killed before and after: ${chosen.map(name).join(", ")}`);
 
     await pool(cases, width, async ({ x, when }) => {
       const { ns, before } = await preparedBound(t, shape, true);
