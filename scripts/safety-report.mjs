@@ -29,7 +29,7 @@ const rows = [
   ["distinct requests of a `set` (each write occurrence counted)", `${s.distinctRequests}`],
   ["`set` runs whose fault landed on its intended request", `${s.faultRuns} (${byKind(s.faultsLanded)}); runs repeated because the request did not occur: ${s.faultRunsRepeated}`],
   ["broken watches recovered by a fresh read within the run", `${s.watchFaultsRecovered}`],
-  ["SIGKILLs of a live process at a held write", `${s.kills} (${byKind(s.killsByShape)})`],
+  ["SIGKILLs of a live process at a held write (with --wait-resize --restart-pods: at every request after the journal's removal, its waits' reads included)", `${s.kills} (${byKind(s.killsByShape)})`],
   ["reruns after a kill as a zombie, at once", `${s.zombieHolderReruns}`],
   ["runs overlapping at the journal create", `${s.overlappingRuns} pair(s)`],
   ["runs whose requests matched the plugin's own log / writes checked", `${s.runsWithRequestLogCompared} / ${s.writesChecked}; repeated writes: ${s.duplicatedWrites}`],

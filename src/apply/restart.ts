@@ -2,15 +2,18 @@
 // reports FileSystemResizePending). Restarts the pods of such claims one at a time, highest
 // ordinal first, through the Eviction API so PodDisruptionBudgets are honoured, and waits for
 // each to be re-created by its StatefulSet and Ready before the next. Never more than one pod
-// down: before each eviction every other pod of the StatefulSet must be Ready. No claim is
-// touched; the re-created pod mounts the same claim (its uid is checked).
+// down: before each eviction every other pod of the StatefulSet's ordinals must exist and be Ready
+// (waited for, within the timeout). A pod that is gone, terminating, or starting after its claims began to wait (an
+// earlier run was stopped right after evicting it) is waited for and its claims looked at again,
+// never evicted a second time. No claim is touched; the re-created pod mounts the same claim
+// (its uid is checked).
 import { StopError } from "../errors";
 import { isNotFound } from "../kube/errors";
 import { getClaim, listPods, waitPods } from "../kube/read";
 import type { PersistentVolumeClaim, Pod, StatefulSet } from "../kube/types";
 import { evictPod } from "../kube/write";
-import { resizeState, restartOrder } from "../plan/existing-claims";
-import { controlledBy, isReady, labelSelector, ordinalOf } from "../plan/objects";
+import { podComingUp, resizeState, restartOrder } from "../plan/existing-claims";
+import { controlledBy, isReady, labelSelector, ordinalStart, replicasOf } from "../plan/objects";
 import type { ExistingClaimsResult, Plan } from "../plan/types";
 import { withDeadline } from "./deadline";
 import type { ClaimsContext } from "./existing-claims";
@@ -22,6 +25,16 @@ const sleep = (ms: number, signal: AbortSignal) =>
     const t = setTimeout(resolve, ms);
     signal.addEventListener("abort", () => (clearTimeout(t), resolve()), { once: true });
   });
+
+/** Waits (within the timeout) until `check` holds for the pods of the selector; `timedOut` is the error otherwise. */
+async function waitReady(ctx: ClaimsContext, ns: string, selector: string, check: (pods: Map<string, Pod>) => boolean, timedOut: () => Error): Promise<Pod[]> {
+  const d = withDeadline(ctx.signal, ctx.timeoutMs, timedOut);
+  try {
+    return [...(await waitPods(ctx.client, ns, selector, check, d.signal)).values()];
+  } finally {
+    d.done();
+  }
+}
 
 export async function restartPods(plan: Plan, ctx: ClaimsContext, sts: StatefulSet, claimsNow: Map<string, PersistentVolumeClaim>): Promise<ExistingClaimsResult["restarted"]> {
   const { client, progress } = ctx;
@@ -42,6 +55,7 @@ export async function restartPods(plan: Plan, ctx: ClaimsContext, sts: StatefulS
     return restarted;
   }
   progress.say(`restarting ${pods.length} pod(s) one at a time, highest ordinal first: ${pods.join(", ")}`);
+  const members = Array.from({ length: replicasOf(sts) }, (_, i) => `${name}-${ordinalStart(sts) + i}`);
   // The claims of an ordinal, all templates: their uids must survive the restart.
   const claimsOf = (pod: string) => plan.claims.filter((c) => !c.leftover && `${name}-${c.ordinal}` === pod);
 
@@ -49,11 +63,31 @@ export async function restartPods(plan: Plan, ctx: ClaimsContext, sts: StatefulS
     const remaining = pods.slice(i + 1);
     const stop = (why: string) =>
       new StopError(`${why}; stopped before restarting ${remaining.length ? remaining.join(", ") : "any other pod"}${restarted.length ? ` (restarted: ${restarted.map((r) => r.pod).join(", ")})` : ""}: fix it, then run the same command again to continue`);
-    const members = (await listPods(client, ns, selector)).filter((p) => ordinalOf(p.metadata.name ?? "", `${name}-`) !== undefined && controlledBy(p, uid));
-    const pod = members.find((p) => p.metadata.name === podName);
-    if (!pod) throw stop(`pod ${podName} does not exist or is not controlled by statefulset.apps/${name} (uid ${uid})`);
-    const down = members.filter((p) => p.metadata.name !== podName && !isReady(p)).map((p) => p.metadata.name!);
-    if (down.length) throw stop(`pod(s) ${down.join(", ")} of statefulset.apps/${name} are not Ready, and restarting ${podName} would take a second pod down`);
+    let all = await listPods(client, ns, selector);
+    let pod = all.find((p) => p.metadata.name === podName);
+    const controller = pod?.metadata.ownerReferences?.find((r) => r.controller);
+    if (controller && controller.uid !== uid) throw stop(`pod ${podName} is not controlled by statefulset.apps/${name} (uid ${uid})`);
+    // Restarted already (an earlier run was stopped right after evicting it) or being re-created:
+    // its start finishes the resize. Wait for it, then decide again from its claims.
+    if (!controlledBy(pod, uid) || podComingUp(pod, pending.filter((c) => c.pod === podName).map((c) => claimsNow.get(c.name)!))) {
+      progress.say(`pod ${podName} is being re-created or starting; waiting for it to be Ready before deciding whether it needs a restart`);
+      all = await waitReady(ctx, ns, selector, (m) => isReady(m.get(podName)) && controlledBy(m.get(podName), uid), () => stop(`pod ${podName} did not become Ready within ${ctx.timeoutMs / 1000}s (check it with kubectl describe pod ${podName} -n ${ns})`));
+      pod = all.find((p) => p.metadata.name === podName)!;
+    }
+    // Never more than one pod down: wait for the others (a pod restarted just before, still
+    // starting). A pod of the StatefulSet's ordinals that does not exist (evicted, not yet
+    // re-created) is down too.
+    const down = (list: Iterable<Pod>) => {
+      const byName = new Map([...list].map((p) => [p.metadata.name!, p]));
+      return members.filter((n) => n !== podName && !(isReady(byName.get(n)) && controlledBy(byName.get(n), uid)));
+    };
+    let lastDown = down(all);
+    if (lastDown.length) {
+      progress.say(`pod(s) ${lastDown.join(", ")} of statefulset.apps/${name} are not Ready; waiting for them before restarting ${podName}, so that never more than one pod is down`);
+      all = await waitReady(ctx, ns, selector, (m) => (lastDown = down(m.values())).length === 0, () => stop(`pod(s) ${lastDown.join(", ")} of statefulset.apps/${name} are not Ready, and restarting ${podName} would take a second pod down`));
+      pod = all.find((p) => p.metadata.name === podName);
+      if (!isReady(pod) || !controlledBy(pod, uid)) throw stop(`pod ${podName} is not Ready any more`);
+    }
     const stillPending = await Promise.all(
       pending.filter((c) => c.pod === podName).map(async (c) => {
         const now = await getClaim(client, ns, c.name);
@@ -65,7 +99,7 @@ export async function restartPods(plan: Plan, ctx: ClaimsContext, sts: StatefulS
       continue;
     }
     const before = new Map(claimsOf(podName).map((c) => [c.name, c.uid]));
-    const previousUid = pod.metadata.uid!;
+    const previousUid = pod!.metadata.uid!;
 
     const d = withDeadline(ctx.signal, ctx.timeoutMs, () => stop(`pod ${podName} did not come back Ready within ${ctx.timeoutMs / 1000}s after its eviction (check it with kubectl describe pod ${podName} -n ${ns})`));
     let back: Pod | undefined;

@@ -56,7 +56,7 @@ export interface PersistentVolumeClaim extends KubeObject {
   status?: {
     phase?: string;
     capacity?: Record<string, string>;
-    conditions?: { type: string; status: string; message?: string; reason?: string }[];
+    conditions?: { type: string; status: string; message?: string; reason?: string; lastTransitionTime?: string }[];
     /** What the resize controllers work towards (RecoverVolumeExpansionFailure, 1.32+). */
     allocatedResources?: Record<string, string>;
     /** e.g. storage: ControllerResizeInProgress, NodeResizePending, ...Infeasible. */

@@ -5,9 +5,9 @@
 // The work is decided from the claims' actual requests, never from the template: after a crash
 // the template may already have the new size while claims do not (RabbitMQ cluster-operator
 // #782), so a rerun must still grow them.
-import type { PersistentVolumeClaim, StatefulSet } from "../kube/types";
+import type { PersistentVolumeClaim, Pod, StatefulSet } from "../kube/types";
 import { existingClaimsFlags, finishCommand } from "./journal";
-import { templateSize } from "./objects";
+import { isReady, templateSize } from "./objects";
 import { compareQuantities, formatBytes, bytesOf, lessQuantity, parseQuantity, tryParseQuantity } from "./quantity";
 import { checkQuotas, type Growth, quotaRefusal, storagePerClass } from "./quota";
 import type { ClaimEffect, ExistingClaim, ExistingClaimsPlan, Journal, Observed, PlanRequest, Refusal, ResizeState, Step } from "./types";
@@ -21,6 +21,22 @@ export function resizeState(c: PersistentVolumeClaim): ResizeState {
   if (isTrue(c, "Resizing") || allocated === "ControllerResizeInProgress" || allocated === "NodeResizeInProgress") return "resizing";
   if (c.status?.phase === "Bound" && lessQuantity(c.status?.capacity?.["storage"], c.spec.resources?.requests?.["storage"])) return "requested";
   return "none";
+}
+
+/**
+ * Whether the pod of claims that wait for a restart (FileSystemResizePending) is coming up
+ * already, so that evicting it would restart it twice: it is gone (its StatefulSet re-creates
+ * it), terminating, or not Ready yet and created at or after every one of these claims began to
+ * wait: its start mounts them, which finishes their resize. An earlier run stopped right after
+ * evicting it leaves it so. A pod that is not Ready and older than that (crashing on a full
+ * disk, say) is not coming up: a restart is what finishes its resize.
+ */
+export function podComingUp(pod: Pod | undefined, claims: readonly PersistentVolumeClaim[]): boolean {
+  if (!pod || pod.metadata.deletionTimestamp) return true;
+  if (isReady(pod)) return false;
+  const created = Date.parse(pod.metadata.creationTimestamp ?? "");
+  const waitingSince = claims.map((c) => Date.parse(c.status?.conditions?.find((x) => x.type === "FileSystemResizePending" && x.status === "True")?.lastTransitionTime ?? ""));
+  return !Number.isNaN(created) && waitingSince.length > 0 && waitingSince.every((t) => !Number.isNaN(t) && created >= t);
 }
 
 /** Claims whose resize waits for their pod to restart, highest ordinal first: the restart order. */

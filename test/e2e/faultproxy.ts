@@ -50,6 +50,11 @@ export interface Fault {
   signature: string;
   /** 0-based occurrence among requests that match; default 0. */
   nth?: number;
+  /**
+   * Counts occurrences only from the first request of this signature on (a phase of the run,
+   * e.g. "delete secrets": what comes after the journal is removed), not from the start.
+   */
+  after?: string;
   /** The request it landed on, once it really acted. */
   landed?: SeenRequest;
 }
@@ -149,7 +154,7 @@ type ToWorker = { type: "release"; id: number } | { type: "close" };
 /** Starts the proxy (in a worker thread) with these faults. */
 export function startFaultProxy(upstreamKubeconfig: string, faults: Fault[] = []): Promise<FaultProxy> {
   // eval: the worker loads this TypeScript file through the same require hook (test/register.cjs).
-  const worker = new Worker(`require(${JSON.stringify(__filename)})`, { eval: true, workerData: { upstreamKubeconfig, faults: faults.map((f) => ({ kind: f.kind, signature: f.signature, nth: f.nth ?? 0 })) } });
+  const worker = new Worker(`require(${JSON.stringify(__filename)})`, { eval: true, workerData: { upstreamKubeconfig, faults: faults.map((f) => ({ kind: f.kind, signature: f.signature, nth: f.nth ?? 0, after: f.after ?? "" })) } });
   const requests: SeenRequest[] = [];
   const heldQueue: Held[] = [];
   const heldWaiters: ((h: Held) => void)[] = [];
@@ -208,6 +213,7 @@ async function runProxy(upstreamKubeconfig: string, faults: Required<Omit<Fault,
   const requests: SeenRequest[] = [];
   const matched = new Map<number, number>();
   const landed = new Set<number>();
+  const signaturesSeen = new Set<string>();
   const releases = new Map<number, () => void>();
   let nextId = 0;
   const onHeld = (request: SeenRequest, release: () => void) => {
@@ -229,11 +235,12 @@ async function runProxy(upstreamKubeconfig: string, faults: Required<Omit<Fault,
       requests.push(seen);
       let fault: number | undefined;
       faults.forEach((f, i) => {
-        if (landed.has(i) || f.signature !== seen.signature) return;
+        if (landed.has(i) || f.signature !== seen.signature || (f.after && !signaturesSeen.has(f.after))) return;
         const n = matched.get(i) ?? 0;
         matched.set(i, n + 1);
         if (n === f.nth && fault === undefined) fault = i;
       });
+      signaturesSeen.add(seen.signature);
       const kind = fault === undefined ? undefined : faults[fault]!.kind;
       if (kind) seen.fault = kind;
       sync(seen);

@@ -1,7 +1,9 @@
 // The proof that nothing is ever lost: `set` with a fault on every distinct request, killed at
-// every write boundary of every step, racing other writers and another run, run by users missing
-// one permission each, and fed bad input. After each, the pods and claims have the uids they had
-// before, and a plain rerun converges to the desired object at once.
+// every write boundary of every step and in the waits and evictions of --wait-resize
+// --restart-pods, racing other writers and another run, run by users missing one permission
+// each, and fed bad input. After each, the pods and claims have the uids they had before (but
+// the pods --restart-pods restarts on purpose, each once), and a plain rerun converges to the
+// desired object at once.
 //
 // Faults are placed by what a request is (its signature, e.g. "update secrets", and occurrence),
 // taken from a recorded baseline run, and each must land on exactly that request: a fault that
@@ -165,13 +167,23 @@ async function assertNothingLost(ns: string, before: Record<string, string>, con
   }
 }
 
-/** A plain rerun (no faults), at once, finishes the job: the desired templates, every pod adopted, no journal. */
-async function assertConverges(ns: string, before: Record<string, string>, context: string, flags: string[] = []): Promise<RunResult> {
-  const rerun = await within(runPlugin([...setArgs(ns), ...flags, "--timeout", "60s"]), 120_000, `${context}: the rerun`);
+/**
+ * A plain rerun (no faults), at once, finishes the job: the desired templates, every pod adopted, no journal.
+ * `via`: the rerun goes through this kubeconfig (a proxy that logs it). `restarted`: after the
+ * rerun, the pods deliberately restarted (--restart-pods): only these may have new uids.
+ */
+async function assertConverges(
+  ns: string,
+  before: Record<string, string>,
+  context: string,
+  flags: string[] = [],
+  opts: { via?: string; env?: Record<string, string>; restarted?: () => Promise<string[]> } = {},
+): Promise<RunResult> {
+  const rerun = await within(runPlugin([...setArgs(ns), ...flags, "--timeout", "60s"], { ...(opts.via ? { kubeconfig: opts.via } : {}), ...(opts.env ? { env: opts.env } : {}) }), 120_000, `${context}: the rerun`);
   summary.reruns += 1;
   assert.doesNotMatch(rerun.stderr, /another kubectl appstorage set is working/, `${context}: a dead run's lock blocked the rerun`);
   assert.equal(rerun.code, 0, `${context}: rerun failed: ${rerun.stderr}`);
-  assert.match(rerun.stdout, /^statefulset.apps\/db (recreated|unchanged)\n(persistentvolumeclaim\/\S+ patched\n)*$/, context);
+  assert.match(rerun.stdout, /^statefulset.apps\/db (recreated|unchanged)\n(persistentvolumeclaim\/\S+ patched\n)*(pod\/\S+ evicted\n)*$/, context);
   const now = await state(ns);
   if (flags.includes("--resize-existing")) for (const c of now.claims) assert.equal(c.spec.resources?.requests?.["storage"], "2Gi", `${context}: ${c.metadata.name} not grown`);
   const s = now.sts;
@@ -179,9 +191,14 @@ async function assertConverges(ns: string, before: Record<string, string>, conte
   assert.equal(s.spec.volumeClaimTemplates![0]!.spec.resources!.requests!["storage"], "2Gi", context);
   for (const p of now.pods) assert.equal(p.metadata.ownerReferences?.find((r) => r.controller)?.uid, s.metadata.uid, `${context}: ${p.metadata.name} not adopted`);
   assert.equal(now.journal, false, `${context}: journal left behind`);
-  await assertNothingLost(ns, before, context);
+  await assertNothingLost(ns, opts.restarted ? withoutPods(before, await opts.restarted()) : before, context);
   summary.rerunsConverged += 1;
   return rerun;
+}
+
+/** The uids to compare, without these pods (restarted on purpose: they get new uids). */
+function withoutPods(uids: Record<string, string>, pods: string[]): Record<string, string> {
+  return Object.fromEntries(Object.entries(uids).filter(([k]) => !pods.some((p) => k === `pod/${p}`)));
 }
 
 /** Rejects when `p` takes longer than `ms`: a run that hangs fails the test instead of hanging CI. */
@@ -410,9 +427,10 @@ function procState(pid: number): string | undefined {
  * server handled it but before the plugin hears back) and SIGKILLs the plugin there. Fails when
  * the plugin exits before, or the request is not held within a minute.
  */
-async function killAt(ns: string, x: Pick<Target, "signature" | "nth">, when: "hold" | "hold-after", flags: string[] = []): Promise<SeenRequest> {
-  const fault: Fault = { kind: when, nth: x.nth, signature: x.signature };
+async function killAt(ns: string, x: Pick<Target, "signature" | "nth"> & Pick<Fault, "after">, when: "hold" | "hold-after", flags: string[] = [], started?: (proxy: FaultProxy) => void): Promise<SeenRequest> {
+  const fault: Fault = { kind: when, nth: x.nth, signature: x.signature, ...(x.after ? { after: x.after } : {}) };
   const proxy = await startFaultProxy(kubeconfig(), [fault]);
+  started?.(proxy);
   const child = spawn(plugin, [...setArgs(ns), ...flags, "--kubeconfig", proxy.kubeconfig], {
     env: { PATH: process.env["PATH"] ?? "", HOME: process.env["HOME"] ?? "", APPSTORAGE_STATE_DIR: stateDir() },
     stdio: ["ignore", "ignore", "pipe"],
@@ -455,15 +473,18 @@ describe("SIGKILL at every write boundary", () => {
   }
 });
 
-/** A StatefulSet whose 3 claims are bound to PersistentVolumes of an expandable class: --resize-existing can grow them. */
-async function preparedBound(t: TestContext, shape: Shape): Promise<{ ns: string; before: Record<string, string> }> {
+/**
+ * A StatefulSet whose 3 claims are bound to PersistentVolumes of an expandable class: --resize-existing
+ * can grow them. `ready`: its pods are Ready even when Parallel (--restart-pods restarts only then).
+ */
+async function preparedBound(t: TestContext, shape: Shape, ready = false): Promise<{ ns: string; before: Record<string, string> }> {
   const ns = namespace(t, "relx");
   const storageClass = storageClassFor(t, ns, { expandable: true });
   for (let i = 0; i < 3; i++) volumeFor(t, ns, `data-db-${i}`, "1Gi", storageClass);
   const b = sts("db", ns).withClaim("data", "1Gi", storageClass).replicas(3).retention(shape.retention);
   if (shape.parallel) b.parallel();
   await kube(["create", "-n", ns, "-f", writeTemp(b.build())]);
-  const s = await settle3(ns, !shape.parallel, (x) => x.claims.filter((c) => c.status?.phase === "Bound").length === 3);
+  const s = await settle3(ns, ready || !shape.parallel, (x) => x.claims.filter((c) => c.status?.phase === "Bound").length === 3);
   return { ns, before: uidsOf(s) };
 }
 
@@ -483,6 +504,174 @@ describe("SIGKILL at every write of the existing-claims growth", () => {
       summary.killsByShape["Parallel/Retain --resize-existing"] = (summary.killsByShape["Parallel/Retain --resize-existing"] ?? 0) + 1;
       await assertNothingLost(ns, before, context);
       await assertConverges(ns, before, context, flags);
+      void kube(["delete", "namespace", ns, "--wait=false"]).catch(() => undefined);
+    });
+  });
+});
+
+const stamp = () => new Date().toISOString().replace(/\.\d+Z$/, "Z");
+const resizePending = (c: PersistentVolumeClaim) => c.status?.conditions?.some((x) => x.type === "FileSystemResizePending" && x.status === "True") === true;
+const podReady = (p: Pod) => !p.metadata.deletionTimestamp && p.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True") === true;
+async function claimStatus(ns: string, claim: string, status: Record<string, unknown>): Promise<void> {
+  await kube(["patch", "pvc", claim, "-n", ns, "--subresource=status", "--type=merge", "-p", JSON.stringify({ status })]);
+}
+
+/**
+ * Plays the external resizer and the kubelet for db until stopped (as resize.test.ts does, with
+ * the mount that finishes a resize). The resizer, once `resize()` allows, finishes what the plugin
+ * grew: data-db-0 online (capacity 2Gi), the others up to FileSystemResizePending, as drivers that
+ * grow the file system at mount leave them. The kubelet starts every pod that is not Ready, as
+ * slowly as a real one, so that a rerun soon after a kill finds the pod restarted last still
+ * starting: it mounts the pod's claim, which finishes a pending resize (capacity 2Gi, the
+ * condition gone), then marks the pod Ready. db-2 mounts at once (0.3 s) and is Ready after 3 s:
+ * the rerun finds its claim done and the pod down (the next eviction waits); db-1 mounts after
+ * 2.5 s and is Ready after 3.5 s: the rerun finds its claim still waiting and the pod gone or
+ * starting (it must not be evicted again).
+ */
+function simulateNode(ns: string, resize: () => boolean): { stop: () => Promise<void>; maxDown: () => number } {
+  let stopped = false;
+  let maxDown = 0;
+  const since = new Map<string, number>();
+  const round = async () => {
+    const s = await state(ns);
+    // Pods of db's ordinals that are gone or not Ready, at the same moment.
+    maxDown = Math.max(maxDown, ["db-0", "db-1", "db-2"].filter((n) => !s.pods.some((p) => p.metadata.name === n && podReady(p))).length);
+    if (resize()) {
+      for (const c of s.claims) {
+        if (c.spec.resources?.requests?.["storage"] !== "2Gi" || c.status?.capacity?.["storage"] !== "1Gi" || resizePending(c)) continue;
+        const status = c.metadata.name === "data-db-0" ? { capacity: { storage: "2Gi" } } : { conditions: [{ type: "FileSystemResizePending", status: "True", lastTransitionTime: stamp(), message: "Waiting for user to (re-)start a pod to finish file system resize of volume on node." }] };
+        await claimStatus(ns, c.metadata.name!, status);
+      }
+    }
+    for (const p of s.pods) {
+      if (p.metadata.deletionTimestamp || podReady(p)) continue;
+      const first = since.get(p.metadata.uid!) ?? Date.now();
+      since.set(p.metadata.uid!, first);
+      const claim = s.claims.find((c) => c.metadata.name === `data-${p.metadata.name}`);
+      const [mount, ready] = p.metadata.name === "db-2" ? [300, 3000] : [2500, 3500];
+      if (Date.now() - first >= mount && claim && resizePending(claim)) await claimStatus(ns, claim.metadata.name!, { capacity: { storage: claim.spec.resources!.requests!["storage"] }, conditions: [] });
+      else if (Date.now() - first >= ready) await markReadyAsync(ns, p.metadata.name!);
+    }
+  };
+  const loop = (async () => {
+    while (!stopped) {
+      // A failed round (a pod deleted meanwhile) is tried again on the next.
+      await round().catch(() => undefined);
+      await new Promise((r) => setTimeout(r, 150));
+    }
+  })();
+  return {
+    stop: async () => {
+      stopped = true;
+      await loop;
+    },
+    maxDown: () => maxDown,
+  };
+}
+
+/** Pods whose eviction the server accepted, in order. */
+const evictions = (requests: SeenRequest[]) => requests.filter((r) => r.signature === "create pods/eviction" && r.reachedServer && (r.serverStatus ?? 500) < 300).map((r) => r.name!);
+/** The wait and restart phase: what comes after the journal is removed (remove-journal, then wait-resize, restart-pods). */
+const afterJournal = "delete secrets";
+const watchesClaims = (requests: SeenRequest[]) => requests.some((r) => r.signature === "watch persistentvolumeclaims");
+
+describe("SIGKILL in the waits and restarts of existing claims", () => {
+  check("--wait-resize --restart-pods (Parallel/Retain): killed before and after every eviction and while each wait for claims and pods is held, the rerun converges at once and restarts no pod twice", async (t) => {
+    const shape = shapes[0]!;
+    const flags = ["--resize-existing", "--wait-resize", "--restart-pods"];
+    const key = `${shapeName(shape)} --wait-resize --restart-pods`;
+
+    // The baseline: the resizer acts once the plugin watches the claims, so the wait always watches.
+    const base = await preparedBound(t, shape, true);
+    let baseProxy: FaultProxy | undefined;
+    const baseNode = simulateNode(base.ns, () => watchesClaims(baseProxy?.requests ?? []));
+    let baseline: SeenRequest[];
+    try {
+      baseProxy = await startFaultProxy(kubeconfig(), []);
+      const logFile = join(stateDir(), "requests.log");
+      const r = await within(runPlugin([...setArgs(base.ns), ...flags, "--timeout", "60s"], { kubeconfig: baseProxy.kubeconfig, env: { APPSTORAGE_REQUEST_LOG: logFile } }), 120_000, "baseline");
+      await baseProxy.close();
+      assert.equal(r.code, 0, r.stderr);
+      assert.match(r.stdout, /pod\/db-2 evicted\npod\/db-1 evicted\n$/, r.stdout);
+      assertRequestsAccountedFor(baseProxy, logFile, `baseline ${key}`);
+      assert.deepEqual(evictions(baseProxy.requests), ["db-2", "db-1"]);
+      assert.equal(baseNode.maxDown(), 1, "never more than one pod down");
+      await assertNothingLost(base.ns, withoutPods(base.before, ["db-1", "db-2"]), `baseline ${key}`);
+      baseline = baseProxy.requests;
+    } finally {
+      await baseNode.stop();
+      await baseProxy?.close();
+    }
+    void kube(["delete", "namespace", base.ns, "--wait=false"]).catch(() => undefined);
+
+    // Every request after the journal's removal: the waits' lists, watches and reads, and the evictions.
+    const start = baseline.findIndex((r) => r.signature === afterJournal);
+    assert.ok(start >= 0, "the baseline removed no journal");
+    const count = new Map<string, number>();
+    const phase = baseline.slice(start + 1).map((r) => {
+      const nth = count.get(r.signature) ?? 0;
+      count.set(r.signature, nth + 1);
+      return { signature: r.signature, nth, after: afterJournal, write: isWrite(r) };
+    });
+    const name = (x: (typeof phase)[number]) => `${x.signature} #${x.nth + 1}`;
+    for (const s of ["list persistentvolumeclaims", "watch persistentvolumeclaims", "create pods/eviction", "watch pods"]) assert.ok(count.get(s), `the wait made no ${s}: ${phase.map(name).join(", ")}`);
+    // The quick matrix: the evictions and one of each request of the waits.
+    const chosen = quick ? phase.filter((x) => x.write || x.nth === 0) : phase;
+    const cases = chosen.flatMap((x) => (["hold", "hold-after"] as const).map((when) => ({ x, when })));
+    t.diagnostic(`killed before and after: ${chosen.map(name).join(", ")}`);
+
+    await pool(cases, width, async ({ x, when }) => {
+      const { ns, before } = await preparedBound(t, shape, true);
+      const context = `${key} killed ${when === "hold" ? "before" : "after"} ${name(x)} (after the journal's removal)`;
+      let killed: FaultProxy | undefined;
+      let dead = false;
+      const node = simulateNode(ns, () => dead || watchesClaims(killed?.requests ?? []));
+      try {
+        const at = await killAt(ns, x, when, flags, (p) => (killed = p));
+        dead = true;
+        // The held request is the intended one: its signature, and its occurrence after the journal's removal.
+        const log = killed!.requests;
+        const from = log.findIndex((r) => r.signature === afterJournal);
+        assert.equal(at.signature, x.signature, context);
+        assert.ok(from >= 0 && at.index > from, `${context}: held before the journal was removed`);
+        assert.equal(log.filter((r) => r.signature === x.signature && r.index > from && r.index < at.index).length, x.nth, `${context}: held another occurrence`);
+        summary.kills += 1;
+        summary.killsByShape[key] = (summary.killsByShape[key] ?? 0) + 1;
+        const evictedBefore = evictions(log);
+        await assertNothingLost(ns, withoutPods(before, evictedBefore), context);
+
+        const rerun = await startFaultProxy(kubeconfig(), []);
+        const logFile = join(stateDir(), "requests.log");
+        let evictedByRerun: string[] = [];
+        try {
+          await assertConverges(ns, before, context, flags, {
+            via: rerun.kubeconfig,
+            env: { APPSTORAGE_REQUEST_LOG: logFile },
+            restarted: async () => {
+              await rerun.close();
+              assertRequestsAccountedFor(rerun, logFile, `${context}: the rerun`);
+              evictedByRerun = evictions(rerun.requests);
+              return [...evictedBefore, ...evictedByRerun];
+            },
+          });
+        } finally {
+          await rerun.close();
+        }
+        // Each pod whose claim waited for a restart was restarted exactly once, over both runs; db-0 (resized online) never.
+        assert.deepEqual([...evictedBefore, ...evictedByRerun].sort(), ["db-1", "db-2"], `${context}: evicted by the killed run: ${evictedBefore.join(", ") || "none"}; by the rerun: ${evictedByRerun.join(", ") || "none"}`);
+        const now = await state(ns);
+        for (const c of now.claims) {
+          assert.equal(c.status?.capacity?.["storage"], "2Gi", `${context}: ${c.metadata.name} not resized`);
+          assert.ok(!resizePending(c), `${context}: ${c.metadata.name} still waits for a restart`);
+        }
+        for (const p of now.pods) {
+          assert.ok(podReady(p), `${context}: ${p.metadata.name} not Ready`);
+          if (p.metadata.name !== "db-0") assert.notEqual(p.metadata.uid, before[`pod/${p.metadata.name}`], `${context}: ${p.metadata.name} not restarted`);
+        }
+        assert.equal(node.maxDown(), 1, `${context}: more than one pod down at once, over the killed run and the rerun`);
+      } finally {
+        await node.stop();
+      }
       void kube(["delete", "namespace", ns, "--wait=false"]).catch(() => undefined);
     });
   });

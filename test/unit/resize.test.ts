@@ -10,7 +10,7 @@ import { desiredStatefulSet, stripForCreate } from "../../src/plan/desired";
 import { apiVersion as journalApiVersion, type Journal } from "../../src/plan/types";
 import { buildPlan } from "../../src/plan/plan";
 import type { Observed, PlanRequest } from "../../src/plan/types";
-import { resizeState, restartOrder } from "../../src/plan/existing-claims";
+import { podComingUp, resizeState, restartOrder } from "../../src/plan/existing-claims";
 import { checkQuotas, type Growth } from "../../src/plan/quota";
 import type { ExistingClaimsOptions as ExistingOptions } from "../../src/plan/types";
 import { claim, pod, storageClass, sts } from "../fixtures/builders";
@@ -313,6 +313,33 @@ test("restart order: highest ordinal first, only claims with a pod", () => {
     { ordinal: 7, leftover: true },
   ]);
   assert.deepEqual(order.map((c) => c.pod), ["db-2", "db-1", "db-0"]);
+});
+
+describe("a pod whose claims wait for a restart is coming up already (not evicted again)", () => {
+  const waiting = (since: string) => {
+    const c = bound("data-db-1", "2Gi", { capacity: "1Gi" });
+    c.status!.conditions = [{ type: "FileSystemResizePending", status: "True", lastTransitionTime: since }];
+    return c;
+  };
+  const p = (created: string, extra: { ready?: boolean; deleting?: boolean } = {}) => {
+    const x = pod("db-1", db());
+    x.metadata.creationTimestamp = created;
+    if (extra.deleting) x.metadata.deletionTimestamp = "2026-11-29T12:00:09Z";
+    if (extra.ready) x.status = { phase: "Running", conditions: [{ type: "Ready", status: "True" }] };
+    return x;
+  };
+  const since = "2026-11-29T12:00:05Z";
+  const cases: [string, Parameters<typeof podComingUp>[0], PersistentVolumeClaim[], boolean][] = [
+    ["gone: its StatefulSet re-creates it", undefined, [waiting(since)], true],
+    ["terminating", p("2026-11-29T11:00:00Z", { deleting: true }), [waiting(since)], true],
+    ["not Ready, created after the claim began to wait", p("2026-11-29T12:00:07Z"), [waiting(since)], true],
+    ["not Ready, created in the same second", p(since), [waiting(since)], true],
+    ["not Ready, older than the wait (crashing on a full disk): a restart finishes it", p("2026-11-29T11:00:00Z"), [waiting(since)], false],
+    ["Ready: decided by its claims", p("2026-11-29T12:00:07Z", { ready: true }), [waiting(since)], false],
+    ["created between two claims' waits: the later one needs a restart", p("2026-11-29T12:00:07Z"), [waiting(since), waiting("2026-11-29T12:00:08Z")], false],
+    ["no time on the condition", p("2026-11-29T12:00:07Z"), [bound("data-db-1", "2Gi", { capacity: "1Gi", conditions: ["FileSystemResizePending"] })], false],
+  ];
+  for (const [name, x, claims, want] of cases) test(name, () => assert.equal(podComingUp(x, claims), want));
 });
 
 test("the plan, per claim (golden)", () => {
