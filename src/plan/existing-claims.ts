@@ -7,7 +7,7 @@
 // #782), so a rerun must still grow them.
 import type { PersistentVolumeClaim, Pod, StatefulSet } from "../kube/types";
 import { existingClaimsFlags, finishCommand } from "./journal";
-import { isReady, templateSize } from "./objects";
+import { byName, isReady, templateSize } from "./objects";
 import { compareQuantities, formatBytes, bytesOf, lessQuantity, parseQuantity, tryParseQuantity } from "./quantity";
 import { checkQuotas, type Growth, quotaRefusal, storagePerClass } from "./quota";
 import type { ClaimEffect, ExistingClaim, ExistingClaimsPlan, Journal, Observed, PlanRequest, Refusal, ResizeState, Step } from "./types";
@@ -195,7 +195,7 @@ export function planExistingClaims(base: ExistingClaimsBase, observed: Observed,
       forceable: false,
     });
   }
-  for (const [cls, names] of [...noExpansion].sort(([a], [b]) => a.localeCompare(b))) {
+  for (const [cls, names] of [...noExpansion].sort(([a], [b]) => byName(a, b))) {
     const why = cls === "" ? "have no storage class, so they cannot grow" : classes.has(cls) ? `have storage class "${cls}", which does not allow volume expansion` : `have storage class "${cls}", which does not exist, so they cannot grow`;
     const fix = cls !== "" && classes.has(cls) ? "drop --resize-existing or enable allowVolumeExpansion on the class" : "drop --resize-existing";
     refusals.push({ message: `claim(s) ${list(names)} ${why}; nothing was changed: ${fix}`, forceable: false });

@@ -3,7 +3,7 @@
 import type { PersistentVolumeClaim, Pod, StatefulSet } from "../kube/types";
 import { desiredStatefulSet, stripForCreate } from "./desired";
 import { formatDirective, type Directive } from "./directive";
-import { claimTemplateNames, defaultStorageClass, indexObjects, memberClaims, memberPods, type ObjectIndex, ordinalStart, podRevision, replicasOf, templateSize } from "./objects";
+import { byName, claimTemplateNames, defaultStorageClass, indexObjects, memberClaims, memberPods, type ObjectIndex, ordinalStart, podRevision, replicasOf, templateSize } from "./objects";
 import { matchesTemplate, neverBound, pendingReason, recreateByHand } from "./pending";
 import { sameQuantity } from "./quantity";
 import { applyForce, checkSafety, lockFree, lockRefusal } from "./rules";
@@ -63,7 +63,7 @@ export function describeClaims(sts: StatefulSet, observed: Pick<Observed, "claim
     if (redo) effect.recreateByHand = redo;
     return effect;
   });
-  return effects.sort((a, b) => a.template.localeCompare(b.template) || a.ordinal - b.ordinal);
+  return effects.sort((a, b) => byName(a.template, b.template) || a.ordinal - b.ordinal);
 }
 
 /**

@@ -10,6 +10,14 @@ export function ordinalOf(name: string, prefix: string): number | undefined {
   return /^(0|[1-9]\d*)$/.test(rest) ? Number(rest) : undefined;
 }
 
+/**
+ * Kubernetes names are ASCII: ordered by code unit, as kubectl orders them. (localeCompare would
+ * give the same order for them, but its first call initialises a collator: milliseconds.)
+ */
+export function byName(a: string, b: string): number {
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
 export function claimTemplateNames(sts: StatefulSet): string[] {
   return (sts.spec.volumeClaimTemplates ?? []).map((t) => t.metadata.name ?? "");
 }

@@ -2,6 +2,7 @@
 // arithmetic, and the refusal that names the quota when they do not. Pure.
 import type { ResourceQuota } from "../kube/types";
 import { bytesOf, formatBytes } from "./quantity";
+import { byName } from "./objects";
 import type { QuotaCheck, Refusal } from "./types";
 
 export interface Growth {
@@ -26,7 +27,7 @@ export function checkQuotas(quotas: readonly ResourceQuota[], growth: readonly G
     const d = (bytesOf(g.to) ?? 0n) - (bytesOf(g.charged) ?? 0n);
     return d > 0n ? d : 0n;
   };
-  for (const q of [...quotas].sort((a, b) => (a.metadata.name ?? "").localeCompare(b.metadata.name ?? ""))) {
+  for (const q of [...quotas].sort((a, b) => byName(a.metadata.name ?? "", b.metadata.name ?? ""))) {
     const name = q.metadata.name ?? "";
     const hardAll = { ...(q.spec?.hard ?? {}), ...(q.status?.hard ?? {}) };
     const resources = Object.keys(hardAll).filter((r) => r === "requests.storage" || r.endsWith(storagePerClass)).sort();

@@ -4,7 +4,7 @@
 import type { KubeEvent, PersistentVolumeClaim, Pod, StatefulSet, StorageClass } from "../kube/types";
 import { historyOf } from "../plan/history";
 import { finishCommand } from "../plan/journal";
-import { defaultStorageClass, indexObjects, memberClaims, type ObjectIndex, ordinalStart, replicasOf } from "../plan/objects";
+import { byName, defaultStorageClass, indexObjects, memberClaims, type ObjectIndex, ordinalStart, replicasOf } from "../plan/objects";
 import { neverBound, pendingReason, recreateByHand } from "../plan/pending";
 import { compareQuantities, parseQuantity, sameQuantity } from "../plan/quantity";
 import { apiVersion, type Journal, type PendingReason, type RecreateByHand } from "../plan/types";
@@ -141,14 +141,6 @@ function templateView(t: NonNullable<StatefulSet["spec"]["volumeClaimTemplates"]
     volumeAttributesClass: t.spec.volumeAttributesClassName,
     expandable: cls ? cls.allowVolumeExpansion === true : null,
   };
-}
-
-/**
- * Kubernetes names are ASCII: ordered by code unit, as kubectl orders them. (localeCompare would
- * give the same order for them, but its first call initialises a collator: milliseconds.)
- */
-function byName(a: string, b: string): number {
-  return a < b ? -1 : a > b ? 1 : 0;
 }
 
 function differences(t: TemplateView, c: PersistentVolumeClaim): string[] {
