@@ -1,6 +1,6 @@
 // A unified diff of two objects as YAML, in kubectl diff's layout, coloured on request.
 import { formatPatch, structuredPatch, type StructuredPatchHunk } from "diff";
-import { toObjectYaml } from "./object-yaml";
+import { toObjectYamlPair } from "./object-yaml";
 
 // Plain ANSI codes: the caller already decided that colour is wanted (a TTY, no NO_COLOR).
 const paint = (code: number, text: string) => `\u001b[${code}m${text}\u001b[0m`;
@@ -41,8 +41,7 @@ export function unifiedHunks(a: string, b: string): StructuredPatchHunk[] {
 }
 
 export function unifiedDiff(fromName: string, toName: string, before: unknown, after: unknown, color: boolean): string {
-  const a = toObjectYaml(before);
-  const b = toObjectYaml(after);
+  const [a, b] = toObjectYamlPair(before, after);
   if (a === b) return "";
   const patch = formatPatch({ oldFileName: fromName, newFileName: toName, oldHeader: undefined, newHeader: undefined, hunks: unifiedHunks(a, b) }, { includeIndex: false, includeUnderline: false, includeFileHeaders: true });
   return `${patch.trimEnd().split("\n").map((l) => (!color ? l : l.startsWith("+") ? paint(32, l) : l.startsWith("-") ? paint(31, l) : l.startsWith("@@") ? paint(36, l) : l)).join("\n")}\n`;

@@ -84,6 +84,55 @@ function node(value: unknown, level: number, compact: boolean, inSequence: boole
   return out || "{}";
 }
 
+const isMap = (v: unknown): v is Record<string, unknown> => typeof v === "object" && v !== null && !Array.isArray(v);
+
+/**
+ * node() of two values at once: a part the two share (the same object, as a plan's original and
+ * desired share all that a change leaves alone) is written once, for both.
+ */
+function pair(a: unknown, b: unknown, level: number, compact: boolean, inSequence: boolean): [string | undefined, string | undefined] {
+  if (a === b) {
+    const text = node(a, level, compact, inSequence);
+    return [text, text];
+  }
+  if (Array.isArray(a) && Array.isArray(b) && a.length === b.length && a.length > 0) {
+    const at = !inSequence && level > 0 ? level - 1 : level;
+    let outA = "";
+    let outB = "";
+    for (let i = 0; i < a.length; i++) {
+      const [ta, tb] = pair(a[i] === undefined ? null : a[i], b[i] === undefined ? null : b[i], at + 1, true, true);
+      if (!compact || outA !== "") outA += indent(at);
+      if (!compact || outB !== "") outB += indent(at);
+      outA += (ta![0] === "\n" ? "-" : "- ") + ta;
+      outB += (tb![0] === "\n" ? "-" : "- ") + tb;
+    }
+    return [outA, outB];
+  }
+  if (isMap(a) && isMap(b)) {
+    let outA = "";
+    let outB = "";
+    for (const k of [...new Set([...Object.keys(a), ...Object.keys(b)])].sort()) {
+      const [ta, tb] = pair(a[k], b[k], level + 1, false, false);
+      if (ta !== undefined) {
+        if (!compact || outA !== "") outA += indent(level);
+        outA += key(k) + (ta[0] === "\n" ? ":" : ": ") + ta;
+      }
+      if (tb !== undefined) {
+        if (!compact || outB !== "") outB += indent(level);
+        outB += key(k) + (tb[0] === "\n" ? ":" : ": ") + tb;
+      }
+    }
+    return [outA || "{}", outB || "{}"];
+  }
+  return [node(a, level, compact, inSequence), node(b, level, compact, inSequence)];
+}
+
+/** Two values as toObjectYaml writes each, what they share written once. */
+export function toObjectYamlPair(a: unknown, b: unknown): [string, string] {
+  const [ta, tb] = pair(a, b, 0, true, false);
+  return [ta === undefined ? "" : `${ta}\n`, tb === undefined ? "" : `${tb}\n`];
+}
+
 /** A JSON value (an object read from the API server) as YAML, exactly as dump(value, objectYamlOptions). */
 export function toObjectYaml(value: unknown): string {
   const text = node(value, 0, true, false);

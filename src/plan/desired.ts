@@ -62,18 +62,22 @@ export interface ChangeRecord {
   cause?: string;
 }
 
-/** The original, stripped, with the directives applied to its claim templates. */
-export function desiredStatefulSet(original: StatefulSet, directives: readonly Directive[], change?: ChangeRecord): StatefulSet {
-  const desired = stripForCreate(original);
+/**
+ * The original, stripped, with the directives applied to its claim templates. Built on `stripped`
+ * (by default a fresh stripped copy of the original) without copying it again: the parts that do
+ * not change (the pod template and all but the changed claim templates) are shared with it.
+ */
+export function desiredStatefulSet(original: StatefulSet, directives: readonly Directive[], change?: ChangeRecord, stripped: StatefulSet = stripForCreate(original)): StatefulSet {
   const byClaim = new Map(directives.map((d) => [d.claim, d]));
-  desired.spec.volumeClaimTemplates = (desired.spec.volumeClaimTemplates ?? []).map((t) => {
+  const templates = (stripped.spec.volumeClaimTemplates ?? []).map((t) => {
     const d = byClaim.get(t.metadata.name ?? "");
     return d ? applyDirective(t, d) : t;
   });
+  const desired: StatefulSet = { ...stripped, spec: { ...stripped.spec, volumeClaimTemplates: templates } };
   if (change) {
     const { cause, ...last } = change;
-    const history = nextHistory(original, desired.spec.volumeClaimTemplates, { at: change.at, by: change.by, change: cause ?? change.to.join(" ") });
-    desired.metadata.annotations = { ...(desired.metadata.annotations ?? {}), [changeAnnotation]: JSON.stringify(last), [historyAnnotation]: historyValue(history) };
+    const history = nextHistory(original, templates, { at: change.at, by: change.by, change: cause ?? change.to.join(" ") });
+    desired.metadata = { ...stripped.metadata, annotations: { ...(stripped.metadata.annotations ?? {}), [changeAnnotation]: JSON.stringify(last), [historyAnnotation]: historyValue(history) } };
   }
   return desired;
 }

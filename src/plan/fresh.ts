@@ -136,7 +136,9 @@ export function freshPlan(observed: Observed, request: PlanRequest): Plan {
   const { refusals, warnings } = applyForce(safety, request.force);
 
   const from = changes.map((c) => formatDirective({ claim: c.claim, size: c.before.size, storageClass: c.before.storageClass, volumeAttributesClass: c.before.volumeAttributesClass }));
-  const desired = desiredStatefulSet(sts, request.directives, { by: observed.user, at: observed.now, from, to: requestText, ...(request.cause ? { cause: request.cause } : {}) });
+  // original and desired share what the change leaves alone (desiredStatefulSet): diff writes it once.
+  const original = stripForCreate(sts);
+  const desired = desiredStatefulSet(sts, request.directives, { by: observed.user, at: observed.now, from, to: requestText, ...(request.cause ? { cause: request.cause } : {}) }, original);
   const noChange = effective.length === 0;
   const defaultClass = defaultStorageClass(observed.storageClasses);
   const steps: Step[] = noChange ? (journal ? ["remove-journal"] : []) : [...recreateSteps];
@@ -162,7 +164,7 @@ export function freshPlan(observed: Observed, request: PlanRequest): Plan {
     steps,
     noChange,
     pods: memberPods(request.name, sts.metadata.uid, planIndex(observed).podsByPrefix.get(`/${request.name}`) ?? []).map((p) => ({ name: p.metadata.name!, uid: p.metadata.uid!, revision: podRevision(p) })),
-    original: stripForCreate(sts),
+    original,
     desired,
     journal,
   };

@@ -5,7 +5,7 @@ import { readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, test } from "node:test";
 import { dump } from "js-yaml";
-import { objectYamlOptions, toObjectYaml } from "../../src/output/object-yaml";
+import { objectYamlOptions, toObjectYaml, toObjectYamlPair } from "../../src/output/object-yaml";
 
 const reference = (v: unknown) => dump(v, objectYamlOptions);
 
@@ -47,6 +47,27 @@ describe("toObjectYaml", () => {
     for (let seed = 1; seed <= 3000; seed++) {
       const v = value(random(seed), 0);
       assert.equal(toObjectYaml(v), reference(v), `seed ${seed}: ${JSON.stringify(v)}`);
+    }
+  });
+
+  test("a pair that shares parts is written as each alone (3,000 random values and edits of them)", () => {
+    // An edit copies the path to what it changes and shares the rest, as a plan's desired shares its original.
+    const edit = (v: unknown, r: () => number, depth: number): unknown => {
+      if (r() < 0.3) return value(r, depth + 2);
+      if (Array.isArray(v)) return r() < 0.2 ? [...v, value(r, 4)] : v.map((x) => (r() < 0.3 ? edit(x, r, depth + 1) : x));
+      if (v && typeof v === "object") {
+        const out: Record<string, unknown> = { ...(v as Record<string, unknown>) };
+        for (const k of Object.keys(out)) if (r() < 0.3) out[k] = r() < 0.2 ? undefined : edit(out[k], r, depth + 1);
+        if (r() < 0.2) out[`new${Math.floor(r() * 3)}`] = value(r, 4);
+        return out;
+      }
+      return v;
+    };
+    for (let seed = 1; seed <= 3000; seed++) {
+      const r = random(seed);
+      const a = value(r, 0);
+      const b = edit(a, r, 0);
+      assert.deepEqual(toObjectYamlPair(a, b), [toObjectYaml(a), toObjectYaml(b)], `seed ${seed}`);
     }
   });
 
