@@ -7,7 +7,7 @@ import {
   getStorageClass,
   listClaims,
   listJournals,
-  listPods,
+  listPodMetadata,
   listResourceQuotas,
   listStatefulSets,
   listStorageClasses,
@@ -109,7 +109,7 @@ export async function observe(client: KubeClient, request: ObserveRequest, deps:
   const [statefulSet, claims, pods, classes, found, user, existing] = await Promise.all([
     getStatefulSet(client, ns, request.name),
     listClaims(client, ns),
-    listPods(client, ns),
+    listPodMetadata(client, ns),
     observeStorageClasses(client, request.directives),
     observeJournal(client, ns, request.name),
     whoAmI(client),
@@ -173,7 +173,7 @@ export async function observeMany(client: KubeClient, request: ObserveManyReques
   const [statefulSets, claims, pods, classes, journals, user, resourceQuotas, vacs] = await Promise.all([
     listStatefulSets(client, ns, request.selector).catch(forbiddenAtClusterScope),
     listClaims(client, ns).catch(forbiddenAtClusterScope),
-    listPods(client, ns).catch(forbiddenAtClusterScope),
+    listPodMetadata(client, ns).catch(forbiddenAtClusterScope),
     observeStorageClasses(client, request.directives),
     listJournals(client, ns, () => undefined).catch((e) => {
       if (!isForbidden(e)) throw e;

@@ -49,6 +49,8 @@ export interface RequestSpec {
   query?: Record<string, string | number | boolean | undefined>;
   body?: unknown;
   contentType?: string;
+  /** The Accept header; application/json unless asked otherwise (metadata-only lists). */
+  accept?: string;
   /** A POST that changes nothing (access and identity reviews): safe to retry like a read. */
   idempotent?: boolean;
 }
@@ -212,7 +214,7 @@ export async function connect(flags: KubeFlags, options: ConnectOptions = {}): P
               agent: agentFor(creds.cert, creds.key),
               headers: {
                 ...creds.headers,
-                Accept: "application/json",
+                Accept: spec.accept ?? "application/json",
                 "User-Agent": "kubectl-appstorage",
                 ...(body !== undefined ? { "Content-Type": spec.contentType ?? "application/json", "Content-Length": Buffer.byteLength(body) } : {}),
               },

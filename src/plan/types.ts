@@ -102,6 +102,7 @@ export interface Observed {
   /** undefined: the StatefulSet does not exist. */
   statefulSet?: StatefulSet;
   claims: PersistentVolumeClaim[];
+  /** Their metadata only (listPodMetadata): a plan looks at nothing else of a pod. */
   pods: Pod[];
   storageClasses: StorageClass[];
   /**
