@@ -15,7 +15,8 @@ export async function listAll<T>(client: KubeClient, path: string, query: Record
   let cont: string | undefined;
   do {
     const page = await client.request<ObjectList<T>>({ method: "GET", path, query: { ...query, limit: 500, continue: cont }, ...(accept ? { accept } : {}) });
-    items.push(...page.items);
+    // A metadata-only list of nothing has items: null, not [].
+    items.push(...(page.items ?? []));
     cont = page.metadata.continue || undefined;
   } while (cont);
   return items;
@@ -120,7 +121,7 @@ export async function waitStatefulSetGone(client: KubeClient, ns: string, name: 
 export async function waitList<T extends KubeObject>(client: KubeClient, path: string, labelSelector: string | undefined, check: (objects: Map<string, T>) => boolean, signal: AbortSignal): Promise<Map<string, T>> {
   while (!signal.aborted) {
     const list = await client.request<ObjectList<T>>({ method: "GET", path, query: { labelSelector } });
-    const objects = new Map(list.items.map((o) => [o.metadata.name!, o]));
+    const objects = new Map((list.items ?? []).map((o) => [o.metadata.name!, o]));
     if (check(objects)) return objects;
     try {
       const done = await client.watch<T>(

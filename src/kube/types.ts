@@ -124,7 +124,8 @@ export interface KubeEvent extends KubeObject {
 
 export interface ObjectList<T> {
   metadata: { resourceVersion?: string; continue?: string };
-  items: T[];
+  /** null in a metadata-only list of nothing (PartialObjectMetadataList). */
+  items: T[] | null;
 }
 
 export interface ResourceQuota extends KubeObject {
