@@ -2,8 +2,9 @@
 // StatefulSets. The output is js-yaml's dump with the options below, byte for byte
 // (test/unit/object-yaml.test.ts compares the two on real objects and on random ones): the
 // structure is laid out here, and every scalar that is not a plain word goes to js-yaml itself,
-// so every quoting rule stays js-yaml's. Laying out the structure by hand takes a fifth of the
-// time of js-yaml's dump, which was half of what `diff -l` spent over a hundred StatefulSets.
+// so every quoting rule stays js-yaml's. In a CPU profile of `diff -l` over a hundred
+// StatefulSets (node --cpu-prof, dist/appstorage.cjs) the yaml package took about 230 ms of 750,
+// js-yaml's dump about 70 ms, and this about 16 ms.
 import { dump, type DumpOptions } from "js-yaml";
 
 /** As kubectl diff (sigs.k8s.io/yaml): keys sorted, a list not indented under its key, no folding. */
