@@ -34,9 +34,7 @@ async function dispatch(cmd: ParsedCommand, streams: IOStreams): Promise<void> {
     }
     case "undo": {
       const { runUndo } = await import("./commands/undo");
-      const controller = new AbortController();
-      process.once("SIGINT", () => controller.abort(new Error("interrupted")));
-      return runUndo(cmd, { ...deps, signal: controller.signal });
+      return runUndo(cmd, { ...deps, signal: interruptible() });
     }
     case "rbac": {
       const { runRbac } = await import("./commands/rbac");
@@ -44,12 +42,16 @@ async function dispatch(cmd: ParsedCommand, streams: IOStreams): Promise<void> {
     }
     case "set": {
       const { runSet } = await import("./commands/set");
-      const controller = new AbortController();
-      // Ctrl-C: stop waiting; the journal lets the next run finish the job.
-      process.once("SIGINT", () => controller.abort(new Error("interrupted")));
-      return runSet(cmd, { ...deps, signal: controller.signal });
+      return runSet(cmd, { ...deps, signal: interruptible() });
     }
   }
+}
+
+/** Ctrl-C: a change stops waiting; its journal lets the next run finish the job. */
+function interruptible(): AbortSignal {
+  const controller = new AbortController();
+  process.once("SIGINT", () => controller.abort(new Error("interrupted")));
+  return controller.signal;
 }
 
 function messageFor(err: unknown): string {

@@ -113,6 +113,16 @@ export const setOutputs = ["json", "yaml", "name"] as const;
 export const dryRunValues = ["none", "client", "server"] as const;
 export const completionShells = ["bash", "zsh"] as const;
 
+/** What set and undo share: how a change is tried and confirmed, how long it waits, what it prints. */
+const confirmFlagDefs: FlagDef[] = [
+  { name: "dry-run", type: "string", default: "none", values: dryRunValues, attachedValueOnly: true, describe: "none|client (print the plan)|server (let the server validate, persist nothing); a bare --dry-run means client" },
+  { name: "yes", short: "y", type: "boolean", default: false, describe: "Do not ask for confirmation" },
+];
+const waitFlagDefs: FlagDef[] = [
+  { name: "timeout", type: "string", default: "5m", describe: "How long to wait for each step (deletion, adoption): a duration such as 90s, 5m or 1m30s" },
+  { name: "output", short: "o", type: "string", values: setOutputs, describe: "json|yaml|name" },
+];
+
 export const commandDefs: CommandDef[] = [
   {
     name: "show",
@@ -148,11 +158,9 @@ export const commandDefs: CommandDef[] = [
       ...selectorFlagDefs,
       { name: "plan", type: "string", complete: "file", describe: "Apply exactly this reviewed plan (from diff -o json); refused, before any change, if the cluster moved on since" },
       ...existingClaimFlagDefs("set"),
-      { name: "dry-run", type: "string", default: "none", values: dryRunValues, attachedValueOnly: true, describe: "none|client (print the plan)|server (let the server validate, persist nothing); a bare --dry-run means client" },
-      { name: "yes", short: "y", type: "boolean", default: false, describe: "Do not ask for confirmation" },
+      ...confirmFlagDefs,
       { name: "force", type: "boolean", default: false, describe: "Proceed past warnings that are not data-safety refusals (rollout in progress, controller owner)" },
-      { name: "timeout", type: "string", default: "5m", describe: "How long to wait for each step (deletion, adoption): a duration such as 90s, 5m or 1m30s" },
-      { name: "output", short: "o", type: "string", values: setOutputs, describe: "json|yaml|name" },
+      ...waitFlagDefs,
     ],
     examples: [
       [`${commandName} set postgresql-k8s pgdata=2Gi`, "New ordinals get 2Gi; running pods are not restarted (asks first)"],
@@ -176,11 +184,9 @@ export const commandDefs: CommandDef[] = [
     positionals: [statefulSet(true, "StatefulSet name")],
     flags: [
       { name: "to-revision", type: "int", describe: "The revision to go back to (see history); default: the one before the current" },
-      { name: "dry-run", type: "string", default: "none", values: dryRunValues, attachedValueOnly: true, describe: "none|client (print the plan)|server (let the server validate, persist nothing); a bare --dry-run means client" },
-      { name: "yes", short: "y", type: "boolean", default: false, describe: "Do not ask for confirmation" },
+      ...confirmFlagDefs,
       { name: "force", type: "boolean", default: false, describe: "Proceed past warnings that are not data-safety refusals" },
-      { name: "timeout", type: "string", default: "5m", describe: "How long to wait for each step (deletion, adoption): a duration such as 90s, 5m or 1m30s" },
-      { name: "output", short: "o", type: "string", values: setOutputs, describe: "json|yaml|name" },
+      ...waitFlagDefs,
     ],
     examples: [
       [`${commandName} undo postgresql-k8s`, "Back one change; also puts back the original after an interrupted set"],
