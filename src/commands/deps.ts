@@ -9,7 +9,7 @@ export interface CommandDeps {
   now: () => Date;
   connect?: (flags: KubeFlags) => Promise<KubeClient>;
   signal?: AbortSignal;
-  /** This process's id (for the journal's lock holder) and whether a journal's holder is certainly dead (src/apply/holder.ts). */
+  /** This process's id (for the journal's lock holder) and whether a journal's holder is certainly dead (src/holder.ts). */
   pid?: number;
   holderDead?: (holder: string) => boolean;
 }

@@ -6,16 +6,15 @@ import {
   getStatefulSet,
   getStorageClass,
   listClaims,
-  listJournals,
   listPodMetadata,
   listResourceQuotas,
   listStatefulSets,
   listStorageClasses,
   listVolumeAttributesClassNames,
   namespaceExists,
-  readJournal,
   whoAmI,
 } from "../kube/read";
+import { listJournals, readJournal } from "./journals";
 import type { StatefulSet, StorageClass } from "../kube/types";
 import { matchesSelector } from "../plan/selector";
 import type { Directive } from "../plan/directive";

@@ -142,3 +142,6 @@ export interface AccessCheck {
   namespace?: string;
   name?: string;
 }
+
+/** kubectl's --dry-run: none (really change), client (print only), server (the server checks, persists nothing). */
+export type DryRun = "none" | "client" | "server";

@@ -81,3 +81,14 @@ export function desiredStatefulSet(original: StatefulSet, directives: readonly D
   }
   return desired;
 }
+
+/**
+ * The object without the annotations a change records (they carry timestamps): what diff
+ * compares, so that it shows only real change.
+ */
+export function withoutChangeRecords(sts: StatefulSet): StatefulSet {
+  // Only the annotations are copied: the rest is shared with the plan and only read.
+  const { [changeAnnotation]: _change, [historyAnnotation]: _history, ...annotations } = sts.metadata.annotations ?? {};
+  const { annotations: _all, ...metadata } = sts.metadata;
+  return { ...sts, metadata: Object.keys(annotations).length ? { ...metadata, annotations } : metadata };
+}

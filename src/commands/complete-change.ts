@@ -1,0 +1,200 @@
+// The Complete step of the change commands (`set`, `diff`, `undo`), as kubectl's Options.Complete:
+// from the parsed command line and the dependencies to what a run needs: the client, the plans
+// (one StatefulSet by name, every one a selector matches, a reviewed plan file, or an undo),
+// where they act, and the view chosen once for the run. Bad input is refused here, before
+// anything is read; a plan that cannot be made is a refusal, translated here once.
+import { readFileSync } from "node:fs";
+import { RefusedError, UsageError } from "../errors";
+import type { ParsedCommand } from "../cli/root";
+import type { KubeClient } from "../kube/client";
+import { listStatefulSets, whoAmI } from "../kube/read";
+import { listJournals } from "./journals";
+import type { StatefulSet } from "../kube/types";
+import { freshRunAccess } from "../plan/access";
+import { type Directive, DirectiveError, parseDirectives } from "../plan/directive";
+import { journalSecretName } from "../plan/journal";
+import { buildPlan, PlanError } from "../plan/plan";
+import { PlanFileError, plansOfDocument } from "../plan/seal";
+import type { ExistingClaimsOptions, Plan, PlanRequest } from "../plan/types";
+import { buildUndoPlan } from "../plan/undo";
+import { whereLine } from "../output/plan";
+import { statefulSetIn } from "../refs";
+import { connectWith, type CommandDeps } from "./deps";
+import { observe, observeMany } from "./observe";
+import { AccessAnswers } from "./preflight";
+
+export type ChangeCommand = Extract<ParsedCommand, { kind: "set" | "diff" | "undo" }>;
+
+/** What the command line asks for, checked: no cluster was read to make it. */
+type ChangeRequest =
+  | { kind: "file"; plans: Plan[] }
+  | { kind: "undo"; name: string; force: boolean; toRevision?: number }
+  | { kind: "name"; name: string; directives: Directive[]; force: boolean; existing?: ExistingClaimsOptions; prefetchAccess: boolean }
+  | { kind: "selector"; selector: string; allNamespaces: boolean; directives: Directive[]; force: boolean; existing?: ExistingClaimsOptions };
+
+export interface CompletedChange<V> {
+  client: KubeClient;
+  plans: Plan[];
+  /** `where: context ... (server ...), namespace ..., user ...`: the last words before a confirmation. */
+  where: string;
+  view: V;
+  /** Several StatefulSets (-l, or a plan list): per-object lines, all refusals listed, a summary. */
+  many: boolean;
+  /** The user the server sees, for the journal. */
+  user: string;
+  /** Permission reviews, some asked while the cluster was read. */
+  access: AccessAnswers;
+  /** Set when nothing matched: kubectl's "No resources found" line. */
+  noResources?: string;
+}
+
+function directivesOf(texts: readonly string[]): Directive[] {
+  try {
+    return parseDirectives(texts);
+  } catch (e) {
+    if (e instanceof DirectiveError) throw new UsageError(e.message);
+    throw e;
+  }
+}
+
+function readPlanFile(file: string): Plan[] {
+  let text: string;
+  try {
+    text = readFileSync(file, "utf8");
+  } catch (e) {
+    throw new UsageError(`cannot read the plan file ${file} (${(e as NodeJS.ErrnoException).code ?? (e as Error).message}); pass the file written by kubectl appstorage diff ... -o json`);
+  }
+  let doc: unknown;
+  try {
+    // YAML is a superset of JSON: a plan saved with -o json or -o yaml reads the same.
+    const { parse } = require("yaml") as typeof import("yaml");
+    doc = parse(text);
+  } catch (e) {
+    throw new RefusedError(`${file} is not JSON or YAML (${(e as Error).message.split("\n")[0]}); make a new plan with kubectl appstorage diff ... -o json`);
+  }
+  try {
+    return plansOfDocument(doc, file);
+  } catch (e) {
+    if (e instanceof PlanFileError) throw new RefusedError(e.message);
+    throw e;
+  }
+}
+
+function requestOf(opts: ChangeCommand): ChangeRequest {
+  if (opts.kind === "undo") return { kind: "undo", name: opts.name, force: opts.force, ...(opts.toRevision !== undefined ? { toRevision: opts.toRevision } : {}) };
+  if (opts.kind === "set" && opts.planFile !== undefined) return { kind: "file", plans: readPlanFile(opts.planFile) };
+  const directives = directivesOf(opts.directives);
+  // diff shows what set --force would refuse; only set is forced.
+  const force = opts.kind === "set" && opts.force;
+  const existing = opts.existing ? { existing: opts.existing } : {};
+  if (opts.selector !== undefined) return { kind: "selector", selector: opts.selector, allNamespaces: opts.allNamespaces, directives, force, ...existing };
+  return { kind: "name", name: opts.name!, directives, force, ...existing, prefetchAccess: opts.kind === "set" && opts.dryRun !== "client" };
+}
+
+/**
+ * A reviewed plan is applied only to the very objects it was made for: the StatefulSet at the
+ * planned uid and resourceVersion, the journal as it was (or still absent). Else it is stale.
+ */
+async function refuseStale(client: KubeClient, plans: readonly Plan[]): Promise<void> {
+  // Two lists per namespace (its StatefulSets, its journals), whatever the number of plans.
+  const namespaces = [...new Set(plans.map((p) => p.target.namespace))];
+  const now = new Map<string, { statefulSets: Map<string, StatefulSet>; journals: Map<string, string> }>();
+  await Promise.all(
+    namespaces.map(async (ns) => {
+      const journals = new Map<string, string>();
+      const [sets, found] = await Promise.all([
+        listStatefulSets(client, ns),
+        // A journal that cannot be read still exists, at its version: the plan did not expect it.
+        listJournals(client, ns, (secret) => journals.set(secret.metadata.name ?? "", secret.metadata.resourceVersion ?? "")),
+      ]);
+      for (const { journal, secret } of found) journals.set(journalSecretName(journal.name), secret.resourceVersion);
+      now.set(ns, { statefulSets: new Map(sets.map((x) => [x.metadata.name!, x])), journals });
+    }),
+  );
+  const stale = plans.flatMap((plan) => {
+    const { statefulSets, journals } = now.get(plan.target.namespace)!;
+    const why = staleness(plan, statefulSets.get(plan.target.name), journals.get(journalSecretName(plan.target.name)));
+    return why ? [`${statefulSetIn(plan.target.name, plan.target.namespace)}: ${why}`] : [];
+  });
+  if (stale.length) throw new RefusedError(`the plan is stale, the cluster moved on since it was made: ${stale.sort().join("; ")}; nothing was changed: make a new plan with kubectl appstorage diff ... -o json`);
+}
+
+/** Why one plan no longer fits what the cluster holds now, or undefined when it still does. */
+function staleness(plan: Plan, sts: StatefulSet | undefined, journalNow: string | undefined): string | undefined {
+  const { uid, resourceVersion } = plan.target;
+  if (journalNow !== plan.journalSecret?.resourceVersion) {
+    return `its journal ${journalNow ? `is at resourceVersion ${journalNow}` : "is gone"}${plan.journalSecret ? ` (planned: ${plan.journalSecret.resourceVersion})` : " (planned: none)"}`;
+  }
+  if (plan.mode === "fresh") {
+    if (!sts) return "it no longer exists";
+    if (sts.metadata.uid !== uid || sts.metadata.resourceVersion !== resourceVersion) {
+      return `it is at uid ${sts.metadata.uid}, resourceVersion ${sts.metadata.resourceVersion} (planned: ${uid}, ${resourceVersion})`;
+    }
+    return undefined;
+  }
+  // A resume: the object must still be where the interrupted run left it.
+  const expected = plan.steps.includes("wait-gone") ? "being deleted" : plan.steps.includes("create") ? "gone" : "re-created";
+  const actual = !sts ? "gone" : sts.metadata.uid === uid ? "being deleted" : "re-created";
+  return expected === actual ? undefined : `it is ${actual} (planned: ${expected})`;
+}
+
+/** What a plan is asked for: exactly these fields, since the plan records its request. */
+function planRequest(request: Extract<ChangeRequest, { kind: "name" | "selector" }>, namespace: string, name: string): PlanRequest {
+  const { directives, force, existing } = request;
+  return { namespace, name, directives, force, ...(existing ? { existing } : {}) };
+}
+
+/** Reads the cluster and makes the plans the request asks for. */
+async function plansOf(client: KubeClient, request: ChangeRequest, access: AccessAnswers, deps: CommandDeps): Promise<{ plans: Plan[]; user: string }> {
+  const ns = client.namespace;
+  switch (request.kind) {
+    case "file":
+      await refuseStale(client, request.plans);
+      return { plans: request.plans, user: await whoAmI(client) };
+    case "undo": {
+      const observed = await observe(client, { name: request.name, directives: [] }, deps);
+      const { name, force, toRevision } = request;
+      return { plans: [buildUndoPlan(observed, { namespace: ns, name, force, ...(toRevision !== undefined ? { toRevision } : {}) })], user: observed.user };
+    }
+    case "name": {
+      // The reviews of a fresh run do not depend on what is read: ask them meanwhile.
+      if (request.prefetchAccess) for (const check of freshRunAccess(ns, request.name)) void access.ask(check);
+      const observed = await observe(client, request, deps);
+      return { plans: [buildPlan(observed, planRequest(request, ns, request.name))], user: observed.user };
+    }
+    case "selector": {
+      const targets = await observeMany(client, request, deps);
+      return {
+        plans: targets.map((t) => buildPlan(t.observed, planRequest(request, t.namespace, t.name))),
+        user: targets[0]?.observed.user ?? "unknown",
+      };
+    }
+  }
+}
+
+/** The Complete step: `viewFor` chooses the run's one view, once it is known whether the run is over several StatefulSets. */
+export async function completeChange<V>(opts: ChangeCommand, deps: CommandDeps, viewFor: (many: boolean) => V): Promise<CompletedChange<V>> {
+  const request = requestOf(opts);
+  const client = await connectWith(deps, opts.flags);
+  const access = new AccessAnswers(client);
+  let planned: { plans: Plan[]; user: string };
+  try {
+    planned = await plansOf(client, request, access, deps);
+  } catch (e) {
+    if (e instanceof PlanError) throw new RefusedError(e.message);
+    throw e;
+  }
+  const { plans, user } = planned;
+  const many = request.kind === "selector" || plans.length > 1;
+  const nothing = plans.length === 0 && request.kind !== "file";
+  return {
+    client,
+    plans,
+    user,
+    access,
+    many,
+    where: `where: ${whereLine(client.target, plans.map((p) => p.target.namespace))}`,
+    view: viewFor(many),
+    ...(nothing ? { noResources: request.kind === "selector" && request.allNamespaces ? "No resources found" : `No resources found in ${client.namespace} namespace.` } : {}),
+  };
+}
