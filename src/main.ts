@@ -1,5 +1,5 @@
 // Process entry: the only file that touches process.* and the only one that exits.
-import { holderDead as isHolderDead } from "./apply/holder";
+import { holderDead as isHolderDead } from "./holder";
 import { ExitCode, exitCodeFor, UsageError } from "./errors";
 import { commandName, parseArgs, type ParsedCommand } from "./cli/root";
 import type { IOStreams } from "./streams";

@@ -9,9 +9,10 @@ import { getStatefulSet, listClaims, waitPods, waitStatefulSetGone } from "../ku
 import type { Pod, StatefulSet } from "../kube/types";
 import { createEvent, createStatefulSet, orphanDelete } from "../kube/write";
 import { sameClaimTemplates } from "../plan/objects";
-import { changeNote, journalFor } from "../plan/journal";
+import { changeNote, claimsToVerify, journalFor, resumes } from "../plan/journal";
 import { controlledBy, labelSelector, podRevision } from "../plan/objects";
-import { apiVersion, type ApplyResult, type ExistingClaimsResult, type Plan, type Step } from "../plan/types";
+import { apiVersion, type ApplyResult, type ExistingClaimsResult, type JournalStep, type Plan, type Step } from "../plan/types";
+import { statefulSetRef } from "../refs";
 import { type ClaimsContext, claimSummary, growClaims, waitResize } from "./existing-claims";
 import { JournalStore } from "./journal-store";
 import { Lease } from "./lease";
@@ -36,110 +37,132 @@ export interface ApplyContext extends ClaimsContext {
 /** Bounds a wait by --timeout; the message says what was awaited and what to do. */
 const deadline = (parent: AbortSignal, ms: number, what: string) => withDeadline(parent, ms, () => new StopError(`timed out after ${ms / 1000}s ${what}`));
 
-export async function applyPlan(plan: Plan, ctx: ApplyContext): Promise<ApplyResult> {
-  const { client, progress } = ctx;
-  const { namespace: ns, name } = plan.target;
-  const ref = `statefulset.apps/${name}`;
-  const store = new JournalStore(client, ns, name, ctx.journalDir, plan.journalSecret);
-  const lease = new Lease(store, ctx.now, ctx.holder);
-  const result: ApplyResult = {
-    apiVersion,
-    kind: "Result",
-    namespace: ns,
-    name,
-    previousUid: plan.target.uid,
-    uid: plan.target.uid,
-    resumed: plan.mode === "resume",
-    request: plan.request,
-    pods: [],
-    claims: [],
-    elapsedSeconds: 0,
-  };
-  let grown: ExistingClaimsResult["claims"] = [];
-  let seen: Awaited<ReturnType<typeof waitResize>> | undefined;
-  let restarted: ExistingClaimsResult["restarted"] = [];
+/** What a run learns as its steps go: the result, and what the existing-claims steps did. */
+interface RunState {
+  result: ApplyResult;
+  grown: ExistingClaimsResult["claims"];
+  seen?: Awaited<ReturnType<typeof waitResize>>;
+  restarted: ExistingClaimsResult["restarted"];
   /** The StatefulSet as this run created it, or as it is now: read once, when a step needs it. */
-  let current: StatefulSet | undefined;
-  const statefulSet = async (): Promise<StatefulSet> => {
-    current ??= await getStatefulSet(client, ns, name);
-    if (!current) throw new StopError(`${ref} does not exist; run the same command again to re-create it from the journal`);
-    result.uid = current.metadata.uid!;
-    return current;
-  };
+  current?: StatefulSet;
+}
 
-  const run: Record<Step, () => Promise<void>> = {
-    "write-journal": async () => {
-      await lease.acquire(journalFor(plan, { holder: ctx.holder, by: ctx.by, now: ctx.now() }));
-      progress.say(`saved the journal in secret/${store.secretName} and ${store.localPath}`);
-    },
-    // Existing claims grow before the StatefulSet is touched: a refusal leaves it as it was.
-    "grow-claims": async () => {
-      if (lease.step === "planned") await lease.save("growing");
-      grown = await growClaims(plan, ctx);
-    },
-    "orphan-delete": async () => {
-      await deleteOriginal(plan, ctx, lease);
-      await lease.save("deleting");
-    },
-    "wait-gone": async () => {
-      progress.say(`waiting for the garbage collector to release the pods of ${ref} (uid ${plan.target.uid})`);
-      const d = deadline(ctx.signal, ctx.timeoutMs, `waiting for ${ref} to be deleted; its pods keep running without a controller until it is: check that kube-controller-manager (garbage collector) runs, then run the same command again`);
-      try {
-        await waitStatefulSetGone(client, ns, name, plan.target.uid, d.signal);
-      } finally {
-        d.done();
-      }
-      progress.say(`${ref} (uid ${plan.target.uid}) is gone; its pods and claims are still there`);
-      await lease.save("deleted");
-    },
-    create: async () => {
-      current = await createDesired(plan, ctx);
-      result.uid = current.metadata.uid!;
-      await lease.save("created");
-    },
-    verify: async () => {
-      const verified = await verifyAdoption(plan, await statefulSet(), ctx);
-      result.pods = verified.pods;
-      result.claims = verified.claims;
-    },
-    record: async () => {
-      const sts = await statefulSet();
-      try {
-        await createEvent(client, ns, sts, "ClaimTemplatesChanged", changeNote(plan), ctx.now().toISOString());
-      } catch (e) {
-        progress.warn(`could not record an event on ${ref}: ${(e as Error).message}`);
-      }
-    },
-    "remove-journal": async () => {
-      await lease.remove();
-      progress.say("removed the journal");
-    },
-    "wait-resize": async () => {
-      seen = await waitResize(plan, ctx);
-    },
-    "restart-pods": async () => {
-      if (seen) restarted = await restartPods(plan, ctx, await statefulSet(), seen);
-    },
-  };
+/** The journal's step once a step is done: a rerun starts from there. */
+const journalStepAfter: Partial<Record<Step, JournalStep>> = { "orphan-delete": "deleting", "wait-gone": "deleted", create: "created" };
 
+export async function applyPlan(plan: Plan, ctx: ApplyContext): Promise<ApplyResult> {
+  const { namespace: ns, name } = plan.target;
+  const store = new JournalStore(ctx.client, ns, name, ctx.journalDir, plan.journalSecret);
+  const lease = new Lease(store, ctx.now, ctx.holder);
+  const state: RunState = { result: startResult(plan), grown: [], restarted: [] };
+  const run = stepRunners(plan, ctx, lease, state);
   try {
-    for (const step of plan.steps) await run[step]();
+    for (const step of plan.steps) {
+      await run[step]();
+      const after = journalStepAfter[step];
+      if (after) await lease.save(after);
+    }
   } catch (e) {
     await lease.release();
     throw e;
   } finally {
     await lease.stop();
   }
-  if (plan.existing) result.existing = { claims: claimSummary(plan, grown, seen), restarted };
-  result.elapsedSeconds = Number(progress.elapsedSeconds().toFixed(3));
-  return result;
+  if (plan.existing) state.result.existing = { claims: claimSummary(plan, state.grown, state.seen), restarted: state.restarted };
+  state.result.elapsedSeconds = Number(ctx.progress.elapsedSeconds().toFixed(3));
+  return state.result;
+}
+
+function startResult(plan: Plan): ApplyResult {
+  const { namespace, name, uid } = plan.target;
+  return { apiVersion, kind: "Result", namespace, name, previousUid: uid, uid, resumed: resumes(plan), request: plan.request, pods: [], claims: [], elapsedSeconds: 0 };
+}
+
+/** What each step does; the journal's step is saved after it (journalStepAfter). */
+function stepRunners(plan: Plan, ctx: ApplyContext, lease: Lease, state: RunState): Record<Step, () => Promise<void>> {
+  const { client, progress } = ctx;
+  const { namespace: ns, name } = plan.target;
+  const ref = statefulSetRef(name);
+  const statefulSet = async (): Promise<StatefulSet> => {
+    state.current ??= await getStatefulSet(client, ns, name);
+    if (!state.current) throw new StopError(`${ref} does not exist; run the same command again to re-create it from the journal`);
+    state.result.uid = state.current.metadata.uid!;
+    return state.current;
+  };
+  return {
+    "write-journal": async () => {
+      await lease.acquire(journalFor(plan, { holder: ctx.holder, by: ctx.by, now: ctx.now() }));
+      progress.say(`saved the journal in secret/${lease.store.secretName} and ${lease.store.localPath}`);
+    },
+    // Existing claims grow before the StatefulSet is touched: a refusal leaves it as it was.
+    "grow-claims": async () => {
+      if (lease.step === "planned") await lease.save("growing");
+      state.grown = await growClaims(plan, ctx);
+    },
+    "orphan-delete": () => deleteOriginal(plan, ctx, lease, state.grown),
+    "wait-gone": () => waitGone(plan, ctx),
+    create: async () => {
+      state.current = await createDesired(plan, ctx);
+      state.result.uid = state.current.metadata.uid!;
+    },
+    verify: async () => {
+      const verified = await verifyAdoption(plan, await statefulSet(), ctx);
+      state.result.pods = verified.pods;
+      state.result.claims = verified.claims;
+    },
+    record: async () => recordEvent(plan, await statefulSet(), ctx),
+    "remove-journal": async () => {
+      await lease.remove();
+      progress.say("removed the journal");
+    },
+    "wait-resize": async () => {
+      state.seen = await waitResize(plan, ctx);
+    },
+    "restart-pods": async () => {
+      if (state.seen) state.restarted = await restartPods(plan, ctx, await statefulSet(), state.seen);
+    },
+  };
+}
+
+async function waitGone(plan: Plan, ctx: ApplyContext): Promise<void> {
+  const { namespace: ns, name, uid } = plan.target;
+  const ref = statefulSetRef(name);
+  ctx.progress.say(`waiting for the garbage collector to release the pods of ${ref} (uid ${uid})`);
+  const d = deadline(ctx.signal, ctx.timeoutMs, `waiting for ${ref} to be deleted; its pods keep running without a controller until it is: check that kube-controller-manager (garbage collector) runs, then run the same command again`);
+  try {
+    await waitStatefulSetGone(ctx.client, ns, name, uid, d.signal);
+  } finally {
+    d.done();
+  }
+  ctx.progress.say(`${ref} (uid ${uid}) is gone; its pods and claims are still there`);
+}
+
+async function recordEvent(plan: Plan, sts: StatefulSet, ctx: ApplyContext): Promise<void> {
+  try {
+    await createEvent(ctx.client, plan.target.namespace, sts, "ClaimTemplatesChanged", changeNote(plan), ctx.now().toISOString());
+  } catch (e) {
+    ctx.progress.warn(`could not record an event on ${statefulSetRef(plan.target.name)}: ${(e as Error).message}`);
+  }
+}
+
+/**
+ * The StatefulSet changed since it was planned, so it is left alone. Claims this run grew before
+ * it keep their new size (a claim never shrinks): say so, since the run did change something.
+ */
+function conflictError(plan: Plan, grown: ExistingClaimsResult["claims"]): Error {
+  const { name, uid, resourceVersion } = plan.target;
+  const changed = `${statefulSetRef(name)} changed since it was read (uid ${uid}, resourceVersion ${resourceVersion})`;
+  const patched = grown.filter((c) => c.patched);
+  if (!patched.length) return new RefusedError(`${changed}; nothing was changed: run the command again to plan against its current state`);
+  const claims = patched.map((c) => `${c.name}${c.request ? ` (now ${c.request})` : ""}`).join(", ");
+  return new StopError(`${changed}, so it was not re-created; claim(s) ${claims} were grown first and keep their new size: run the command again to plan against its current state`);
 }
 
 /** Orphan-deletes exactly the planned object; a write with an unknown outcome is read back. */
-async function deleteOriginal(plan: Plan, ctx: ApplyContext, lease: Lease): Promise<void> {
+async function deleteOriginal(plan: Plan, ctx: ApplyContext, lease: Lease, grown: ExistingClaimsResult["claims"]): Promise<void> {
   const { client, progress } = ctx;
   const { namespace: ns, name, uid, resourceVersion } = plan.target;
-  const ref = `statefulset.apps/${name}`;
+  const ref = statefulSetRef(name);
   try {
     await orphanDelete(client, ns, name, { uid, resourceVersion });
   } catch (e) {
@@ -149,7 +172,7 @@ async function deleteOriginal(plan: Plan, ctx: ApplyContext, lease: Lease): Prom
     }
     if (isConflict(e)) {
       await lease.remove().catch(() => undefined);
-      throw new RefusedError(`${ref} changed since it was read (uid ${uid}, resourceVersion ${resourceVersion}); nothing was changed: run the command again to plan against its current state`);
+      throw conflictError(plan, grown);
     }
     if (isUnknownOutcome(e)) {
       // The request may or may not have reached the server: look instead of repeating it.
@@ -220,9 +243,7 @@ async function verifyAdoption(plan: Plan, created: StatefulSet, ctx: ApplyContex
   if (changedRevision.length) progress.warn(`pod(s) ${changedRevision.map((e) => e.name).join(", ")} changed revision`);
   const claims = await listClaims(client, ns);
   const claimUid = new Map(claims.map((c) => [c.metadata.name, c.metadata.uid]));
-  // On a resume, the claims to check are the ones its journal recorded before anything was
-  // deleted (a fresh plan may carry a stale journal, whose record is not this run's).
-  const before = (plan.mode === "resume" ? plan.journal?.claims : undefined) ?? plan.claims.map((c) => ({ name: c.name, uid: c.uid }));
+  const before = claimsToVerify(plan);
   const lost = before.filter((c) => claimUid.get(c.name) !== c.uid);
   if (lost.length) throw new StopError(`claim(s) ${lost.map((c) => c.name).join(", ")} changed or disappeared; inspect them with kubectl get pvc`);
   progress.say(`verified: ${expected.length} pod(s) adopted by uid ${newUid} unchanged (same uid and revision), ${before.length} claim(s) unchanged`);

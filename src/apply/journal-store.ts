@@ -12,7 +12,7 @@ import type { KubeObject } from "../kube/types";
 import { createSecret, deleteSecret, updateSecret } from "../kube/write";
 import { decodeJournalSecret, journalSecret, journalSecretName } from "../plan/journal";
 import type { Journal, JournalSecretRef } from "../plan/types";
-import { describeHolder } from "./holder";
+import { describeHolder } from "../holder";
 
 export function localJournalDir(env: Record<string, string | undefined>): string {
   const base = env["APPSTORAGE_STATE_DIR"] ?? join(env["XDG_STATE_HOME"] ?? join(homedir(), ".local", "state"), "kubectl-appstorage");

@@ -1,9 +1,7 @@
 // Everything this tool reads from the API server, named in Kubernetes words, over the narrow
-// client: gets, paged lists, list-then-watch waits, access and identity reviews, journals.
+// client: gets, paged lists, list-then-watch waits, access and identity reviews, Secrets
+// (journals are decoded above it, in src/commands/journals.ts).
 // Nothing here writes (src/kube/write.ts does, for src/apply alone).
-import { RefusedError } from "../errors";
-import { decodeJournalSecret, journalLabel, journalSecretName } from "../plan/journal";
-import type { Journal, JournalSecretRef } from "../plan/types";
 import type { KubeClient } from "./client";
 import { isGone, isNotFound } from "./errors";
 import { type AccessCheck, type KubeEvent, type KubeObject, type ObjectList, type PersistentVolumeClaim, type Pod, type ResourceQuota, type StatefulSet, type StorageClass } from "./types";
@@ -150,7 +148,7 @@ export function waitPods(client: KubeClient, ns: string, labelSelector: string, 
 }
 
 
-export function getSecret(client: KubeClient, ns: string, name: string): Promise<(KubeObject & { data?: Record<string, string> }) | undefined> {
+export function getSecret(client: KubeClient, ns: string, name: string): Promise<SecretObject | undefined> {
   return getIfExists(client, secretsPath(ns, name));
 }
 
@@ -212,37 +210,9 @@ export function waitClaims(client: KubeClient, ns: string, check: (claims: Map<s
   return waitList<PersistentVolumeClaim>(client, claimsPath(ns), undefined, check, signal);
 }
 
-type SecretObject = KubeObject & { data?: Record<string, string> };
+export type SecretObject = KubeObject & { data?: Record<string, string> };
 
-function journalOf(secret: SecretObject, statefulSet: string): Journal | undefined {
-  try {
-    return decodeJournalSecret(secret);
-  } catch (e) {
-    throw new RefusedError(
-      `the journal secret/${secret.metadata.name} in namespace ${secret.metadata.namespace} cannot be read (${(e as Error).message}); inspect it, and delete it if no change of statefulset.apps/${statefulSet} is pending`,
-    );
-  }
-}
-
-/** The journal of one StatefulSet, and its Secret's version (against which the lock is taken). */
-export async function readJournal(client: KubeClient, ns: string, statefulSet: string): Promise<{ journal?: Journal; secret?: JournalSecretRef }> {
-  const secret = await getSecret(client, ns, journalSecretName(statefulSet));
-  if (!secret) return {};
-  const ref = { uid: secret.metadata.uid ?? "", resourceVersion: secret.metadata.resourceVersion ?? "" };
-  const journal = journalOf(secret, statefulSet);
-  return journal ? { journal, secret: ref } : { secret: ref };
-}
-
-/** Every journal in a namespace (or all), with its Secret's version; a Secret that holds no readable journal is reported to `unreadable`. */
-export async function listJournals(client: KubeClient, ns: string | undefined, unreadable: (secret: KubeObject) => void): Promise<{ journal: Journal; secret: JournalSecretRef }[]> {
-  const secrets = await listAll<SecretObject>(client, secretsPath(ns), { labelSelector: `${journalLabel.key}=${journalLabel.value}` });
-  return secrets.flatMap((s) => {
-    try {
-      const journal = decodeJournalSecret(s);
-      return journal ? [{ journal, secret: { uid: s.metadata.uid ?? "", resourceVersion: s.metadata.resourceVersion ?? "" } }] : [];
-    } catch {
-      unreadable(s);
-      return [];
-    }
-  });
+/** The Secrets a label selector matches, in one namespace or all (paged). */
+export function listSecrets(client: KubeClient, ns: string | undefined, labelSelector: string): Promise<SecretObject[]> {
+  return listAll<SecretObject>(client, secretsPath(ns), { labelSelector });
 }

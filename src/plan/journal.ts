@@ -127,3 +127,15 @@ export function journalFor(plan: Plan, run: RunIdentity): Journal {
 export function changeNote(plan: Plan): string {
   return `claim templates changed by kubectl appstorage: ${plan.changes.map((c) => `${c.claim} ${c.before.size ?? ""}->${c.after.size ?? ""}`).join(", ")} (previous uid ${plan.target.uid})`;
 }
+
+/** Whether the plan finishes an interrupted change (its result says so). */
+export const resumes = (plan: Plan): boolean => plan.mode === "resume";
+
+/**
+ * The claims whose uids the change must leave as they were: on a resume, the ones its journal
+ * recorded before anything was deleted (a fresh plan may carry a stale journal, whose record is
+ * not this run's); else the plan's own.
+ */
+export function claimsToVerify(plan: Plan): { name: string; uid: string }[] {
+  return (resumes(plan) ? plan.journal?.claims : undefined) ?? plan.claims.map((c) => ({ name: c.name, uid: c.uid }));
+}

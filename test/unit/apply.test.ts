@@ -145,4 +145,37 @@ describe("applyPlan, in process", () => {
     assert.equal(fake.objects.get(`${stsPath}/db`)!.metadata.uid, "uid-1");
     assertNothingDeleted(fake);
   });
+
+  test("a 409 on the delete after --resize-existing grew the claims says what changed: the claims keep their new size, the StatefulSet is untouched", async () => {
+    const fake = new FakeCluster();
+    const original = fake.put(`${stsPath}/db`, sts("db").withClaim("pgdata", "1Gi").live("uid-1")) as StatefulSet;
+    const p = fake.put(podPath, pod("db-0", original)) as Pod;
+    const c = fake.put(claimPath, claim("pgdata-db-0", "1Gi", { capacity: "1Gi", storageClass: "standard" }));
+    const plan = buildPlan(
+      { statefulSet: original, claims: [c as never], pods: [p], storageClasses: [storageClass("standard", { default: true, expandable: true })], existing: {}, user: "alice", now: now.toISOString() },
+      { namespace: "default", name: "db", directives: parseDirectives(["pgdata=2Gi"]), force: false, existing: { resize: true, vac: false, waitResize: false, restartPods: false } },
+    );
+    assert.ok(plan.steps.includes("grow-claims"), plan.steps.join(","));
+    fake.on(
+      (s) => s.method === "PATCH" && s.path === claimPath,
+      (_s, f) => {
+        const grown = f.objects.get(claimPath)!;
+        (grown as unknown as { spec: { resources: { requests: { storage: string } } } }).spec.resources.requests.storage = "2Gi";
+        return grown;
+      },
+    );
+    fake.on(
+      (s) => s.method === "DELETE" && s.path === `${stsPath}/db`,
+      () => {
+        throw new ApiError(409, "Conflict", "Precondition failed: ResourceVersion in precondition: 100, ResourceVersion in object meta: 101");
+      },
+    );
+    const { ctx } = context(fake);
+    await assert.rejects(
+      applyPlan(plan, ctx),
+      (e) => e instanceof StopError && !/nothing was changed/.test(e.message) && /changed since it was read .*so it was not re-created; claim\(s\) pgdata-db-0 \(now 2Gi\) were grown first and keep their new size/.test(e.message),
+    );
+    assert.equal(fake.objects.get(`${stsPath}/db`)!.metadata.uid, "uid-1");
+    assertNothingDeleted(fake);
+  });
 });
