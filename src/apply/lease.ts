@@ -65,4 +65,24 @@ export class Lease {
     const at = this.now().toISOString();
     await this.store.save({ ...this.journal, leaseExpires: at, updatedAt: at }).catch(() => undefined);
   }
+
+  /**
+   * Runs the steps in their order under the lease: after each, the journal records the step it
+   * reached (`reached`), so a rerun starts there; a failure releases the lease at once, for the
+   * rerun; renewal stops when the run ends.
+   */
+  async run<S extends string>(steps: readonly S[], runners: Record<S, () => Promise<void>>, reached: Partial<Record<S, JournalStep>>): Promise<void> {
+    try {
+      for (const step of steps) {
+        await runners[step]();
+        const after = reached[step];
+        if (after) await this.save(after);
+      }
+    } catch (e) {
+      await this.release();
+      throw e;
+    } finally {
+      await this.stop();
+    }
+  }
 }

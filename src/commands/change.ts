@@ -75,23 +75,19 @@ async function applyEach(run: CompletedChange<ChangeView>, ctx: ApplyContext): P
 export async function runChange(run: CompletedChange<ChangeView>, flags: ChangeFlags, deps: CommandDeps): Promise<void> {
   const { plans, view } = run;
   if (run.noResources) return view.noResources(run.noResources);
-  const progress = new Progress(deps.streams.errOut);
   view.warnings(plans);
   const refused = plans.filter((p) => p.refusals.length);
   if (refused.length) throw view.refusal(refused, plans.length);
-  const changing = plans.filter((p) => !p.noChange);
-  if (changing.length === 0) {
-    // A stale journal is all there is to do: removed by a real run only.
-    if (flags.dryRun === "none") for (const plan of plans.filter((p) => p.steps.length)) await applyPlan(plan, applyContext(run, flags, deps, progress));
-    return view.unchanged(plans);
-  }
   if (flags.dryRun === "client") return view.planned(plans, run.where);
+  const progress = new Progress(deps.streams.errOut);
+  const changing = plans.filter((p) => !p.noChange);
   // Every plan's reviews at once: a -l run over many StatefulSets waits for one round, not one per object.
   await Promise.all(changing.map((plan) => preflight(run.access, plan, progress)));
   if (flags.dryRun === "server") {
     for (const plan of changing) await serverDryRun(run.client, plan, progress);
     return view.checked(plans);
   }
-  if (!flags.yes) await confirmChange(run, changing, deps.streams);
+  // Nothing to change needs no confirmation: at most a stale journal is removed.
+  if (changing.length && !flags.yes) await confirmChange(run, changing, deps.streams);
   await applyEach(run, applyContext(run, flags, deps, progress));
 }

@@ -15,7 +15,7 @@ import { type Directive, DirectiveError, parseDirectives } from "../plan/directi
 import { journalSecretName } from "../plan/journal";
 import { buildPlan, PlanError } from "../plan/plan";
 import { PlanFileError, plansOfDocument } from "../plan/seal";
-import type { ExistingClaimsOptions, Plan, PlanRequest } from "../plan/types";
+import type { ExistingClaimsOptions, Plan } from "../plan/types";
 import { buildUndoPlan } from "../plan/undo";
 import { whereLine } from "../output/plan";
 import { statefulSetIn } from "../refs";
@@ -25,12 +25,15 @@ import { AccessAnswers } from "./preflight";
 
 export type ChangeCommand = Extract<ParsedCommand, { kind: "set" | "diff" | "undo" }>;
 
+/** What each StatefulSet's plan is asked for (a PlanRequest but for where: the namespace and name). */
+type Ask = { directives: Directive[]; force: boolean; existing?: ExistingClaimsOptions };
+
 /** What the command line asks for, checked: no cluster was read to make it. */
 type ChangeRequest =
   | { kind: "file"; plans: Plan[] }
   | { kind: "undo"; name: string; force: boolean; toRevision?: number }
-  | { kind: "name"; name: string; directives: Directive[]; force: boolean; existing?: ExistingClaimsOptions; prefetchAccess: boolean }
-  | { kind: "selector"; selector: string; allNamespaces: boolean; directives: Directive[]; force: boolean; existing?: ExistingClaimsOptions };
+  | { kind: "name"; name: string; ask: Ask; prefetchAccess: boolean }
+  | { kind: "selector"; selector: string; allNamespaces: boolean; ask: Ask };
 
 export interface CompletedChange<V> {
   client: KubeClient;
@@ -48,13 +51,11 @@ export interface CompletedChange<V> {
   noResources?: string;
 }
 
-function directivesOf(texts: readonly string[]): Directive[] {
-  try {
-    return parseDirectives(texts);
-  } catch (e) {
-    if (e instanceof DirectiveError) throw new UsageError(e.message);
-    throw e;
-  }
+/** The plan layer's errors as the command line reports them: translated here, once. */
+function commandError(e: unknown): unknown {
+  if (e instanceof DirectiveError) return new UsageError(e.message);
+  if (e instanceof PlanFileError || e instanceof PlanError) return new RefusedError(e.message);
+  return e;
 }
 
 function readPlanFile(file: string): Plan[] {
@@ -72,23 +73,16 @@ function readPlanFile(file: string): Plan[] {
   } catch (e) {
     throw new RefusedError(`${file} is not JSON or YAML (${(e as Error).message.split("\n")[0]}); make a new plan with kubectl appstorage diff ... -o json`);
   }
-  try {
-    return plansOfDocument(doc, file);
-  } catch (e) {
-    if (e instanceof PlanFileError) throw new RefusedError(e.message);
-    throw e;
-  }
+  return plansOfDocument(doc, file);
 }
 
 function requestOf(opts: ChangeCommand): ChangeRequest {
   if (opts.kind === "undo") return { kind: "undo", name: opts.name, force: opts.force, ...(opts.toRevision !== undefined ? { toRevision: opts.toRevision } : {}) };
   if (opts.kind === "set" && opts.planFile !== undefined) return { kind: "file", plans: readPlanFile(opts.planFile) };
-  const directives = directivesOf(opts.directives);
   // diff shows what set --force would refuse; only set is forced.
-  const force = opts.kind === "set" && opts.force;
-  const existing = opts.existing ? { existing: opts.existing } : {};
-  if (opts.selector !== undefined) return { kind: "selector", selector: opts.selector, allNamespaces: opts.allNamespaces, directives, force, ...existing };
-  return { kind: "name", name: opts.name!, directives, force, ...existing, prefetchAccess: opts.kind === "set" && opts.dryRun !== "client" };
+  const ask: Ask = { directives: parseDirectives(opts.directives), force: opts.kind === "set" && opts.force, ...(opts.existing ? { existing: opts.existing } : {}) };
+  if (opts.selector !== undefined) return { kind: "selector", selector: opts.selector, allNamespaces: opts.allNamespaces, ask };
+  return { kind: "name", name: opts.name!, ask, prefetchAccess: opts.kind === "set" && opts.dryRun !== "client" };
 }
 
 /**
@@ -138,63 +132,57 @@ function staleness(plan: Plan, sts: StatefulSet | undefined, journalNow: string 
   return expected === actual ? undefined : `it is ${actual} (planned: ${expected})`;
 }
 
-/** What a plan is asked for: exactly these fields, since the plan records its request. */
-function planRequest(request: Extract<ChangeRequest, { kind: "name" | "selector" }>, namespace: string, name: string): PlanRequest {
-  const { directives, force, existing } = request;
-  return { namespace, name, directives, force, ...(existing ? { existing } : {}) };
-}
+type Planned = { plans: Plan[]; user: string };
+type Planner<R extends ChangeRequest> = (client: KubeClient, request: R, access: AccessAnswers, deps: CommandDeps) => Promise<Planned>;
+type Of<K extends ChangeRequest["kind"]> = Extract<ChangeRequest, { kind: K }>;
 
-/** Reads the cluster and makes the plans the request asks for. */
-async function plansOf(client: KubeClient, request: ChangeRequest, access: AccessAnswers, deps: CommandDeps): Promise<{ plans: Plan[]; user: string }> {
-  const ns = client.namespace;
-  switch (request.kind) {
-    case "file":
-      await refuseStale(client, request.plans);
-      return { plans: request.plans, user: await whoAmI(client) };
-    case "undo": {
-      const observed = await observe(client, { name: request.name, directives: [] }, deps);
-      const { name, force, toRevision } = request;
-      return { plans: [buildUndoPlan(observed, { namespace: ns, name, force, ...(toRevision !== undefined ? { toRevision } : {}) })], user: observed.user };
-    }
-    case "name": {
-      // The reviews of a fresh run do not depend on what is read: ask them meanwhile.
-      if (request.prefetchAccess) for (const check of freshRunAccess(ns, request.name)) void access.ask(check);
-      const observed = await observe(client, request, deps);
-      return { plans: [buildPlan(observed, planRequest(request, ns, request.name))], user: observed.user };
-    }
-    case "selector": {
-      const targets = await observeMany(client, request, deps);
-      return {
-        plans: targets.map((t) => buildPlan(t.observed, planRequest(request, t.namespace, t.name))),
-        user: targets[0]?.observed.user ?? "unknown",
-      };
-    }
-  }
-}
+/** A reviewed plan file: applied as it is, if the cluster has not moved on. */
+const planFile: Planner<Of<"file">> = async (client, request) => {
+  await refuseStale(client, request.plans);
+  return { plans: request.plans, user: await whoAmI(client) };
+};
+
+const planUndo: Planner<Of<"undo">> = async (client, { name, force, toRevision }, _access, deps) => {
+  const observed = await observe(client, { name, directives: [] }, deps);
+  return { plans: [buildUndoPlan(observed, { namespace: client.namespace, name, force, ...(toRevision !== undefined ? { toRevision } : {}) })], user: observed.user };
+};
+
+const planByName: Planner<Of<"name">> = async (client, { name, ask, prefetchAccess }, access, deps) => {
+  // The reviews of a fresh run do not depend on what is read: ask them meanwhile.
+  if (prefetchAccess) for (const check of freshRunAccess(client.namespace, name)) void access.ask(check);
+  const observed = await observe(client, { name, directives: ask.directives, ...(ask.existing ? { existing: ask.existing } : {}) }, deps);
+  return { plans: [buildPlan(observed, { namespace: client.namespace, name, ...ask })], user: observed.user };
+};
+
+const planBySelector: Planner<Of<"selector">> = async (client, { selector, allNamespaces, ask }, _access, deps) => {
+  const targets = await observeMany(client, { selector, allNamespaces, directives: ask.directives, ...(ask.existing ? { existing: ask.existing } : {}) }, deps);
+  return { plans: targets.map((t) => buildPlan(t.observed, { namespace: t.namespace, name: t.name, ...ask })), user: targets[0]?.observed.user ?? "unknown" };
+};
+
+/** One planner per kind of request: what it reads and how it plans. */
+const planners: { [K in ChangeRequest["kind"]]: Planner<Of<K>> } = { file: planFile, undo: planUndo, name: planByName, selector: planBySelector };
 
 /** The Complete step: `viewFor` chooses the run's one view, once it is known whether the run is over several StatefulSets. */
 export async function completeChange<V>(opts: ChangeCommand, deps: CommandDeps, viewFor: (many: boolean) => V): Promise<CompletedChange<V>> {
-  const request = requestOf(opts);
-  const client = await connectWith(deps, opts.flags);
-  const access = new AccessAnswers(client);
-  let planned: { plans: Plan[]; user: string };
   try {
-    planned = await plansOf(client, request, access, deps);
+    const request = requestOf(opts);
+    const client = await connectWith(deps, opts.flags);
+    const access = new AccessAnswers(client);
+    const planner = planners[request.kind] as Planner<ChangeRequest>;
+    const { plans, user } = await planner(client, request, access, deps);
+    const many = request.kind === "selector" || plans.length > 1;
+    const nothing = plans.length === 0 && request.kind !== "file";
+    return {
+      client,
+      plans,
+      user,
+      access,
+      many,
+      where: `where: ${whereLine(client.target, plans.map((p) => p.target.namespace))}`,
+      view: viewFor(many),
+      ...(nothing ? { noResources: request.kind === "selector" && request.allNamespaces ? "No resources found" : `No resources found in ${client.namespace} namespace.` } : {}),
+    };
   } catch (e) {
-    if (e instanceof PlanError) throw new RefusedError(e.message);
-    throw e;
+    throw commandError(e);
   }
-  const { plans, user } = planned;
-  const many = request.kind === "selector" || plans.length > 1;
-  const nothing = plans.length === 0 && request.kind !== "file";
-  return {
-    client,
-    plans,
-    user,
-    access,
-    many,
-    where: `where: ${whereLine(client.target, plans.map((p) => p.target.namespace))}`,
-    view: viewFor(many),
-    ...(nothing ? { noResources: request.kind === "selector" && request.allNamespaces ? "No resources found" : `No resources found in ${client.namespace} namespace.` } : {}),
-  };
 }

@@ -25,8 +25,6 @@ export interface ChangeView {
   warnings(plans: readonly Plan[]): void;
   /** The error that refuses the run (the plans refused: nothing changes). */
   refusal(refused: readonly Plan[], total: number): RefusedError;
-  /** Nothing to change (a stale journal is all a real run removes). */
-  unchanged(plans: readonly Plan[]): void;
   /** --dry-run=client: the plans, where they would act. */
   planned(plans: readonly Plan[], where: string): void;
   /** --dry-run=server: what the server accepted. */
@@ -39,7 +37,7 @@ export interface ChangeView {
   applied(plan: Plan, result?: ApplyResult): void;
   /** The error a failed plan ends the run with (the rest is not started). */
   failed(plans: readonly Plan[], at: number, error: unknown): Error;
-  /** Every plan applied. */
+  /** Every plan applied (a run that changed nothing prints its plans, as a dry run does). */
   finished(plans: readonly Plan[]): void;
 }
 
@@ -49,7 +47,8 @@ const suffixOf: Record<DryRun, string> = { none: "", client: " (dry run)", serve
 interface Printer {
   plans(plans: readonly Plan[], text: () => string): void;
   applied(outcome: Outcome, text: string): void;
-  finished(outcomes: readonly Outcome[]): void;
+  /** The run is over; `changed` is false when no plan had anything to change. */
+  finished(outcomes: readonly Outcome[], changed: boolean): void;
 }
 
 /** kubectl's lines: each StatefulSet as it is done. */
@@ -72,12 +71,14 @@ const namePrinter = (out: Writable): Printer => {
 /** -o json|yaml: the sealed plans of a dry run; the results of a real one, at its end. */
 const dataPrinter = (out: Writable, format: "json" | "yaml", many: boolean): Printer => {
   const write = (data: unknown) => out.write(format === "json" ? toJson(data) : toYaml(data));
+  const plans = (list: readonly Plan[]) => write(many ? sealList(list) : seal(list[0]!));
   return {
-    plans: (plans) => write(many ? sealList(plans) : seal(plans[0]!)),
+    plans,
     applied: () => undefined,
-    finished: (outcomes) => {
+    finished: (outcomes, changed) => {
       const items = outcomes.flatMap((o) => (o.result ? [o.result] : []));
-      write(many ? { apiVersion, kind: "ResultList", items } : items[0]);
+      if (changed) write(many ? { apiVersion, kind: "ResultList", items } : items[0]);
+      else plans(outcomes.map((o) => o.plan));
     },
   };
 };
@@ -89,7 +90,7 @@ interface Scope {
   question(changing: readonly Plan[]): string;
   what(changing: readonly Plan[]): string;
   failed(plans: readonly Plan[], done: readonly Outcome[], error: unknown): Error;
-  finished(plans: readonly Plan[], done: readonly Outcome[]): void;
+  finished(plans: readonly Plan[], done: readonly Outcome[], changed: boolean): void;
 }
 
 const oneScope: Scope = {
@@ -133,7 +134,7 @@ const manyScope = (errOut: Writable): Scope => ({
     const message = `stopped at ${where(plan)}: ${(error as Error).message}; done: ${doneText.length ? doneText.join(", ") : "none"}; not done: ${notDone.join(", ")}: run the same command again to finish the rest`;
     return done.length || error instanceof StopError ? new StopError(message) : new RefusedError(message);
   },
-  finished: (plans, done) => errOut.write(summary(plans, done)),
+  finished: (plans, done, changed) => void (changed && errOut.write(summary(plans, done))),
 });
 
 /** The view of one change run: chosen here, once. */
@@ -150,7 +151,6 @@ export function changeView(streams: Pick<IOStreams, "out" | "errOut">, output: C
       for (const plan of plans) for (const w of plan.warnings) errOut.write(`Warning: ${scope.warning(plan, w)}\n`);
     },
     refusal: (refused, total) => scope.refusal(refused, total),
-    unchanged: (plans) => printer.plans(plans, () => plans.map((p) => `${ref(p)} unchanged${suffix}\n`).join("")),
     planned: (plans, whereLine) =>
       printer.plans(plans, () =>
         plans.map((p) => (p.noChange ? `${ref(p)} unchanged${suffix}\n` : `${renderPlan(p)}${whereLine}\n${ref(p)} ${statefulSetVerb(p)}${suffix}\n`)).join(""),
@@ -170,8 +170,9 @@ export function changeView(streams: Pick<IOStreams, "out" | "errOut">, output: C
     },
     failed: (plans, _at, error) => scope.failed(plans, done, error),
     finished: (plans) => {
-      printer.finished(done);
-      scope.finished(plans, done);
+      const changed = done.some((o) => o.result);
+      printer.finished(done, changed);
+      scope.finished(plans, done, changed);
     },
   };
 }

@@ -1,0 +1,147 @@
+// The orphan delete and the re-create, each safe to repeat: NotFound on the delete is done,
+// AlreadyExists with the desired claim templates on the create is done; a write whose outcome is
+// unknown is read back, never sent again blindly.
+import { RefusedError, StopError } from "../errors";
+import { isAlreadyExists, isConflict, isNotFound, isUnknownOutcome } from "../kube/errors";
+import { getStatefulSet, listClaims, waitPods, waitStatefulSetGone } from "../kube/read";
+import type { Pod, StatefulSet } from "../kube/types";
+import { createEvent, createStatefulSet, orphanDelete } from "../kube/write";
+import { changeNote, claimsToVerify } from "../plan/journal";
+import { controlledBy, labelSelector, podRevision, sameClaimTemplates } from "../plan/objects";
+import type { ApplyResult, ExistingClaimsResult, Plan } from "../plan/types";
+import { statefulSetRef } from "../refs";
+import type { ApplyContext } from "./context";
+import { withDeadline } from "./deadline";
+import type { Lease } from "./lease";
+
+/** Bounds a wait by --timeout; the message says what was awaited and what to do. */
+const deadline = (parent: AbortSignal, ms: number, what: string) => withDeadline(parent, ms, () => new StopError(`timed out after ${ms / 1000}s ${what}`));
+
+export async function waitGone(plan: Plan, ctx: ApplyContext): Promise<void> {
+  const { namespace: ns, name, uid } = plan.target;
+  const ref = statefulSetRef(name);
+  ctx.progress.say(`waiting for the garbage collector to release the pods of ${ref} (uid ${uid})`);
+  const d = deadline(ctx.signal, ctx.timeoutMs, `waiting for ${ref} to be deleted; its pods keep running without a controller until it is: check that kube-controller-manager (garbage collector) runs, then run the same command again`);
+  try {
+    await waitStatefulSetGone(ctx.client, ns, name, uid, d.signal);
+  } finally {
+    d.done();
+  }
+  ctx.progress.say(`${ref} (uid ${uid}) is gone; its pods and claims are still there`);
+}
+
+export async function recordEvent(plan: Plan, sts: StatefulSet, ctx: ApplyContext): Promise<void> {
+  try {
+    await createEvent(ctx.client, plan.target.namespace, sts, "ClaimTemplatesChanged", changeNote(plan), ctx.now().toISOString());
+  } catch (e) {
+    ctx.progress.warn(`could not record an event on ${statefulSetRef(plan.target.name)}: ${(e as Error).message}`);
+  }
+}
+
+/**
+ * The StatefulSet changed since it was planned, so it is left alone. Claims this run grew before
+ * it keep their new size (a claim never shrinks): say so, since the run did change something.
+ */
+function conflictError(plan: Plan, grown: ExistingClaimsResult["claims"]): Error {
+  const { name, uid, resourceVersion } = plan.target;
+  const changed = `${statefulSetRef(name)} changed since it was read (uid ${uid}, resourceVersion ${resourceVersion})`;
+  const patched = grown.filter((c) => c.patched);
+  if (!patched.length) return new RefusedError(`${changed}; nothing was changed: run the command again to plan against its current state`);
+  const claims = patched.map((c) => `${c.name}${c.request ? ` (now ${c.request})` : ""}`).join(", ");
+  return new StopError(`${changed}, so it was not re-created; claim(s) ${claims} were grown first and keep their new size: run the command again to plan against its current state`);
+}
+
+/** Orphan-deletes exactly the planned object; a write with an unknown outcome is read back. */
+export async function deleteOriginal(plan: Plan, ctx: ApplyContext, lease: Lease, grown: ExistingClaimsResult["claims"]): Promise<void> {
+  const { client, progress } = ctx;
+  const { namespace: ns, name, uid, resourceVersion } = plan.target;
+  const ref = statefulSetRef(name);
+  try {
+    await orphanDelete(client, ns, name, { uid, resourceVersion });
+  } catch (e) {
+    if (isNotFound(e)) {
+      progress.say(`${ref} was already deleted`);
+      return;
+    }
+    if (isConflict(e)) {
+      await lease.remove().catch(() => undefined);
+      throw conflictError(plan, grown);
+    }
+    if (isUnknownOutcome(e)) {
+      // The request may or may not have reached the server: look instead of repeating it.
+      const now = await getStatefulSet(client, ns, name);
+      if (now && now.metadata.uid === uid && !now.metadata.deletionTimestamp) throw e;
+      progress.say(`${ref} deletion was accepted (read back after a lost answer)`);
+      return;
+    }
+    throw e;
+  }
+  progress.say(`deleted ${ref} with propagationPolicy=Orphan (uid ${uid}); its pods and claims keep running`);
+}
+
+export async function createDesired(plan: Plan, ctx: ApplyContext): Promise<StatefulSet> {
+  const { client, progress } = ctx;
+  const { namespace: ns, name } = plan.target;
+  const ref = `statefulset.apps/${name}`;
+  try {
+    const created = await createStatefulSet(client, ns, plan.desired);
+    progress.say(`created ${ref} with the new claim templates (uid ${created.metadata.uid})`);
+    return created;
+  } catch (e) {
+    const couldNot = () =>
+      new StopError(`could not re-create ${ref}: ${(e as Error).message.split("\n")[0]}; its pods keep running without a controller and the journal is kept: fix the cause, then run the same command again`);
+    if (!isAlreadyExists(e) && !isUnknownOutcome(e)) throw couldNot();
+    // AlreadyExists, or an unknown outcome: what exists now decides.
+    const now = await getStatefulSet(client, ns, name);
+    if (!now) throw couldNot();
+    if (now.metadata.uid === plan.target.uid) throw new StopError(`${ref} (uid ${plan.target.uid}) still exists; run the same command again to finish`);
+    if (!sameClaimTemplates(now.spec.volumeClaimTemplates, plan.desired.spec.volumeClaimTemplates)) {
+      throw new StopError(`${ref} was re-created by someone else (uid ${now.metadata.uid}) with other claim templates; its pods are controlled again; run the command again to plan anew`);
+    }
+    progress.say(`${ref} already exists with the new claim templates (uid ${now.metadata.uid})`);
+    return now;
+  }
+}
+
+/** Every pod that existed is adopted by the new object, with the same uid and revision. */
+export async function verifyAdoption(plan: Plan, created: StatefulSet, ctx: ApplyContext): Promise<Pick<ApplyResult, "pods" | "claims">> {
+  const { client, progress } = ctx;
+  const ns = plan.target.namespace;
+  const newUid = created.metadata.uid!;
+  const expected = plan.pods;
+  progress.say(`waiting for the StatefulSet controller to adopt ${expected.length} pod(s)`);
+  const replaced: string[] = [];
+  const d = deadline(ctx.signal, ctx.timeoutMs, "waiting for the pods to be adopted; check that kube-controller-manager (statefulset controller) runs, then run `kubectl appstorage show` to inspect");
+  let pods: Map<string, Pod>;
+  try {
+    pods = await waitPods(
+      client,
+      ns,
+      labelSelector(plan.desired),
+      (now) => {
+        replaced.length = 0;
+        for (const e of expected) {
+          const p = now.get(e.name);
+          if (p && p.metadata.uid !== e.uid) replaced.push(e.name);
+        }
+        return replaced.length > 0 || expected.every((e) => controlledBy(now.get(e.name), newUid));
+      },
+      d.signal,
+    );
+  } finally {
+    d.done();
+  }
+  if (replaced.length) throw new StopError(`pod(s) ${replaced.join(", ")} were replaced while re-creating; inspect them with kubectl get pods`);
+  const changedRevision = expected.filter((e) => e.revision && podRevision(pods.get(e.name)!) !== e.revision);
+  if (changedRevision.length) progress.warn(`pod(s) ${changedRevision.map((e) => e.name).join(", ")} changed revision`);
+  const claims = await listClaims(client, ns);
+  const claimUid = new Map(claims.map((c) => [c.metadata.name, c.metadata.uid]));
+  const before = claimsToVerify(plan);
+  const lost = before.filter((c) => claimUid.get(c.name) !== c.uid);
+  if (lost.length) throw new StopError(`claim(s) ${lost.map((c) => c.name).join(", ")} changed or disappeared; inspect them with kubectl get pvc`);
+  progress.say(`verified: ${expected.length} pod(s) adopted by uid ${newUid} unchanged (same uid and revision), ${before.length} claim(s) unchanged`);
+  return {
+    pods: expected.map((e) => ({ name: e.name, uid: e.uid, adopted: true, revision: e.revision })),
+    claims: before,
+  };
+}
