@@ -26,8 +26,10 @@ import type { KubeFlags } from "./kube-flags";
 export type { KubeFlags };
 
 export interface ConnectOptions {
-  /** The environment (KUBECONFIG, HOME, proxies, in-cluster variables); default process.env. */
-  env?: Record<string, string | undefined>;
+  /** The environment (KUBECONFIG, HOME, proxies, in-cluster variables): src/main.ts passes it in. */
+  env: Record<string, string | undefined>;
+  /** The operating system, as Node names it: where kubectl looks for the home directory. */
+  platform: NodeJS.Platform;
   /** Called with "METHOD /path?query" for every request sent (benchmarks count them). */
   onRequest?: (line: string) => void;
   /** Where -v lines go (stderr); never given a credential. */
@@ -66,12 +68,12 @@ export interface KubeClient {
   [sendWrite]<T>(spec: WriteRequest): Promise<T>;
 }
 
-export async function connect(flags: KubeFlags, options: ConnectOptions = {}): Promise<KubeClient> {
+export async function connect(flags: KubeFlags, options: ConnectOptions): Promise<KubeClient> {
   // Loaded on connect, not at start-up: commands that fail before they reach a cluster never pay for them.
   const { resolveConfig } = await import("./kubeconfig");
   const { Credentials } = await import("./credentials");
-  const env = options.env ?? process.env;
-  const config = resolveConfig(flags, { env });
+  const { env, platform } = options;
+  const config = resolveConfig(flags, { env, platform });
   const address = apiServerAddress(config.cluster.server);
   const proxy = await proxyRoute(address, config, env);
   const credentials = new Credentials(config, env);
