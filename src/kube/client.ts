@@ -79,12 +79,8 @@ export async function connect(flags: KubeFlags, options: ConnectOptions): Promis
   const credentials = new Credentials(config, env);
   const agentFor = agentPool(address, config.cluster, certificateAuthority(config.cluster), proxy);
   const timeoutMs = flags.requestTimeoutMs ?? options.defaultRequestTimeoutMs ?? 30_000;
-  const wire = transport({ address, credentials, agentFor, timeoutMs, verbosity: flags.verbosity ?? 0, ...logging(options) });
+  const wire = transport({ address, credentials, agentFor, timeoutMs, verbosity: flags.verbosity ?? 0, onRequest: options.onRequest, log: options.log });
   return kubeClient(config, address, wire);
-}
-
-function logging(options: ConnectOptions): Pick<ConnectOptions, "onRequest" | "log"> {
-  return { ...(options.onRequest ? { onRequest: options.onRequest } : {}), ...(options.log ? { log: options.log } : {}) };
 }
 
 /** The proxy that Go's rules (proxy-url, then HTTPS_PROXY/HTTP_PROXY/NO_PROXY) choose, if any. */
