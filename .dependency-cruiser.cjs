@@ -34,6 +34,14 @@ module.exports = {
       to: { path: "^src/kube/write\\.ts$" },
     },
     {
+      name: "writes-only-through-kube-write",
+      severity: "error",
+      comment:
+        "the client's write capability (the symbol of kube/write-access.ts) is imported only by the client, which provides it, and kube/write.ts, which names every write; every other holder of a client can only read (GETs, watches, and the access and identity reviews)",
+      from: { path: "^src/", pathNot: "^src/kube/(client|write)\\.ts$" },
+      to: { path: "^src/kube/write-access\\.ts$" },
+    },
+    {
       name: "kube-is-below",
       severity: "error",
       comment: "the client knows nothing of commands, the writer or printing",

@@ -11,7 +11,7 @@ import type { IOStreams } from "./streams";
 const holderDead = (holder: string): boolean => isHolderDead(holder, process.pid);
 
 async function dispatch(cmd: ParsedCommand, streams: IOStreams): Promise<void> {
-  const deps = { streams, env: process.env, now: () => new Date(), pid: process.pid, holderDead };
+  const deps = { streams, env: process.env, platform: process.platform, now: () => new Date(), pid: process.pid, holderDead };
   switch (cmd.kind) {
     case "text":
       streams.out.write(cmd.text);

@@ -89,6 +89,8 @@ export interface ResolvedConfig {
 
 export interface LoadEnvironment {
   env: Record<string, string | undefined>;
+  /** The operating system, as Node names it (src/main.ts passes process.platform): where the home directory is. */
+  platform: NodeJS.Platform;
   /** The service account folder of in-cluster configuration (tests may point it elsewhere). */
   serviceAccountDir?: string;
 }
@@ -206,8 +208,8 @@ export function mergeKubeconfigs(configs: readonly RawConfig[]): RawConfig {
   return out;
 }
 
-function homeDir(env: Record<string, string | undefined>): string | undefined {
-  if (process.platform !== "win32") return env["HOME"] || undefined;
+function homeDir(env: Record<string, string | undefined>, platform: NodeJS.Platform): string | undefined {
+  if (platform !== "win32") return env["HOME"] || undefined;
   // client-go's homedir.HomeDir on Windows: the first of these that holds .kube/config, else that exists.
   const drive = env["HOMEDRIVE"] && env["HOMEPATH"] ? join(env["HOMEDRIVE"], env["HOMEPATH"]) : undefined;
   const candidates = [env["HOME"], drive, env["USERPROFILE"]].filter((d): d is string => !!d);
@@ -215,20 +217,27 @@ function homeDir(env: Record<string, string | undefined>): string | undefined {
 }
 
 /** The files kubectl would read, in order: --kubeconfig alone, else $KUBECONFIG's, else ~/.kube/config. */
-export function kubeconfigFiles(explicit: string | undefined, env: Record<string, string | undefined>): string[] {
+export function kubeconfigFiles(explicit: string | undefined, env: Record<string, string | undefined>, platform: NodeJS.Platform): string[] {
   if (explicit) return [explicit];
   const list = env["KUBECONFIG"];
   if (list) return list.split(delimiter).filter((f, i, all) => f !== "" && all.indexOf(f) === i);
-  const home = homeDir(env);
+  const home = homeDir(env, platform);
   return home ? [join(home, ".kube", "config")] : [];
 }
 
+/**
+ * The platform node:path was built for, which is the process's: for a caller that does not pass
+ * the platform yet (src/commands/complete.ts), so that it finds the same home directory.
+ */
+// Only whether it is Windows matters here.
+const pathPlatform: NodeJS.Platform = sep === "\\" ? "win32" : "linux";
+
 /** Loads and merges the files; missing ones are skipped, except an explicit --kubeconfig. */
-export function loadKubeconfig(explicit: string | undefined, env: Record<string, string | undefined>): { config: RawConfig; loaded: string[] } {
+export function loadKubeconfig(explicit: string | undefined, env: Record<string, string | undefined>, platform: NodeJS.Platform = pathPlatform): { config: RawConfig; loaded: string[] } {
   if (explicit && !existsSync(explicit)) throw new ConfigError(`kubeconfig "${explicit}" does not exist; pass --kubeconfig with an existing file`);
   const configs: RawConfig[] = [];
   const loaded: string[] = [];
-  for (const file of kubeconfigFiles(explicit, env)) {
+  for (const file of kubeconfigFiles(explicit, env, platform)) {
     let text: string;
     try {
       text = readFileSync(file, "utf8");
@@ -340,8 +349,8 @@ function validate(cluster: ClusterInfo, user: AuthInfo, clusterName: string, use
  * DeferredLoadingClientConfig: the kubeconfig with the flags applied, or the pod's service
  * account when that gives no server. Throws ConfigError with what to do.
  */
-export function resolveConfig(flags: KubeFlags, e: LoadEnvironment = { env: process.env }): ResolvedConfig {
-  const { config } = loadKubeconfig(flags.kubeconfig, e.env);
+export function resolveConfig(flags: KubeFlags, e: LoadEnvironment): ResolvedConfig {
+  const { config } = loadKubeconfig(flags.kubeconfig, e.env, e.platform);
   const contextName = flags.context ?? config.currentContext;
   const contextEntry = config.contexts.get(contextName);
   if (flags.context && !contextEntry) throw new ConfigError(`context "${flags.context}" does not exist in the kubeconfig; list contexts with: kubectl config get-contexts`);

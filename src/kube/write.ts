@@ -1,13 +1,20 @@
 // Every write this tool can make, named in Kubernetes words. Only src/apply imports this module
 // (a dependency-cruiser rule in npm test): plans, commands and output never write.
+import type { WriteRequest } from "./api-request";
 import type { KubeClient } from "./client";
 import { isNotFound } from "./errors";
 import type { KubeObject, PersistentVolumeClaim, StatefulSet } from "./types";
 import { claimsPath, podsPath, secretsPath, statefulSetsPath } from "./paths";
+import { sendWrite } from "./write-access";
 
 export type DryRun = "none" | "client" | "server";
 
 const serverDryRun = (dryRun: DryRun) => (dryRun === "server" ? "All" : undefined);
+
+/** The one way this module reaches the cluster: the client's write capability (write-access.ts). */
+function send<T = unknown>(client: KubeClient, spec: WriteRequest): Promise<T> {
+  return client[sendWrite]<T>(spec);
+}
 
 /**
  * Deletes the StatefulSet and leaves its pods and claims in place (propagationPolicy Orphan),
@@ -15,7 +22,7 @@ const serverDryRun = (dryRun: DryRun) => (dryRun === "server" ? "All" : undefine
  * is a 409 Conflict and nothing is deleted. There is deliberately no other way to delete.
  */
 export function orphanDelete(client: KubeClient, ns: string, name: string, pre: { uid: string; resourceVersion: string }, dryRun: DryRun = "none"): Promise<StatefulSet> {
-  return client.request<StatefulSet>({
+  return send<StatefulSet>(client, {
     method: "DELETE",
     path: statefulSetsPath(ns, name),
     // With a body, the API server reads DeleteOptions from the body alone and ignores query
@@ -31,22 +38,22 @@ export function orphanDelete(client: KubeClient, ns: string, name: string, pre: 
 }
 
 export function createStatefulSet(client: KubeClient, ns: string, body: StatefulSet, dryRun: DryRun = "none"): Promise<StatefulSet> {
-  return client.request<StatefulSet>({ method: "POST", path: statefulSetsPath(ns), query: { dryRun: serverDryRun(dryRun) }, body });
+  return send<StatefulSet>(client, { method: "POST", path: statefulSetsPath(ns), query: { dryRun: serverDryRun(dryRun) }, body });
 }
 
 
 export function createSecret(client: KubeClient, ns: string, body: KubeObject): Promise<KubeObject> {
-  return client.request({ method: "POST", path: secretsPath(ns), body });
+  return send(client, { method: "POST", path: secretsPath(ns), body });
 }
 
 /** Replaces the Secret only if it is still at resourceVersion (the body carries it). */
 export function updateSecret(client: KubeClient, ns: string, body: KubeObject): Promise<KubeObject> {
-  return client.request({ method: "PUT", path: secretsPath(ns, body.metadata.name), body });
+  return send(client, { method: "PUT", path: secretsPath(ns, body.metadata.name), body });
 }
 
 export async function deleteSecret(client: KubeClient, ns: string, name: string, uid?: string): Promise<void> {
   try {
-    await client.request({ method: "DELETE", path: secretsPath(ns, name), body: { kind: "DeleteOptions", apiVersion: "v1", preconditions: uid ? { uid } : undefined } });
+    await send(client, { method: "DELETE", path: secretsPath(ns, name), body: { kind: "DeleteOptions", apiVersion: "v1", preconditions: uid ? { uid } : undefined } });
   } catch (e) {
     if (!isNotFound(e)) throw e; // already gone: done
   }
@@ -59,7 +66,7 @@ export function microTime(iso: string): string {
 }
 
 export function createEvent(client: KubeClient, ns: string, regarding: StatefulSet, reason: string, note: string, now: string): Promise<unknown> {
-  return client.request({
+  return send(client, {
     method: "POST",
     path: `/apis/events.k8s.io/v1/namespaces/${encodeURIComponent(ns)}/events`,
     body: {
@@ -91,7 +98,7 @@ export function patchClaim(client: KubeClient, ns: string, name: string, patch: 
   const spec: Record<string, unknown> = {};
   if (patch.storage !== undefined) spec["resources"] = { requests: { storage: patch.storage } };
   if (patch.volumeAttributesClassName !== undefined) spec["volumeAttributesClassName"] = patch.volumeAttributesClassName;
-  return client.request<PersistentVolumeClaim>({
+  return send<PersistentVolumeClaim>(client, {
     method: "PATCH",
     path: claimsPath(ns, name),
     query: { dryRun: serverDryRun(dryRun) },
@@ -105,7 +112,7 @@ export function patchClaim(client: KubeClient, ns: string, name: string, patch: 
  * budget that allows no disruption now answers 429 TooManyRequests and nothing happens.
  */
 export function evictPod(client: KubeClient, ns: string, name: string, uid: string): Promise<unknown> {
-  return client.request({
+  return send(client, {
     method: "POST",
     path: `${podsPath(ns, name)}/eviction`,
     // The uid precondition: evict exactly the pod that was looked at, never its replacement.

@@ -10,7 +10,7 @@ import { existingClaimsFlags, finishCommand } from "./journal";
 import { byName, isReady, templateSize } from "./objects";
 import { compareQuantities, formatBytes, bytesOf, lessQuantity, parseQuantity, tryParseQuantity } from "./quantity";
 import { checkQuotas, type Growth, quotaRefusal, storagePerClass } from "./quota";
-import type { ClaimEffect, ExistingClaim, ExistingClaimsPlan, Journal, Observed, PlanRequest, Refusal, ResizeState, Step } from "./types";
+import type { ClaimEffect, ExistingClaim, ExistingClaimsOptions, ExistingClaimsPlan, Journal, Observed, PlanRequest, Refusal, ResizeState, Step } from "./types";
 
 const isTrue = (c: PersistentVolumeClaim, type: string) => c.status?.conditions?.some((x) => x.type === type && x.status === "True") === true;
 
@@ -62,6 +62,22 @@ export interface ExistingClaimsPart {
 
 const list = (names: string[]) => names.join(", ");
 
+/** What a claim template's claims are to become: the size (--resize-existing) and the class (vac=). */
+interface ClaimTarget {
+  size?: string;
+  vac?: string;
+}
+
+/** What the claims showed that stops the work, or that the quotas are charged: gathered claim by claim. */
+interface ClaimFindings {
+  notBound: string[];
+  shrinks: string[];
+  unreadable: string[];
+  /** Claims that should grow, by a storage class that does not allow it. */
+  noExpansion: Map<string, string[]>;
+  growth: Growth[];
+}
+
 /**
  * The work on existing claims: per-claim actions, refusals, warnings, steps. Without the flags
  * and without vac= it only checks that a journal left by an interrupted growth is not silently
@@ -69,41 +85,13 @@ const list = (names: string[]) => names.join(", ");
  */
 export function planExistingClaims(base: ExistingClaimsBase, observed: Observed, request: PlanRequest): ExistingClaimsPart {
   const options = request.existing;
-  const refusals: Refusal[] = [];
-  const warnings: string[] = [];
-  const journal = base.journal;
-  const ref = `statefulset.apps/${request.name}`;
   const anyVac = request.directives.some((d) => d.volumeAttributesClass !== undefined);
-
-  const interrupted = journal?.existing;
-  if (interrupted && base.mode === "fresh" && journal.step === "growing") {
-    const missing = (interrupted.options.resize && !options?.resize) || (interrupted.options.vac && !options?.vac && !options?.resize);
-    if (missing) {
-      refusals.push({
-        message: `an interrupted run was changing the existing claims of ${ref} (${journal.request.join(" ")} ${existingClaimsFlags(interrupted.options)}); finish it with: ${finishCommand(journal)}`,
-        forceable: false,
-      });
-    }
-  }
-
+  const refusals: Refusal[] = interruptedGrowthRefusals(base, request);
+  const warnings: string[] = [];
   if (anyVac) {
-    const vacs = observed.existing?.volumeAttributesClasses;
-    for (const d of request.directives.filter((x) => x.volumeAttributesClass !== undefined)) {
-      if (vacs === undefined && observed.existing?.volumeAttributesClassError) {
-        warnings.push(`volume attributes classes could not be read (${observed.existing.volumeAttributesClassError}); the server checks ${d.volumeAttributesClass}`);
-        continue;
-      }
-      if (vacs === undefined) {
-        refusals.push({
-          message: `this server does not serve VolumeAttributesClass (storage.k8s.io), so claims cannot name one (${d.claim}=vac=${d.volumeAttributesClass}); it needs Kubernetes 1.34 or later, or the VolumeAttributesClass feature enabled: drop vac=`,
-          forceable: false,
-        });
-        break;
-      }
-      if (!vacs.includes(d.volumeAttributesClass!)) {
-        refusals.push({ message: `volume attributes class "${d.volumeAttributesClass}" not found; list the classes with: kubectl get volumeattributesclass`, forceable: false });
-      }
-    }
+    const vac = checkVolumeAttributesClasses(observed, request);
+    refusals.push(...vac.refusals);
+    warnings.push(...vac.warnings);
   }
 
   if (!options || (!options.resize && !options.vac)) return { refusals, warnings, steps: [] };
@@ -111,8 +99,63 @@ export function planExistingClaims(base: ExistingClaimsBase, observed: Observed,
     refusals.push({ message: `--vac-existing needs a directive that names a volume attributes class, for example ${request.directives[0]?.claim ?? "data"}=vac=fast-iops`, forceable: false });
   }
 
+  const { claims, findings } = examineClaims(base, observed, claimTargets(base, request, options));
+  refusals.push(...findingRefusals(findings, observed, options));
+  if (observed.storageClassError && findings.growth.length) {
+    warnings.push("storage classes could not be read, so whether the claims may grow is decided by the server's dry run of each claim patch, before any change");
+  }
+  const quota = quotaChecks(observed, findings.growth);
+  refusals.push(...quota.refusals);
+  warnings.push(...quota.warnings);
+  const existing: ExistingClaimsPlan = { options, claims, growth: formatBytes(totalGrowth(findings.growth)), quotas: quota.checks };
+  return { existing, refusals, warnings, steps: existingClaimsSteps(claims, options) };
+}
+
+/** A fresh run must not drop the growth an interrupted run began: refuse unless it asks for it again. */
+function interruptedGrowthRefusals(base: ExistingClaimsBase, request: PlanRequest): Refusal[] {
+  const journal = base.journal;
+  const interrupted = journal?.existing;
+  if (!interrupted || base.mode !== "fresh" || journal.step !== "growing") return [];
+  const options = request.existing;
+  const missing = (interrupted.options.resize && !options?.resize) || (interrupted.options.vac && !options?.vac && !options?.resize);
+  if (!missing) return [];
+  const ref = `statefulset.apps/${request.name}`;
+  return [
+    {
+      message: `an interrupted run was changing the existing claims of ${ref} (${journal.request.join(" ")} ${existingClaimsFlags(interrupted.options)}); finish it with: ${finishCommand(journal)}`,
+      forceable: false,
+    },
+  ];
+}
+
+/** Every vac= names a class the server serves; where the classes could not be read, the server decides. */
+function checkVolumeAttributesClasses(observed: Observed, request: PlanRequest): { refusals: Refusal[]; warnings: string[] } {
+  const refusals: Refusal[] = [];
+  const warnings: string[] = [];
+  const vacs = observed.existing?.volumeAttributesClasses;
+  for (const d of request.directives.filter((x) => x.volumeAttributesClass !== undefined)) {
+    if (vacs === undefined && observed.existing?.volumeAttributesClassError) {
+      warnings.push(`volume attributes classes could not be read (${observed.existing.volumeAttributesClassError}); the server checks ${d.volumeAttributesClass}`);
+      continue;
+    }
+    if (vacs === undefined) {
+      refusals.push({
+        message: `this server does not serve VolumeAttributesClass (storage.k8s.io), so claims cannot name one (${d.claim}=vac=${d.volumeAttributesClass}); it needs Kubernetes 1.34 or later, or the VolumeAttributesClass feature enabled: drop vac=`,
+        forceable: false,
+      });
+      break;
+    }
+    if (!vacs.includes(d.volumeAttributesClass!)) {
+      refusals.push({ message: `volume attributes class "${d.volumeAttributesClass}" not found; list the classes with: kubectl get volumeattributesclass`, forceable: false });
+    }
+  }
+  return { refusals, warnings };
+}
+
+/** Per claim template the directives name: the size its claims grow to and the class they get. */
+function claimTargets(base: ExistingClaimsBase, request: PlanRequest, options: ExistingClaimsOptions): Map<string, ClaimTarget> {
   const templates = new Map((base.desired.spec.volumeClaimTemplates ?? []).map((t) => [t.metadata.name ?? "", t]));
-  const targets = new Map<string, { size?: string; vac?: string }>();
+  const targets = new Map<string, ClaimTarget>();
   for (const d of request.directives) {
     const t = templates.get(d.claim);
     if (!t) continue;
@@ -121,66 +164,84 @@ export function planExistingClaims(base: ExistingClaimsBase, observed: Observed,
       vac: options.resize || options.vac ? d.volumeAttributesClass : undefined,
     });
   }
+  return targets;
+}
 
+/** What happens to each existing claim of the named templates, and what the claims showed on the way. */
+function examineClaims(base: ExistingClaimsBase, observed: Observed, targets: Map<string, ClaimTarget>): { claims: ExistingClaim[]; findings: ClaimFindings } {
   const raw = new Map(observed.claims.map((c) => [c.metadata.name, c]));
   const classes = new Map(observed.storageClasses.map((c) => [c.metadata.name, c]));
+  const findings: ClaimFindings = { notBound: [], shrinks: [], unreadable: [], noExpansion: new Map(), growth: [] };
   const claims: ExistingClaim[] = [];
-  const notBound: string[] = [];
-  const shrinks: string[] = [];
-  const unreadable: string[] = [];
-  const noExpansion = new Map<string, string[]>();
-  const growth: Growth[] = [];
   for (const effect of base.claims) {
     const target = targets.get(effect.template);
     const c = raw.get(effect.name);
     if (!target || !c) continue;
-    const claimRequest = c.spec.resources?.requests?.["storage"];
-    const entry: ExistingClaim = {
-      name: effect.name,
-      template: effect.template,
-      ordinal: effect.ordinal,
-      uid: effect.uid,
-      ...(c.metadata.resourceVersion ? { resourceVersion: c.metadata.resourceVersion } : {}),
-      ...(effect.pod ? { pod: effect.pod } : {}),
-      leftover: effect.leftover,
-      phase: c.status?.phase,
-      request: claimRequest,
-      capacity: c.status?.capacity?.["storage"],
-      storageClass: c.spec.storageClassName,
-      volumeAttributesClass: c.spec.volumeAttributesClassName,
-      state: resizeState(c),
-      follow: false,
-    };
-    if (target.size !== undefined) {
-      if (tryParseQuantity(claimRequest) === undefined) unreadable.push(effect.name);
-      else if (lessQuantity(claimRequest, target.size)) entry.grow = { from: claimRequest!, to: target.size };
-      else if (lessQuantity(target.size, claimRequest)) shrinks.push(`${effect.name} (${claimRequest})`);
-    }
-    if (target.vac !== undefined && c.spec.volumeAttributesClassName !== target.vac) {
-      entry.setVolumeAttributesClass = { ...(c.spec.volumeAttributesClassName ? { from: c.spec.volumeAttributesClassName } : {}), to: target.vac };
-    }
-    if (entry.grow || entry.setVolumeAttributesClass) {
-      if (c.status?.phase !== "Bound") notBound.push(`${effect.name} (${c.status?.phase ?? "no phase"})`);
-    }
+    const entry = existingClaim(effect, c, target, findings);
     if (entry.grow) {
       const cls = c.spec.storageClassName ?? "";
       // Without access to storage classes, the server's dry run of each patch decides (preflight).
-      if (!observed.storageClassError && classes.get(cls)?.allowVolumeExpansion !== true) noExpansion.set(cls, [...(noExpansion.get(cls) ?? []), effect.name]);
-      const allocated = c.status?.allocatedResources?.["storage"];
-      growth.push({ claim: effect.name, storageClass: c.spec.storageClassName, charged: allocated && lessQuantity(claimRequest, allocated) ? allocated : claimRequest!, to: entry.grow.to });
+      if (!observed.storageClassError && classes.get(cls)?.allowVolumeExpansion !== true) findings.noExpansion.set(cls, [...(findings.noExpansion.get(cls) ?? []), effect.name]);
     }
-    // Follow what is not finished: a request above the capacity (grown now or by an earlier
-    // run), or an attributes class the driver has not applied yet.
-    const finalRequest = entry.grow?.to ?? claimRequest;
-    const capacity = c.status?.capacity?.["storage"];
-    const sizePending = target.size !== undefined && c.status?.phase === "Bound" && lessQuantity(capacity, finalRequest);
-    const vacTarget = entry.setVolumeAttributesClass?.to ?? (target.vac !== undefined ? c.spec.volumeAttributesClassName : undefined);
-    const vacPending = vacTarget !== undefined && c.status?.currentVolumeAttributesClassName !== vacTarget && c.status?.phase === "Bound";
-    entry.follow = sizePending || vacPending || entry.state === "filesystem-resize-pending";
-    if (vacPending) entry.awaitVolumeAttributesClass = vacTarget;
     claims.push(entry);
   }
+  return { claims, findings };
+}
 
+/** One claim: whether it grows, gets another class, and is followed until done; its findings are noted. */
+function existingClaim(effect: ClaimEffect, c: PersistentVolumeClaim, target: ClaimTarget, findings: ClaimFindings): ExistingClaim {
+  const claimRequest = c.spec.resources?.requests?.["storage"];
+  const entry: ExistingClaim = {
+    name: effect.name,
+    template: effect.template,
+    ordinal: effect.ordinal,
+    uid: effect.uid,
+    ...(c.metadata.resourceVersion ? { resourceVersion: c.metadata.resourceVersion } : {}),
+    ...(effect.pod ? { pod: effect.pod } : {}),
+    leftover: effect.leftover,
+    phase: c.status?.phase,
+    request: claimRequest,
+    capacity: c.status?.capacity?.["storage"],
+    storageClass: c.spec.storageClassName,
+    volumeAttributesClass: c.spec.volumeAttributesClassName,
+    state: resizeState(c),
+    follow: false,
+  };
+  if (target.size !== undefined) {
+    if (tryParseQuantity(claimRequest) === undefined) findings.unreadable.push(effect.name);
+    else if (lessQuantity(claimRequest, target.size)) entry.grow = { from: claimRequest!, to: target.size };
+    else if (lessQuantity(target.size, claimRequest)) findings.shrinks.push(`${effect.name} (${claimRequest})`);
+  }
+  if (target.vac !== undefined && c.spec.volumeAttributesClassName !== target.vac) {
+    entry.setVolumeAttributesClass = { ...(c.spec.volumeAttributesClassName ? { from: c.spec.volumeAttributesClassName } : {}), to: target.vac };
+  }
+  if ((entry.grow || entry.setVolumeAttributesClass) && c.status?.phase !== "Bound") findings.notBound.push(`${effect.name} (${c.status?.phase ?? "no phase"})`);
+  if (entry.grow) {
+    const allocated = c.status?.allocatedResources?.["storage"];
+    findings.growth.push({ claim: effect.name, storageClass: c.spec.storageClassName, charged: allocated && lessQuantity(claimRequest, allocated) ? allocated : claimRequest!, to: entry.grow.to });
+  }
+  followUnfinished(entry, c, target);
+  return entry;
+}
+
+/**
+ * Follow what is not finished: a request above the capacity (grown now or by an earlier run), or
+ * an attributes class the driver has not applied yet.
+ */
+function followUnfinished(entry: ExistingClaim, c: PersistentVolumeClaim, target: ClaimTarget): void {
+  const finalRequest = entry.grow?.to ?? c.spec.resources?.requests?.["storage"];
+  const capacity = c.status?.capacity?.["storage"];
+  const sizePending = target.size !== undefined && c.status?.phase === "Bound" && lessQuantity(capacity, finalRequest);
+  const vacTarget = entry.setVolumeAttributesClass?.to ?? (target.vac !== undefined ? c.spec.volumeAttributesClassName : undefined);
+  const vacPending = vacTarget !== undefined && c.status?.currentVolumeAttributesClassName !== vacTarget && c.status?.phase === "Bound";
+  entry.follow = sizePending || vacPending || entry.state === "filesystem-resize-pending";
+  if (vacPending) entry.awaitVolumeAttributesClass = vacTarget;
+}
+
+/** The refusals the claims' findings call for, each saying what to do. */
+function findingRefusals(findings: ClaimFindings, observed: Observed, options: ExistingClaimsOptions): Refusal[] {
+  const { unreadable, shrinks, notBound, noExpansion } = findings;
+  const refusals: Refusal[] = [];
   if (unreadable.length) refusals.push({ message: `claim(s) ${list(unreadable)} have no readable storage request; nothing was changed: inspect them with kubectl get pvc`, forceable: false });
   if (shrinks.length) {
     const largest = shrinks.map((s) => /\((.*)\)$/.exec(s)![1]!).sort((a, b) => compareQuantities(parseQuantity(b), parseQuantity(a)))[0];
@@ -195,40 +256,44 @@ export function planExistingClaims(base: ExistingClaimsBase, observed: Observed,
       forceable: false,
     });
   }
+  const classes = new Set(observed.storageClasses.map((c) => c.metadata.name));
   for (const [cls, names] of [...noExpansion].sort(([a], [b]) => byName(a, b))) {
     const why = cls === "" ? "have no storage class, so they cannot grow" : classes.has(cls) ? `have storage class "${cls}", which does not allow volume expansion` : `have storage class "${cls}", which does not exist, so they cannot grow`;
     const fix = cls !== "" && classes.has(cls) ? "drop --resize-existing or enable allowVolumeExpansion on the class" : "drop --resize-existing";
     refusals.push({ message: `claim(s) ${list(names)} ${why}; nothing was changed: ${fix}`, forceable: false });
   }
+  return refusals;
+}
 
-  if (observed.storageClassError && growth.length) {
-    warnings.push("storage classes could not be read, so whether the claims may grow is decided by the server's dry run of each claim patch, before any change");
+/** The namespace's quotas against the growth; unread quotas are left to the server, with a warning. */
+function quotaChecks(observed: Observed, growth: readonly Growth[]): { checks: ExistingClaimsPlan["quotas"]; refusals: Refusal[]; warnings: string[] } {
+  const none = { checks: [], refusals: [], warnings: [] };
+  if (!growth.length) return none;
+  const existing = observed.existing;
+  if (existing?.resourceQuotas) {
+    const q = checkQuotas(existing.resourceQuotas, growth);
+    const refusals = q.checks
+      .filter((x) => !x.fits)
+      .map((c) => quotaRefusal(c, growth.filter((g) => c.resource === "requests.storage" || `${g.storageClass ?? ""}${storagePerClass}` === c.resource).length));
+    return { checks: q.checks, refusals, warnings: q.warnings };
   }
+  if (existing?.quotaError) return { ...none, warnings: [`resource quotas could not be read (${existing.quotaError}); the server checks them when the claims grow`] };
+  return none;
+}
 
-  let quotas: ExistingClaimsPlan["quotas"] = [];
-  if (growth.length) {
-    const existing = observed.existing;
-    if (existing?.resourceQuotas) {
-      const q = checkQuotas(existing.resourceQuotas, growth);
-      quotas = q.checks;
-      warnings.push(...q.warnings);
-      for (const c of q.checks.filter((x) => !x.fits)) {
-        const affected = growth.filter((g) => c.resource === "requests.storage" || `${g.storageClass ?? ""}${storagePerClass}` === c.resource).length;
-        refusals.push(quotaRefusal(c, affected));
-      }
-    } else if (existing?.quotaError) {
-      warnings.push(`resource quotas could not be read (${existing.quotaError}); the server checks them when the claims grow`);
-    }
-  }
-
-  const total = growth.reduce((sum, g) => {
+/** What growing adds to requests.storage: beyond what the quota charges each claim already. */
+function totalGrowth(growth: readonly Growth[]): bigint {
+  return growth.reduce((sum, g) => {
     const d = (bytesOf(g.to) ?? 0n) - (bytesOf(g.charged) ?? 0n);
     return sum + (d > 0n ? d : 0n);
   }, 0n);
+}
+
+function existingClaimsSteps(claims: readonly ExistingClaim[], options: ExistingClaimsOptions): Step[] {
   const steps: Step[] = [];
   if (claims.some((c) => c.grow || c.setVolumeAttributesClass)) steps.push("grow-claims");
   const followed = claims.some((c) => c.follow || c.grow || c.setVolumeAttributesClass);
   if ((options.waitResize || options.restartPods) && followed) steps.push("wait-resize");
   if (options.restartPods && followed) steps.push("restart-pods");
-  return { existing: { options, claims, growth: formatBytes(total), quotas }, refusals, warnings, steps };
+  return steps;
 }

@@ -57,7 +57,7 @@ function single(nameOf: string, extra: { namespace?: string; current?: string } 
 
 const noHome = join(dir, "no-home");
 const resolve = (flags: KubeFlags, env: Record<string, string | undefined> = {}, serviceAccountDir = join(dir, "no-sa")): ResolvedConfig =>
-  resolveConfig(flags, { env: { HOME: noHome, ...env }, serviceAccountDir });
+  resolveConfig(flags, { env: { HOME: noHome, ...env }, platform: "linux", serviceAccountDir });
 const where = (c: ResolvedConfig) => ({ context: c.context, server: c.cluster.server, namespace: c.namespace, token: c.user.token });
 
 describe("which files: clientcmd's loading rules", () => {
@@ -94,7 +94,7 @@ describe("which files: clientcmd's loading rules", () => {
   test("~/.kube/config without KUBECONFIG", () => {
     const home = join(dir, "home");
     file(JSON.stringify({ clusters: [{ name: "h", cluster: { server: "https://home" } }], contexts: [{ name: "h", context: { cluster: "h" } }], "current-context": "h" }), "home/.kube/config");
-    assert.equal(resolveConfig({}, { env: { HOME: home }, serviceAccountDir: join(dir, "no-sa") }).cluster.server, "https://home");
+    assert.equal(resolveConfig({}, { env: { HOME: home }, platform: "linux", serviceAccountDir: join(dir, "no-sa") }).cluster.server, "https://home");
   });
   test("a name twice in one file is an error, as in client-go", () => {
     const dup = file(JSON.stringify({ contexts: [{ name: "x", context: { cluster: "a" } }, { name: "x", context: { cluster: "b" } }] }));

@@ -1,0 +1,130 @@
+// One HTTP exchange with the API server, as kubectl's round trippers make it: fresh credentials
+// per request, kubectl's -v=6 line, the request timeout, and a failed connection told in
+// kubectl's words with what to check.
+import * as http from "node:http";
+import * as https from "node:https";
+import { queryString, type WireRequest } from "./api-request";
+import type { AgentFor } from "./agents";
+import { shown, type ApiServerAddress } from "./api-server";
+import type { Credentials, RequestCredentials } from "./credentials";
+import { apiErrorFromBody, UnreachableError } from "./errors";
+
+export interface TransportOptions {
+  address: ApiServerAddress;
+  credentials: Credentials;
+  agentFor: AgentFor;
+  /** --request-timeout (0: none), for requests that are not watches. */
+  timeoutMs: number;
+  /** -v: at 6 and up, one line per request. */
+  verbosity: number;
+  onRequest?: (line: string) => void;
+  log?: (line: string) => void;
+}
+
+export interface Transport {
+  readonly timeoutMs: number;
+  /** Sends the request and resolves with the answer's head; timeout 0: none (watches). */
+  open(spec: WireRequest, timeoutMs: number, signal?: AbortSignal): Promise<http.IncomingMessage>;
+  readAll(res: http.IncomingMessage): Promise<string>;
+  /** One attempt: the decoded JSON answer, or the server's error as an ApiError. */
+  send<T>(spec: WireRequest): Promise<T>;
+}
+
+export function transport(options: TransportOptions): Transport {
+  const t: Transport = {
+    timeoutMs: options.timeoutMs,
+    open: (spec, timeoutMs, signal) => open(options, spec, timeoutMs, signal),
+    readAll: (res) => readAll(options.address, res),
+    async send<T>(spec: WireRequest): Promise<T> {
+      const res = await t.open(spec, options.timeoutMs);
+      return answer<T>(res, await t.readAll(res));
+    },
+  };
+  return t;
+}
+
+async function open(options: TransportOptions, spec: WireRequest, timeoutMs: number, signal?: AbortSignal): Promise<http.IncomingMessage> {
+  const { address, credentials } = options;
+  options.onRequest?.(`${spec.method} ${spec.path}${queryString(spec.query)}`);
+  const path = address.basePath + spec.path + queryString(spec.query);
+  // kubectl -v=6: one line per request, no headers, no body, no credential.
+  const started = Date.now();
+  const logLine = (outcome: string) => {
+    if (options.verbosity >= 6) options.log?.(`${spec.method} ${shown(new URL(path, address.url))} ${outcome} in ${Date.now() - started} milliseconds`);
+  };
+  // Fresh credentials per request: exec plugins and token files may rotate them.
+  const creds = await credentials.forRequest();
+  return new Promise((resolve, reject) => {
+    const protocol = address.url.protocol === "http:" ? http : https;
+    const req = protocol.request(requestOptions(options, spec, path, creds, signal), (res) => {
+      if (res.statusCode === 401) credentials.invalidate();
+      logLine(`${res.statusCode} ${http.STATUS_CODES[res.statusCode ?? 0] ?? ""}`);
+      resolve(res);
+    });
+    if (timeoutMs > 0) {
+      req.setTimeout(timeoutMs, () => req.destroy(new UnreachableError(`the server ${address.server} did not answer within ${timeoutMs / 1000}s; check the server or raise --request-timeout`)));
+    }
+    req.on("error", (e: NodeJS.ErrnoException) => {
+      if (e.name !== "AbortError") logLine(`(no answer: ${e.code ?? e.message})`);
+      reject(connectionError(address, e));
+    });
+    req.end(bodyText(spec));
+  });
+}
+
+function bodyText(spec: WireRequest): string | undefined {
+  return spec.body === undefined ? undefined : JSON.stringify(spec.body);
+}
+
+function requestOptions(options: TransportOptions, spec: WireRequest, path: string, creds: RequestCredentials, signal: AbortSignal | undefined): http.RequestOptions {
+  const { url, hostname, port } = options.address;
+  const body = bodyText(spec);
+  return {
+    protocol: url.protocol,
+    hostname,
+    port,
+    path,
+    method: spec.method,
+    agent: options.agentFor(creds.cert, creds.key),
+    headers: {
+      ...creds.headers,
+      Accept: spec.accept ?? "application/json",
+      "User-Agent": "kubectl-appstorage",
+      ...(body !== undefined ? { "Content-Type": spec.contentType ?? "application/json", "Content-Length": Buffer.byteLength(body) } : {}),
+    },
+    signal,
+  };
+}
+
+/** A socket error as kubectl tells it: a TLS failure names the flags that set the trust. */
+function connectionError(address: ApiServerAddress, e: NodeJS.ErrnoException): Error {
+  if (e instanceof UnreachableError || e.name === "AbortError") return e;
+  const host = address.url.host;
+  if (/^(ERR_TLS_|CERT_|UNABLE_TO_|DEPTH_ZERO_|SELF_SIGNED_)/.test(e.code ?? "")) {
+    return new UnreachableError(`the server ${host} failed TLS verification: ${e.message.split("\n")[0]} (${e.code}); check --certificate-authority, --tls-server-name or the kubeconfig's certificate-authority`);
+  }
+  return new UnreachableError(`the connection to the server ${host} failed (${e.code ?? e.message}) - did you specify the right host or port?`);
+}
+
+async function readAll(address: ApiServerAddress, res: http.IncomingMessage): Promise<string> {
+  const chunks: Buffer[] = [];
+  try {
+    for await (const c of res) chunks.push(c as Buffer);
+  } catch (e) {
+    if (e instanceof UnreachableError) throw e;
+    throw new UnreachableError(`the connection to the server ${address.url.host} broke while reading an answer (${(e as NodeJS.ErrnoException).code ?? (e as Error).message})`);
+  }
+  return Buffer.concat(chunks).toString("utf8");
+}
+
+/** A 2xx answer's JSON; any other status is the server's Status as an ApiError, with Retry-After. */
+function answer<T>(res: http.IncomingMessage, text: string): T {
+  const code = res.statusCode ?? 0;
+  if (code < 200 || code >= 300) {
+    const err = apiErrorFromBody(code, text);
+    const retryAfter = Number(res.headers["retry-after"]);
+    if (Number.isFinite(retryAfter)) err.retryAfterSeconds = retryAfter;
+    throw err;
+  }
+  return (text ? JSON.parse(text) : {}) as T;
+}
