@@ -6,6 +6,7 @@ import { createStatefulSet, orphanDelete } from "../kube/write";
 import type { Plan } from "../plan/types";
 import { dryRunClaimPatches } from "./existing-claims";
 import type { Progress } from "./progress";
+import { statefulSetRef } from "../refs";
 
 export { dryRunClaimPatches };
 
@@ -14,15 +15,15 @@ export async function serverDryRun(client: KubeClient, plan: Plan, progress: Pro
   const { namespace: ns, name, uid, resourceVersion } = plan.target;
   if (plan.steps.includes("orphan-delete")) {
     await orphanDelete(client, ns, name, { uid, resourceVersion }, "server");
-    progress.say(`server dry run: the orphan delete of statefulset.apps/${name} would be accepted`);
+    progress.say(`server dry run: the orphan delete of ${statefulSetRef(name)} would be accepted`);
   }
   if (plan.steps.includes("create")) {
     try {
       await createStatefulSet(client, ns, plan.desired, "server");
     } catch (e) {
       // Admission and validation run before the existence check: AlreadyExists means they passed.
-      if (!isAlreadyExists(e)) throw new RefusedError(`the server would refuse the re-created statefulset.apps/${name}: ${(e as Error).message}`);
+      if (!isAlreadyExists(e)) throw new RefusedError(`the server would refuse the re-created ${statefulSetRef(name)}: ${(e as Error).message}`);
     }
-    progress.say(`server dry run: the re-created statefulset.apps/${name} passes validation and admission`);
+    progress.say(`server dry run: the re-created ${statefulSetRef(name)} passes validation and admission`);
   }
 }

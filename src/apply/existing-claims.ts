@@ -13,6 +13,7 @@ import { lessQuantity } from "../plan/quantity";
 import type { ExistingClaim, ExistingClaimsResult, Plan } from "../plan/types";
 import { withDeadline } from "./deadline";
 import type { Progress } from "./progress";
+import { statefulSetRef } from "../refs";
 
 /** The part of ApplyContext this module uses. */
 export interface ClaimsContext {
@@ -127,7 +128,7 @@ export async function growClaims(plan: Plan, ctx: ClaimsContext): Promise<Existi
 
 function stopped(plan: Plan, done: ExistingClaimsResult["claims"], why: string): RefusedError | StopError {
   const patched = done.filter((d) => d.patched).map((d) => d.name);
-  const sts = plan.steps.includes("orphan-delete") ? `; statefulset.apps/${plan.target.name} is unchanged` : "";
+  const sts = plan.steps.includes("orphan-delete") ? `; ${statefulSetRef(plan.target.name)} is unchanged` : "";
   // Nothing patched yet: a refusal (nothing changed); else a stop that the same command finishes.
   return new (patched.length ? StopError : RefusedError)(`${why}; ${patched.length ? `patched so far: ${patched.join(", ")}` : "no claim was changed"}${sts}: fix the cause, then run the same command again to continue`);
 }

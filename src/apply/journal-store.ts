@@ -13,6 +13,7 @@ import { createSecret, deleteSecret, updateSecret } from "../kube/write";
 import { decodeJournalSecret, journalSecret, journalSecretName } from "../plan/journal";
 import type { Journal, JournalSecretRef } from "../plan/types";
 import { describeHolder } from "../holder";
+import { statefulSetRef } from "../refs";
 
 export function localJournalDir(env: Record<string, string | undefined>): string {
   const base = env["APPSTORAGE_STATE_DIR"] ?? join(env["XDG_STATE_HOME"] ?? join(homedir(), ".local", "state"), "kubectl-appstorage");
@@ -62,7 +63,7 @@ export class JournalStore {
         // Name the run that got the lock, so the user knows whom to wait for.
         const other = await this.readOther();
         const who = other ? ` (${other.by}, ${describeHolder(other.holder)}, started ${other.startedAt})` : "";
-        throw new RefusedError(`another kubectl appstorage set${who} started on statefulset.apps/${this.name} at the same moment; nothing was changed: wait for it to finish`);
+        throw new RefusedError(`another kubectl appstorage set${who} started on ${statefulSetRef(this.name)} at the same moment; nothing was changed: wait for it to finish`);
       }
       throw e;
     }
@@ -88,7 +89,7 @@ export class JournalStore {
       const written = await this.writeOrReadBack(journal, stop, () => updateSecret(this.client, this.namespace, journalSecret(journal, this.secret?.resourceVersion)));
       this.secret = this.remember(written);
     } catch (e) {
-      if (isConflict(e)) throw new StopError(`the journal of statefulset.apps/${this.name} was changed by another run; stopping so that only one run works on it`);
+      if (isConflict(e)) throw new StopError(`the journal of ${statefulSetRef(this.name)} was changed by another run; stopping so that only one run works on it`);
       throw e;
     }
     this.writeLocal(journal);
@@ -108,7 +109,7 @@ export class JournalStore {
       const written = current ? decodeJournalSecret(current) : undefined;
       if (current && written?.holder === journal.holder && written.updatedAt === journal.updatedAt) return current;
       const ours = !current ? this.secret === undefined : written?.holder === journal.holder;
-      if (!ours) throw fail(`the journal of statefulset.apps/${this.name} is held by another run (${written?.by ?? "unknown"}); stopping so that only one run works on it`);
+      if (!ours) throw fail(`the journal of ${statefulSetRef(this.name)} is held by another run (${written?.by ?? "unknown"}); stopping so that only one run works on it`);
       this.secret = current ? this.remember(current) : undefined;
       return write();
     }

@@ -82,7 +82,7 @@ export async function deleteOriginal(plan: Plan, ctx: ApplyContext, lease: Lease
 export async function createDesired(plan: Plan, ctx: ApplyContext): Promise<StatefulSet> {
   const { client, progress } = ctx;
   const { namespace: ns, name } = plan.target;
-  const ref = `statefulset.apps/${name}`;
+  const ref = statefulSetRef(name);
   try {
     const created = await createStatefulSet(client, ns, plan.desired);
     progress.say(`created ${ref} with the new claim templates (uid ${created.metadata.uid})`);

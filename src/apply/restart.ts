@@ -17,6 +17,7 @@ import { controlledBy, isReady, labelSelector, ordinalStart, replicasOf } from "
 import type { ExistingClaim, ExistingClaimsResult, Plan } from "../plan/types";
 import { withDeadline } from "./deadline";
 import type { ClaimsContext } from "./existing-claims";
+import { statefulSetRef } from "../refs";
 
 const evictionRetryMs = 5000;
 
@@ -116,7 +117,7 @@ async function readyToRestart(run: RestartRun, podName: string, stop: (why: stri
   let all = await listPods(ctx.client, ns, selector);
   let pod = all.find((p) => p.metadata.name === podName);
   const controller = pod?.metadata.ownerReferences?.find((r) => r.controller);
-  if (controller && controller.uid !== uid) throw stop(`pod ${podName} is not controlled by statefulset.apps/${name} (uid ${uid})`);
+  if (controller && controller.uid !== uid) throw stop(`pod ${podName} is not controlled by ${statefulSetRef(name)} (uid ${uid})`);
   // Restarted already (an earlier run was stopped right after evicting it) or being re-created:
   // its start finishes the resize. Wait for it, then decide again from its claims.
   if (!controlledBy(pod, uid) || podComingUp(pod, run.pending.filter((c) => c.pod === podName).map((c) => run.claimsNow.get(c.name)!))) {
@@ -133,8 +134,8 @@ async function readyToRestart(run: RestartRun, podName: string, stop: (why: stri
   };
   let lastDown = down(all);
   if (lastDown.length) {
-    ctx.progress.say(`pod(s) ${lastDown.join(", ")} of statefulset.apps/${name} are not Ready; waiting for them before restarting ${podName}, so that never more than one pod is down`);
-    all = await waitReady(ctx, ns, selector, (m) => (lastDown = down(m.values())).length === 0, () => stop(`pod(s) ${lastDown.join(", ")} of statefulset.apps/${name} are not Ready, and restarting ${podName} would take a second pod down`));
+    ctx.progress.say(`pod(s) ${lastDown.join(", ")} of ${statefulSetRef(name)} are not Ready; waiting for them before restarting ${podName}, so that never more than one pod is down`);
+    all = await waitReady(ctx, ns, selector, (m) => (lastDown = down(m.values())).length === 0, () => stop(`pod(s) ${lastDown.join(", ")} of ${statefulSetRef(name)} are not Ready, and restarting ${podName} would take a second pod down`));
     pod = all.find((p) => p.metadata.name === podName);
     if (!isReady(pod) || !controlledBy(pod, uid)) throw stop(`pod ${podName} is not Ready any more`);
   }
@@ -180,7 +181,7 @@ async function evictHonouringBudgets(run: RestartRun, podName: string, previousU
   for (;;) {
     try {
       await evictPod(ctx.client, ns, podName, previousUid);
-      ctx.progress.say(`evicted pod ${podName} (uid ${previousUid}); waiting for statefulset.apps/${name} to re-create it and for it to be Ready`);
+      ctx.progress.say(`evicted pod ${podName} (uid ${previousUid}); waiting for ${statefulSetRef(name)} to re-create it and for it to be Ready`);
       return;
     } catch (e) {
       if (isNotFound(e)) return; // already gone: wait for its replacement

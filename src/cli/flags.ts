@@ -4,6 +4,7 @@
 // The connection flags are kubectl's global flags (`kubectl options`), with kubectl's names,
 // short forms and meaning; `kubeFlags` turns their values into the client's KubeFlags once.
 import type { KubeFlags } from "../kube/client";
+import type { DryRun } from "../kube/types";
 import { parseGoDuration, parseRequestTimeout } from "../duration";
 import { UsageError } from "../errors";
 
@@ -110,7 +111,8 @@ const selectorFlagDefs: FlagDef[] = [
 export const showOutputs = ["table", "wide", "json", "yaml"] as const;
 export const diffOutputs = ["json", "yaml"] as const;
 export const setOutputs = ["json", "yaml", "name"] as const;
-export const dryRunValues = ["none", "client", "server"] as const;
+/** kubectl's --dry-run values: exactly the DryRun type every layer uses. */
+export const dryRunValues = ["none", "client", "server"] as const satisfies readonly DryRun[];
 export const completionShells = ["bash", "zsh"] as const;
 
 /** What set and undo share: how a change is tried and confirmed, how long it waits, what it prints. */

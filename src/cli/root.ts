@@ -3,6 +3,7 @@
 import yargs, { type Argv, type Options } from "yargs";
 import type { KubeFlags } from "../kube/client";
 import type { ExistingClaimsOptions as ExistingOptions } from "../plan/types";
+import type { DryRun } from "../kube/types";
 import { completionScript } from "./completion";
 import { UsageError } from "../errors";
 import { existingClaimFlags } from "./existing-claims-flags";
@@ -26,7 +27,7 @@ import {
 declare const __VERSION__: string;
 
 export { commandName };
-export type DryRun = (typeof dryRunValues)[number];
+export type { DryRun } from "../kube/types";
 export type Output = (typeof showOutputs)[number] | "name";
 
 /** What the command line itself warns about (deprecated forms), printed on stderr before the command runs. */

@@ -19,7 +19,7 @@ async function lookUp(opts: CompleteOptions, deps: CommandDeps): Promise<Answer>
   const request = completionRequest(opts.words);
   if (request.kind === "answer") return request.answer;
   if (request.kind === "kubeconfigNames") {
-    const { config } = loadKubeconfig(request.flags.kubeconfig, deps.env);
+    const { config } = loadKubeconfig(request.flags.kubeconfig, deps.env, deps.platform);
     const names = request.what === "context" ? config.contexts : request.what === "cluster" ? config.clusters : config.users;
     return namedAnswer([...names.keys()], request.prefix);
   }

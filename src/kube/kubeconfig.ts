@@ -225,15 +225,8 @@ export function kubeconfigFiles(explicit: string | undefined, env: Record<string
   return home ? [join(home, ".kube", "config")] : [];
 }
 
-/**
- * The platform node:path was built for, which is the process's: for a caller that does not pass
- * the platform yet (src/commands/complete.ts), so that it finds the same home directory.
- */
-// Only whether it is Windows matters here.
-const pathPlatform: NodeJS.Platform = sep === "\\" ? "win32" : "linux";
-
 /** Loads and merges the files; missing ones are skipped, except an explicit --kubeconfig. */
-export function loadKubeconfig(explicit: string | undefined, env: Record<string, string | undefined>, platform: NodeJS.Platform = pathPlatform): { config: RawConfig; loaded: string[] } {
+export function loadKubeconfig(explicit: string | undefined, env: Record<string, string | undefined>, platform: NodeJS.Platform): { config: RawConfig; loaded: string[] } {
   if (explicit && !existsSync(explicit)) throw new ConfigError(`kubeconfig "${explicit}" does not exist; pass --kubeconfig with an existing file`);
   const configs: RawConfig[] = [];
   const loaded: string[] = [];

@@ -3,11 +3,10 @@
 import type { WriteRequest } from "./api-request";
 import type { KubeClient } from "./client";
 import { isNotFound } from "./errors";
-import type { KubeObject, PersistentVolumeClaim, StatefulSet } from "./types";
+import type { DryRun, KubeObject, PersistentVolumeClaim, StatefulSet } from "./types";
 import { claimsPath, podsPath, secretsPath, statefulSetsPath } from "./paths";
 import { sendWrite } from "./write-access";
 
-export type DryRun = "none" | "client" | "server";
 
 const serverDryRun = (dryRun: DryRun) => (dryRun === "server" ? "All" : undefined);
 

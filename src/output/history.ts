@@ -1,6 +1,7 @@
 // `history` as a table, in the layout of `kubectl rollout history`.
 import type { Revision } from "../plan/history";
 import { renderTable } from "./table";
+import { statefulSetRef } from "../refs";
 
 function templates(r: Revision): string {
   return r.templates
@@ -10,5 +11,5 @@ function templates(r: Revision): string {
 
 export function renderHistory(name: string, revisions: readonly Revision[]): string {
   const rows = revisions.map((r) => [String(r.revision), r.at ?? "<unknown>", r.by ?? "<unknown>", r.change ?? "<none>", templates(r)]);
-  return `statefulset.apps/${name}\n${renderTable(["revision", "changed", "by", "change", "claim templates"], rows)}`;
+  return `${statefulSetRef(name)}\n${renderTable(["revision", "changed", "by", "change", "claim templates"], rows)}`;
 }

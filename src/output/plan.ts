@@ -6,6 +6,7 @@ import { existingAfter, existingStepText, renderExisting } from "./existing-clai
 import { ordinalsWord } from "./ordinals";
 import { pendingNotes } from "./pending";
 import { renderTable } from "./table";
+import { statefulSetRef } from "../refs";
 
 const stepText: Record<Step, string> = {
   "write-journal": "save a journal (in a Secret and a local file) so an interrupted run can be finished",
@@ -43,7 +44,7 @@ export function renderClaims(plan: Plan): string {
 export function renderPlan(plan: Plan): string {
   const t = plan.target;
   const lines: string[] = [];
-  lines.push(`${plan.mode === "resume" ? "Resuming an interrupted change of" : "Plan for"} statefulset.apps/${t.name} in namespace ${t.namespace} (uid ${t.uid}, resourceVersion ${t.resourceVersion}):`);
+  lines.push(`${plan.mode === "resume" ? "Resuming an interrupted change of" : "Plan for"} ${statefulSetRef(t.name)} in namespace ${t.namespace} (uid ${t.uid}, resourceVersion ${t.resourceVersion}):`);
   if (plan.noChange) lines.push("  no change: the claim templates already are as asked");
   for (const c of plan.changes) lines.push(`  ${describeChange(c)}`);
   lines.push("");
@@ -59,7 +60,7 @@ export function statefulSetVerb(plan: Plan): "recreated" | "unchanged" {
 
 /** The confirmation question for this plan. */
 export function confirmQuestion(plan: Plan): string {
-  const ref = `statefulset.apps/${plan.target.name}`;
+  const ref = statefulSetRef(plan.target.name);
   const claims = plan.existing?.claims.filter((c) => c.grow || c.setVolumeAttributesClass).length ?? 0;
   const restart = plan.steps.includes("restart-pods") ? " and restart the pods that need it, one at a time" : "";
   if (statefulSetVerb(plan) === "unchanged") return `Change ${claims} existing claim(s)${restart}? ${ref} is not re-created.`;

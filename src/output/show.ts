@@ -3,6 +3,7 @@ import type { StatefulSetStorage, StorageReport } from "../report/storage-report
 import { ordinalsWord } from "./ordinals";
 import { pendingNotes } from "./pending";
 import { renderTable } from "./table";
+import { statefulSetRef } from "../refs";
 
 const none = (v: string | undefined) => (v === undefined || v === "" ? "<none>" : v);
 
@@ -19,7 +20,7 @@ function withoutClaims(s: StatefulSetStorage, where: string): string {
   }
   const later = s.ordinalsStart + s.replicas;
   return [...groups.values()]
-    .map((g) => `statefulset.apps/${s.name}${where}: ${ordinalsWord(g.ordinals)} (no claim yet) and ${later} and up (a later scale-up) get: ${g.templates.join(", ")}\n`)
+    .map((g) => `${statefulSetRef(s.name)}${where}: ${ordinalsWord(g.ordinals)} (no claim yet) and ${later} and up (a later scale-up) get: ${g.templates.join(", ")}\n`)
     .join("");
 }
 
@@ -75,7 +76,7 @@ export function renderStorageReport(report: StorageReport, opts: { wide: boolean
   for (const s of report.items) {
     const p = s.pendingChange;
     if (!p) continue;
-    text += `\npending change of statefulset.apps/${s.name} in namespace ${s.namespace}: ${p.request.join(" ")} (step ${p.step}, started ${p.startedAt} by ${p.by})`;
+    text += `\npending change of ${statefulSetRef(s.name)} in namespace ${s.namespace}: ${p.request.join(" ")} (step ${p.step}, started ${p.startedAt} by ${p.by})`;
     text += `${s.exists ? "" : "; the StatefulSet is deleted and its pods have no controller"}; finish it with: ${p.finishCommand}\n`;
   }
   return text;

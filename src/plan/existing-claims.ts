@@ -11,6 +11,7 @@ import { byName, isReady, templateSize } from "./objects";
 import { compareQuantities, formatBytes, bytesOf, lessQuantity, parseQuantity, tryParseQuantity } from "./quantity";
 import { checkQuotas, type Growth, quotaRefusal, storagePerClass } from "./quota";
 import type { ClaimEffect, ExistingClaim, ExistingClaimsOptions, ExistingClaimsPlan, Journal, Observed, PlanRequest, Refusal, ResizeState, Step } from "./types";
+import { statefulSetRef } from "../refs";
 
 const isTrue = (c: PersistentVolumeClaim, type: string) => c.status?.conditions?.some((x) => x.type === type && x.status === "True") === true;
 
@@ -119,7 +120,7 @@ function interruptedGrowthRefusals(base: ExistingClaimsBase, request: PlanReques
   const options = request.existing;
   const missing = (interrupted.options.resize && !options?.resize) || (interrupted.options.vac && !options?.vac && !options?.resize);
   if (!missing) return [];
-  const ref = `statefulset.apps/${request.name}`;
+  const ref = statefulSetRef(request.name);
   return [
     {
       message: `an interrupted run was changing the existing claims of ${ref} (${journal.request.join(" ")} ${existingClaimsFlags(interrupted.options)}); finish it with: ${finishCommand(journal)}`,

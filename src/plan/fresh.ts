@@ -8,6 +8,7 @@ import { matchesTemplate, neverBound, pendingReason, recreateByHand } from "./pe
 import { sameQuantity } from "./quantity";
 import { applyForce, checkSafety, lockFree, lockRefusal } from "./rules";
 import { type ClaimEffect, type Observed, type OrdinalsPlan, type Plan, type PlanRequest, recreateSteps, type Step, type TemplateChange, apiVersion } from "./types";
+import { statefulSetRef } from "../refs";
 
 /** Thrown only for what makes a plan impossible (no object to plan for). */
 export class PlanError extends Error {}
@@ -122,7 +123,7 @@ export function freshPlan(observed: Observed, request: PlanRequest): Plan {
   if (!sts) throw new PlanError(`statefulsets.apps "${request.name}" not found in namespace "${request.namespace}"`);
   const journal = observed.journal;
   const requestText = request.directives.map(formatDirective);
-  const ref = `statefulset.apps/${request.name}`;
+  const ref = statefulSetRef(request.name);
 
   const changes = request.directives.filter((d) => claimTemplateNames(sts).includes(d.claim)).map((d) => describeChange(d, sts));
   const effective = changes.filter((c) => !isNoop(c));

@@ -5,6 +5,7 @@ import { describeClaims, planOrdinals } from "./fresh";
 import { ordinalStart, replicasOf, templateSize } from "./objects";
 import { lockFree, lockRefusal, pendingChangeRefusal } from "./rules";
 import { apiVersion, type Journal, type Observed, type Plan, type PlanRequest, type Refusal, type Step, type TemplateChange } from "./types";
+import { statefulSetRef } from "../refs";
 
 function sameRequest(a: readonly string[], b: readonly string[]): boolean {
   return JSON.stringify([...a].sort()) === JSON.stringify([...b].sort());
@@ -23,7 +24,7 @@ export function changesOf(journal: Journal): TemplateChange[] {
 
 export function resumePlan(observed: Observed, request: PlanRequest, journal: Journal, requestText: readonly string[]): Plan {
   const sts = observed.statefulSet;
-  const ref = `statefulset.apps/${request.name}`;
+  const ref = statefulSetRef(request.name);
   const refusals: Refusal[] = [];
   const warnings: string[] = [];
   if (!sameRequest(journal.request, requestText)) refusals.push(pendingChangeRefusal(journal));

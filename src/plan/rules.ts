@@ -5,6 +5,7 @@ import { finishCommand, journalSecretName, leaseExpired } from "./journal";
 import { claimTemplateNames } from "./objects";
 import { compareQuantities, parseQuantity } from "./quantity";
 import type { Journal, Observed, PlanRequest, Refusal, TemplateChange } from "./types";
+import { statefulSetRef } from "../refs";
 
 export interface Findings {
   refusals: Refusal[];
@@ -37,7 +38,7 @@ export function rolloutInProgress(sts: StatefulSet): string | undefined {
 export function checkSafety(sts: StatefulSet, request: PlanRequest, observed: Observed, changes: readonly TemplateChange[]): Findings {
   const refusals: Refusal[] = [];
   const warnings: string[] = [];
-  const ref = `statefulset.apps/${request.name}`;
+  const ref = statefulSetRef(request.name);
   if (sts.metadata.deletionTimestamp) {
     refusals.push({ message: `${ref} is being deleted; wait until it is gone or re-created before changing its storage`, forceable: false });
   }
@@ -96,13 +97,13 @@ export function lockFree(observed: Observed, journal: Journal): boolean {
 }
 
 export function lockRefusal(journal: Journal): Refusal {
-  return { message: `another kubectl appstorage set is working on statefulset.apps/${journal.name} (${journal.by}, lease until ${journal.leaseExpires}); wait for it to finish`, forceable: false };
+  return { message: `another kubectl appstorage set is working on ${statefulSetRef(journal.name)} (${journal.by}, lease until ${journal.leaseExpires}); wait for it to finish`, forceable: false };
 }
 
 /** A pending change other than the one asked: it must be finished first. */
 export function pendingChangeRefusal(journal: Journal): Refusal {
   return {
-    message: `an interrupted change of statefulset.apps/${journal.name} is pending (${journal.request.join(" ")}, started ${journal.startedAt} by ${journal.by}); finish it first with: ${finishCommand(journal)}`,
+    message: `an interrupted change of ${statefulSetRef(journal.name)} is pending (${journal.request.join(" ")}, started ${journal.startedAt} by ${journal.by}); finish it first with: ${finishCommand(journal)}`,
     forceable: false,
   };
 }

@@ -3,6 +3,7 @@
 // tool, is refused before anything is read from the cluster. Pure.
 import { createHash } from "node:crypto";
 import { apiVersion, type Plan, type PlanList } from "./types";
+import { statefulSetRef } from "../refs";
 
 /** JSON with keys in a fixed order, so the digest does not depend on how the file was re-serialised. */
 function canonical(value: unknown): string {
@@ -45,9 +46,9 @@ export function plansOfDocument(doc: unknown, file: string): Plan[] {
     if (plan?.kind !== "Plan" || plan.apiVersion !== apiVersion || !plan.target || !Array.isArray(plan.steps) || !plan.desired) {
       throw new PlanFileError(`${file} holds an item that is not a plan of kubectl appstorage: ${fix}`);
     }
-    if (!plan.digest) throw new PlanFileError(`the plan of statefulset.apps/${plan.target.name} in ${file} has no digest, so it cannot be shown to be the plan that was reviewed: ${fix}`);
+    if (!plan.digest) throw new PlanFileError(`the plan of ${statefulSetRef(plan.target.name)} in ${file} has no digest, so it cannot be shown to be the plan that was reviewed: ${fix}`);
     if (plan.digest !== planDigest(plan)) {
-      throw new PlanFileError(`the plan of statefulset.apps/${plan.target.name} in ${file} was changed after it was made (its digest no longer matches its content); nothing was changed: ${fix}`);
+      throw new PlanFileError(`the plan of ${statefulSetRef(plan.target.name)} in ${file} was changed after it was made (its digest no longer matches its content); nothing was changed: ${fix}`);
     }
   }
   return plans;

@@ -11,6 +11,7 @@ import { templateSize } from "./objects";
 import { buildPlan } from "./plan";
 import { changesOf, resumePlan } from "./resume";
 import type { Journal, Observed, Plan, PlanRequest, Refusal } from "./types";
+import { statefulSetRef } from "../refs";
 
 export interface UndoRequest {
   namespace: string;
@@ -34,7 +35,7 @@ function directivesTo(sts: StatefulSet, target: Revision): Directive[] | string 
   for (const t of target.templates) {
     const name = t.metadata.name ?? "";
     const now = current.get(name);
-    if (!now) return `revision ${target.revision} has claim template "${name}", which statefulset.apps/${sts.metadata.name} no longer has; adding or renaming claim templates is not supported`;
+    if (!now) return `revision ${target.revision} has claim template "${name}", which ${statefulSetRef(sts.metadata.name ?? "")} no longer has; adding or renaming claim templates is not supported`;
     const d: Directive = { claim: name, size: templateSize(t) };
     const cls = t.spec.storageClassName;
     if (cls !== now.spec.storageClassName) {
@@ -54,7 +55,7 @@ function directivesTo(sts: StatefulSet, target: Revision): Directive[] | string 
 /** The original put back from the journal of an interrupted change. */
 function restoreFromJournal(observed: Observed, request: UndoRequest, journal: Journal): Plan {
   const sts = observed.statefulSet;
-  const ref = `statefulset.apps/${request.name}`;
+  const ref = statefulSetRef(request.name);
   if (request.toRevision !== undefined) {
     return refused(observed, request, `an interrupted change of ${ref} is pending (${journal.request.join(" ")}); undo without --to-revision puts back the object as it was before it`);
   }
@@ -85,7 +86,7 @@ export function buildUndoPlan(observed: Observed, request: UndoRequest): Plan {
   const sts = observed.statefulSet;
   if (journal && !journalIsStale(journal, sts)) return restoreFromJournal(observed, request, journal);
   if (!sts) throw new PlanError(`statefulsets.apps "${request.name}" not found in namespace "${request.namespace}"`);
-  const ref = `statefulset.apps/${request.name}`;
+  const ref = statefulSetRef(request.name);
   const revisions = historyOf(sts);
   const current = revisions[revisions.length - 1]!;
   if (revisions.length < 2) return refused(observed, request, `${ref} has no recorded change of its claim templates to undo (see kubectl appstorage history ${request.name} -n ${request.namespace})`);
