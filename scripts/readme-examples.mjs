@@ -14,7 +14,8 @@ const printOnly = process.argv.includes("--print");
 const log = (m) => process.stderr.write(`readme-examples: ${m}\n`);
 const git = (args) => spawnSync("git", ["-C", root, ...args], { encoding: "utf8" }).stdout.trim();
 const commit = git(["rev-parse", "HEAD"]);
-if (!printOnly && git(["status", "--porcelain", "--untracked-files=no"]) !== "") throw new Error("readme-examples: uncommitted changes; commit first (the README names the commit its output comes from), or pass --print");
+if (!printOnly && git(["status", "--porcelain", "--untracked-files=no"]) !== "")
+  throw new Error("readme-examples: uncommitted changes; commit first (the README names the commit its output comes from), or pass --print");
 
 const build = spawnSync("npm", ["run", "build"], { cwd: root, stdio: ["ignore", "ignore", "inherit"] });
 if (build.status !== 0) throw new Error("npm run build failed");
@@ -49,7 +50,13 @@ function session() {
     run(command, expectCode = 0) {
       const { output, code } = sh(command);
       if (code !== expectCode) throw new Error(`${command}: exit ${code}, expected ${expectCode}\n${output}`);
-      lines.push(`$ ${command}`, ...output.trimEnd().split("\n").filter((l, i, all) => l !== "" || all.length > 1));
+      lines.push(
+        `$ ${command}`,
+        ...output
+          .trimEnd()
+          .split("\n")
+          .filter((l, i, all) => l !== "" || all.length > 1),
+      );
       if (code !== 0) lines.push(`(exit code ${code})`);
     },
     text: () => lines.join("\n"),
@@ -70,7 +77,11 @@ function statefulSet(name) {
     },
   };
 }
-const podsAndClaims = () => JSON.parse(kubectl(["get", "pods,pvc", "-n", ns, "-o", "json"])).items.map((o) => `${o.kind}/${o.metadata.name}=${o.metadata.uid}`).sort().join("\n");
+const podsAndClaims = () =>
+  JSON.parse(kubectl(["get", "pods,pvc", "-n", ns, "-o", "json"]))
+    .items.map((o) => `${o.kind}/${o.metadata.name}=${o.metadata.uid}`)
+    .sort()
+    .join("\n");
 
 async function main() {
   kubectl(["delete", "namespace", ns, "--ignore-not-found", "--wait"]);
@@ -93,11 +104,47 @@ async function main() {
   // An admission policy that refuses StatefulSets whose claims use the class "premium": the
   // re-create is denied after the delete, and the change stops with its journal.
   const policy = "readme-no-premium";
-  kubectl(["apply", "-f", "-"], JSON.stringify({ apiVersion: "storage.k8s.io/v1", kind: "StorageClass", metadata: { name: "premium" }, provisioner: "example.com/premium", allowVolumeExpansion: true }));
-  kubectl(["apply", "-f", "-"], JSON.stringify({ apiVersion: "admissionregistration.k8s.io/v1", kind: "ValidatingAdmissionPolicy", metadata: { name: policy }, spec: { failurePolicy: "Fail", matchConstraints: { resourceRules: [{ apiGroups: ["apps"], apiVersions: ["v1"], resources: ["statefulsets"], operations: ["CREATE"] }] }, validations: [{ expression: "!object.spec.volumeClaimTemplates.exists(t, has(t.spec.storageClassName) && t.spec.storageClassName == 'premium')", message: "the premium storage class needs an approved quota in this namespace" }] } }));
-  kubectl(["apply", "-f", "-"], JSON.stringify({ apiVersion: "admissionregistration.k8s.io/v1", kind: "ValidatingAdmissionPolicyBinding", metadata: { name: policy }, spec: { policyName: policy, validationActions: ["Deny"], matchResources: { namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": ns } } } } }));
-  const probe = { ...statefulSet("probe"), spec: { ...statefulSet("probe").spec, volumeClaimTemplates: [{ metadata: { name: "d" }, spec: { storageClassName: "premium", accessModes: ["ReadWriteOnce"], resources: { requests: { storage: "1Gi" } } } }] } };
-  await until("the policy to take effect", () => spawnSync("kubectl", ["create", "-n", ns, "--dry-run=server", "-f", "-"], { env, input: JSON.stringify(probe), encoding: "utf8" }).stderr.includes("premium storage class"));
+  kubectl(
+    ["apply", "-f", "-"],
+    JSON.stringify({ apiVersion: "storage.k8s.io/v1", kind: "StorageClass", metadata: { name: "premium" }, provisioner: "example.com/premium", allowVolumeExpansion: true }),
+  );
+  kubectl(
+    ["apply", "-f", "-"],
+    JSON.stringify({
+      apiVersion: "admissionregistration.k8s.io/v1",
+      kind: "ValidatingAdmissionPolicy",
+      metadata: { name: policy },
+      spec: {
+        failurePolicy: "Fail",
+        matchConstraints: { resourceRules: [{ apiGroups: ["apps"], apiVersions: ["v1"], resources: ["statefulsets"], operations: ["CREATE"] }] },
+        validations: [
+          {
+            expression: "!object.spec.volumeClaimTemplates.exists(t, has(t.spec.storageClassName) && t.spec.storageClassName == 'premium')",
+            message: "the premium storage class needs an approved quota in this namespace",
+          },
+        ],
+      },
+    }),
+  );
+  kubectl(
+    ["apply", "-f", "-"],
+    JSON.stringify({
+      apiVersion: "admissionregistration.k8s.io/v1",
+      kind: "ValidatingAdmissionPolicyBinding",
+      metadata: { name: policy },
+      spec: { policyName: policy, validationActions: ["Deny"], matchResources: { namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": ns } } } },
+    }),
+  );
+  const probe = {
+    ...statefulSet("probe"),
+    spec: {
+      ...statefulSet("probe").spec,
+      volumeClaimTemplates: [{ metadata: { name: "d" }, spec: { storageClassName: "premium", accessModes: ["ReadWriteOnce"], resources: { requests: { storage: "1Gi" } } } }],
+    },
+  };
+  await until("the policy to take effect", () =>
+    spawnSync("kubectl", ["create", "-n", ns, "--dry-run=server", "-f", "-"], { env, input: JSON.stringify(probe), encoding: "utf8" }).stderr.includes("premium storage class"),
+  );
   const interrupted = session();
   interrupted.run(`kubectl appstorage set pg-a pgdata=2Gi,premium -n ${ns} --yes`, 1);
   interrupted.run(`kubectl appstorage show pg-a -n ${ns}`);

@@ -142,7 +142,10 @@ for (const p of platforms) {
   const files = [exe, shim, "LICENSE", "README.md"];
   const archive = join(out, `kubectl-appstorage_${version}_${p.os}_${p.arch}.${p.os === "windows" ? "zip" : "tar.gz"}`);
   if (p.os === "windows") {
-    writeZip(archive, files.map((name) => ({ name, data: readFileSync(join(stage, name)), mode: name === exe || name === shim ? 0o755 : 0o644 })));
+    writeZip(
+      archive,
+      files.map((name) => ({ name, data: readFileSync(join(stage, name)), mode: name === exe || name === shim ? 0o755 : 0o644 })),
+    );
   } else {
     // gzip -n: no name or time in the gzip header, so the bytes depend on the contents only.
     execFileSync("tar", ["--sort=name", "--owner=0", "--group=0", "--numeric-owner", `--mtime=@${mtime}`, "--use-compress-program=gzip -n", "-cf", archive, "-C", stage, ...files]);

@@ -24,7 +24,10 @@ const byKind = (o) =>
     .join(", ");
 const rows = [
   ["commit", `\`${s.commit.slice(0, 12)}\`${s.dirty ? " (with uncommitted changes)" : ""}, ${s.matrix} matrix, finished ${s.finishedAt}`],
-  ["checks passed", `${s.testsPassed.length} of ${s.testsDeclared}${s.testsFailed.length ? ` (failed: ${s.testsFailed.join("; ")})` : ""}${s.testsNotRun.length ? ` (not run: ${s.testsNotRun.length})` : ""}`],
+  [
+    "checks passed",
+    `${s.testsPassed.length} of ${s.testsDeclared}${s.testsFailed.length ? ` (failed: ${s.testsFailed.join("; ")})` : ""}${s.testsNotRun.length ? ` (not run: ${s.testsNotRun.length})` : ""}`,
+  ],
   ["suite time (2-core machine, shared)", `${s.suiteSeconds} s`],
   ["distinct requests of a `set` (each write occurrence counted)", `${s.distinctRequests}`],
   ["`set` runs whose fault landed on its intended request", `${s.faultRuns} (${byKind(s.faultsLanded)}); runs repeated because the request did not occur: ${s.faultRunsRepeated}`],

@@ -57,7 +57,9 @@ export async function bundleMain(outfile) {
   await build({ ...esbuildOptions(), entryPoints: ["scripts/sea/main.ts"], outfile });
   const size = statSync(outfile).size;
   if (size > mainScriptLimit) {
-    throw new Error(`the executable's main script is ${size} bytes (limit ${mainScriptLimit}): src/cli/root.ts now pulls in a heavy module statically; import it lazily, as src/main.ts does for commands`);
+    throw new Error(
+      `the executable's main script is ${size} bytes (limit ${mainScriptLimit}): src/cli/root.ts now pulls in a heavy module statically; import it lazily, as src/main.ts does for commands`,
+    );
   }
 }
 
@@ -76,10 +78,7 @@ export function pluginCodeCache({ node, asset, out }) {
 /** The SEA preparation blob, made by `node` (it must be the injected runtime's version). */
 export function seaBlob({ node, main, assets, out, codeCache }) {
   const config = `${out}.json`;
-  writeFileSync(
-    config,
-    JSON.stringify({ main, output: out, disableExperimentalSEAWarning: true, useCodeCache: codeCache, useSnapshot: false, assets }, null, 2),
-  );
+  writeFileSync(config, JSON.stringify({ main, output: out, disableExperimentalSEAWarning: true, useCodeCache: codeCache, useSnapshot: false, assets }, null, 2));
   const r = spawnSync(node, ["--experimental-sea-config", config], { encoding: "utf8" });
   if (r.status !== 0) throw new Error(`making the SEA blob with ${node} failed:\n${r.stderr}`);
 }
@@ -160,14 +159,21 @@ export function nodeRuntime(npmPackage, version, file, integrity) {
   if (packed.status !== 0) {
     rmSync(tmp, { recursive: true, force: true });
     // npm's first lines name the cause (ETARGET: no such version, E404: no such package).
-    const reason = (packed.stderr || "").split("\n").filter((l) => l.startsWith("npm error")).slice(0, 2).map((l) => l.replace(/^npm error\s*/, "")).join(": ");
+    const reason = (packed.stderr || "")
+      .split("\n")
+      .filter((l) => l.startsWith("npm error"))
+      .slice(0, 2)
+      .map((l) => l.replace(/^npm error\s*/, ""))
+      .join(": ");
     throw new Error(`npm pack ${npmPackage}@${version} failed (${reason || `exit ${packed.status}`})`);
   }
   const tarball = join(tmp, packed.stdout.trim().split("\n").pop());
   const got = `sha512-${createHash("sha512").update(readFileSync(tarball)).digest("base64")}`;
   if (integrity && got !== integrity) {
     rmSync(tmp, { recursive: true, force: true });
-    throw new Error(`${npmPackage}@${version} from the registry has integrity ${got}, not the pinned ${integrity}; check the package (test/e2e/packaging.test.ts checks darwin signatures) before changing its pin in scripts/sea/runtimes.json`);
+    throw new Error(
+      `${npmPackage}@${version} from the registry has integrity ${got}, not the pinned ${integrity}; check the package (test/e2e/packaging.test.ts checks darwin signatures) before changing its pin in scripts/sea/runtimes.json`,
+    );
   }
   execFileSync("tar", ["-xzf", tarball, "-C", tmp, "--strip-components=1", `package/${file}`]);
   rmSync(tarball);

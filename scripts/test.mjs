@@ -31,7 +31,13 @@ if (version) {
   process.env.APPSTORAGE_FAULT_MATRIX ??= "reduced";
 }
 const dir = join("test", suite);
-const files = argv.length > 1 ? argv.slice(1) : readdirSync(dir).filter((f) => f.endsWith(".test.ts")).sort().map((f) => join(dir, f));
+const files =
+  argv.length > 1
+    ? argv.slice(1)
+    : readdirSync(dir)
+        .filter((f) => f.endsWith(".test.ts"))
+        .sort()
+        .map((f) => join(dir, f));
 if (files.length === 0) {
   console.error(`no test files in ${dir}`);
   process.exit(1);

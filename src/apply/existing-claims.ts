@@ -40,7 +40,10 @@ function patchFor(c: ExistingClaim, current: PersistentVolumeClaim): { storage?:
 function describePatch(name: string, from: PersistentVolumeClaim | undefined, c: ExistingClaim, p: { storage?: string; volumeAttributesClassName?: string }): string {
   const parts: string[] = [];
   if (p.storage) parts.push(`${from?.spec.resources?.requests?.["storage"] ?? c.grow?.from} -> ${p.storage}`);
-  if (p.volumeAttributesClassName) parts.push(`volume attributes class ${(from ?? { spec: { volumeAttributesClassName: c.setVolumeAttributesClass?.from } }).spec.volumeAttributesClassName ?? "<none>"} -> ${p.volumeAttributesClassName}`);
+  if (p.volumeAttributesClassName)
+    parts.push(
+      `volume attributes class ${(from ?? { spec: { volumeAttributesClassName: c.setVolumeAttributesClass?.from } }).spec.volumeAttributesClassName ?? "<none>"} -> ${p.volumeAttributesClassName}`,
+    );
   return `claim ${name}: ${parts.join(", ")}`;
 }
 
@@ -130,7 +133,9 @@ function stopped(plan: Plan, done: ExistingClaimsResult["claims"], why: string):
   const patched = done.filter((d) => d.patched).map((d) => d.name);
   const sts = plan.steps.includes("orphan-delete") ? `; ${statefulSetRef(plan.target.name)} is unchanged` : "";
   // Nothing patched yet: a refusal (nothing changed); else a stop that the same command finishes.
-  return new (patched.length ? StopError : RefusedError)(`${why}; ${patched.length ? `patched so far: ${patched.join(", ")}` : "no claim was changed"}${sts}: fix the cause, then run the same command again to continue`);
+  return new (patched.length ? StopError : RefusedError)(
+    `${why}; ${patched.length ? `patched so far: ${patched.join(", ")}` : "no claim was changed"}${sts}: fix the cause, then run the same command again to continue`,
+  );
 }
 
 type Outcome = "done" | "filesystem-resize-pending" | "failed" | "waiting";

@@ -21,7 +21,11 @@ export async function waitGone(plan: Plan, ctx: ApplyContext): Promise<void> {
   const { namespace: ns, name, uid } = plan.target;
   const ref = statefulSetRef(name);
   ctx.progress.say(`waiting for the garbage collector to release the pods of ${ref} (uid ${uid})`);
-  const d = deadline(ctx.signal, ctx.timeoutMs, `waiting for ${ref} to be deleted; its pods keep running without a controller until it is: check that kube-controller-manager (garbage collector) runs, then run the same command again`);
+  const d = deadline(
+    ctx.signal,
+    ctx.timeoutMs,
+    `waiting for ${ref} to be deleted; its pods keep running without a controller until it is: check that kube-controller-manager (garbage collector) runs, then run the same command again`,
+  );
   try {
     await waitStatefulSetGone(ctx.client, ns, name, uid, d.signal);
   } finally {
@@ -89,7 +93,9 @@ export async function createDesired(plan: Plan, ctx: ApplyContext): Promise<Stat
     return created;
   } catch (e) {
     const couldNot = () =>
-      new StopError(`could not re-create ${ref}: ${(e as Error).message.split("\n")[0]}; its pods keep running without a controller and the journal is kept: fix the cause, then run the same command again`);
+      new StopError(
+        `could not re-create ${ref}: ${(e as Error).message.split("\n")[0]}; its pods keep running without a controller and the journal is kept: fix the cause, then run the same command again`,
+      );
     if (!isAlreadyExists(e) && !isUnknownOutcome(e)) throw couldNot();
     // AlreadyExists, or an unknown outcome: what exists now decides.
     const now = await getStatefulSet(client, ns, name);

@@ -85,7 +85,9 @@ function waitingForRestart(plan: Plan, claimsNow: Map<string, PersistentVolumeCl
 function stopBefore(run: RestartRun, podName: string): (why: string) => StopError {
   const remaining = run.pods.slice(run.pods.indexOf(podName) + 1);
   return (why) =>
-    new StopError(`${why}; stopped before restarting ${remaining.length ? remaining.join(", ") : "any other pod"}${run.restarted.length ? ` (restarted: ${run.restarted.map((r) => r.pod).join(", ")})` : ""}: fix it, then run the same command again to continue`);
+    new StopError(
+      `${why}; stopped before restarting ${remaining.length ? remaining.join(", ") : "any other pod"}${run.restarted.length ? ` (restarted: ${run.restarted.map((r) => r.pod).join(", ")})` : ""}: fix it, then run the same command again to continue`,
+    );
 }
 
 async function restartPod(run: RestartRun, podName: string): Promise<void> {
@@ -102,7 +104,8 @@ async function restartPod(run: RestartRun, podName: string): Promise<void> {
   const back = await evictAndWaitBack(run, podName, previousUid, stop);
   for (const [claim, claimUid] of before) {
     const now = await getClaim(ctx.client, ns, claim);
-    if (now?.metadata.uid !== claimUid) throw stop(`claim ${claim} changed while pod ${podName} restarted (uid ${claimUid} -> ${now?.metadata.uid ?? "none"}); inspect it with kubectl get pvc ${claim} -n ${ns}`);
+    if (now?.metadata.uid !== claimUid)
+      throw stop(`claim ${claim} changed while pod ${podName} restarted (uid ${claimUid} -> ${now?.metadata.uid ?? "none"}); inspect it with kubectl get pvc ${claim} -n ${ns}`);
   }
   run.restarted.push({ pod: podName, previousUid, uid: back.metadata.uid! });
   ctx.progress.say(`pod ${podName} is back and Ready (uid ${previousUid} -> ${back.metadata.uid}); claim(s) ${[...before.keys()].join(", ")} unchanged`);
@@ -120,9 +123,21 @@ async function readyToRestart(run: RestartRun, podName: string, stop: (why: stri
   if (controller && controller.uid !== uid) throw stop(`pod ${podName} is not controlled by ${statefulSetRef(name)} (uid ${uid})`);
   // Restarted already (an earlier run was stopped right after evicting it) or being re-created:
   // its start finishes the resize. Wait for it, then decide again from its claims.
-  if (!controlledBy(pod, uid) || podComingUp(pod, run.pending.filter((c) => c.pod === podName).map((c) => run.claimsNow.get(c.name)!))) {
+  if (
+    !controlledBy(pod, uid) ||
+    podComingUp(
+      pod,
+      run.pending.filter((c) => c.pod === podName).map((c) => run.claimsNow.get(c.name)!),
+    )
+  ) {
     ctx.progress.say(`pod ${podName} is being re-created or starting; waiting for it to be Ready before deciding whether it needs a restart`);
-    all = await waitReady(ctx, ns, selector, (m) => isReady(m.get(podName)) && controlledBy(m.get(podName), uid), () => stop(`pod ${podName} did not become Ready within ${ctx.timeoutMs / 1000}s (check it with kubectl describe pod ${podName} -n ${ns})`));
+    all = await waitReady(
+      ctx,
+      ns,
+      selector,
+      (m) => isReady(m.get(podName)) && controlledBy(m.get(podName), uid),
+      () => stop(`pod ${podName} did not become Ready within ${ctx.timeoutMs / 1000}s (check it with kubectl describe pod ${podName} -n ${ns})`),
+    );
     pod = all.find((p) => p.metadata.name === podName)!;
   }
   // Never more than one pod down: wait for the others (a pod restarted just before, still
@@ -135,7 +150,13 @@ async function readyToRestart(run: RestartRun, podName: string, stop: (why: stri
   let lastDown = down(all);
   if (lastDown.length) {
     ctx.progress.say(`pod(s) ${lastDown.join(", ")} of ${statefulSetRef(name)} are not Ready; waiting for them before restarting ${podName}, so that never more than one pod is down`);
-    all = await waitReady(ctx, ns, selector, (m) => (lastDown = down(m.values())).length === 0, () => stop(`pod(s) ${lastDown.join(", ")} of ${statefulSetRef(name)} are not Ready, and restarting ${podName} would take a second pod down`));
+    all = await waitReady(
+      ctx,
+      ns,
+      selector,
+      (m) => (lastDown = down(m.values())).length === 0,
+      () => stop(`pod(s) ${lastDown.join(", ")} of ${statefulSetRef(name)} are not Ready, and restarting ${podName} would take a second pod down`),
+    );
     pod = all.find((p) => p.metadata.name === podName);
     if (!isReady(pod) || !controlledBy(pod, uid)) throw stop(`pod ${podName} is not Ready any more`);
   }
@@ -158,13 +179,21 @@ async function stillWaitsForRestart(run: RestartRun, podName: string): Promise<b
 /** Evicts the pod (this uid only) and waits, within the timeout, for its replacement to be Ready. */
 async function evictAndWaitBack(run: RestartRun, podName: string, previousUid: string, stop: (why: string) => StopError): Promise<Pod> {
   const { ctx, ns } = run;
-  const d = withDeadline(ctx.signal, ctx.timeoutMs, () => stop(`pod ${podName} did not come back Ready within ${ctx.timeoutMs / 1000}s after its eviction (check it with kubectl describe pod ${podName} -n ${ns})`));
+  const d = withDeadline(ctx.signal, ctx.timeoutMs, () =>
+    stop(`pod ${podName} did not come back Ready within ${ctx.timeoutMs / 1000}s after its eviction (check it with kubectl describe pod ${podName} -n ${ns})`),
+  );
   try {
     await evictHonouringBudgets(run, podName, previousUid, stop, d.signal);
-    const pods = await waitPods(ctx.client, ns, run.selector, (m) => {
-      const p = m.get(podName);
-      return !!p && p.metadata.uid !== previousUid && isReady(p);
-    }, d.signal);
+    const pods = await waitPods(
+      ctx.client,
+      ns,
+      run.selector,
+      (m) => {
+        const p = m.get(podName);
+        return !!p && p.metadata.uid !== previousUid && isReady(p);
+      },
+      d.signal,
+    );
     return pods.get(podName)!;
   } finally {
     d.done();

@@ -118,12 +118,24 @@ export function completionRequest(words: readonly string[], commands: readonly C
     ]);
     return answer(matching(candidates, toComplete));
   }
-  if (!command) return answer(matching(commands.map((c) => ({ value: c.name, description: c.describe })), toComplete));
+  if (!command)
+    return answer(
+      matching(
+        commands.map((c) => ({ value: c.name, description: c.describe })),
+        toComplete,
+      ),
+    );
 
   const slots = command.positionals;
   const slot = slots[Math.min(positionals.length, slots.length - 1)];
   if (slot === undefined || (positionals.length >= slots.length && !slot.variadic)) return answer([]);
-  if (slot.choices) return answer(matching(slot.choices.map((value) => ({ value })), toComplete));
+  if (slot.choices)
+    return answer(
+      matching(
+        slot.choices.map((value) => ({ value })),
+        toComplete,
+      ),
+    );
   if (slot.complete === "statefulset") return { kind: "statefulsets", flags: flagsSoFar(values), prefix: toComplete };
   if (slot.complete === "claimTemplates") {
     return {
@@ -163,11 +175,23 @@ export function claimTemplateAnswer(statefulSet: StatefulSet | undefined, prefix
 export function namedAnswer(names: readonly string[], prefix: string): Answer {
   const eq = prefix.startsWith("--") ? prefix.indexOf("=") + 1 : 0;
   const head = prefix.slice(0, eq);
-  return { candidates: matching([...names].sort().map((n) => ({ value: head + n })), prefix), directive: Directive.NoFileComp };
+  return {
+    candidates: matching(
+      [...names].sort().map((n) => ({ value: head + n })),
+      prefix,
+    ),
+    directive: Directive.NoFileComp,
+  };
 }
 
 export function namespaceAnswer(names: readonly string[], prefix: string): Answer {
-  return { candidates: matching([...names].sort().map((value) => ({ value })), prefix), directive: Directive.NoFileComp };
+  return {
+    candidates: matching(
+      [...names].sort().map((value) => ({ value })),
+      prefix,
+    ),
+    directive: Directive.NoFileComp,
+  };
 }
 
 /** cobra's __complete output; __completeNoDesc drops the descriptions. */

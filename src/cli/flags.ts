@@ -117,7 +117,14 @@ export const completionShells = ["bash", "zsh"] as const;
 
 /** What set and undo share: how a change is tried and confirmed, how long it waits, what it prints. */
 const confirmFlagDefs: FlagDef[] = [
-  { name: "dry-run", type: "string", default: "none", values: dryRunValues, attachedValueOnly: true, describe: "none|client (print the plan)|server (let the server validate, persist nothing); a bare --dry-run means client" },
+  {
+    name: "dry-run",
+    type: "string",
+    default: "none",
+    values: dryRunValues,
+    attachedValueOnly: true,
+    describe: "none|client (print the plan)|server (let the server validate, persist nothing); a bare --dry-run means client",
+  },
   { name: "yes", short: "y", type: "boolean", default: false, describe: "Do not ask for confirmation" },
 ];
 const waitFlagDefs: FlagDef[] = [

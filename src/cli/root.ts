@@ -37,41 +37,41 @@ export interface Notices {
 
 export type ParsedCommand = Notices &
   (
-  | { kind: "text"; text: string }
-  /** The hidden `__complete WORDS...` (cobra's protocol; `__completeNoDesc` without descriptions). */
-  | { kind: "complete"; words: string[]; descriptions: boolean }
-  | { kind: "show"; flags: KubeFlags; name?: string; allNamespaces: boolean; selector?: string; output: Output }
-  | { kind: "rbac"; flags: KubeFlags }
-  | { kind: "history"; flags: KubeFlags; name: string; output?: "json" | "yaml" }
-  | { kind: "undo"; flags: KubeFlags; name: string; toRevision?: number; dryRun: DryRun; yes: boolean; force: boolean; timeoutMs: number; output?: "json" | "yaml" | "name" }
-  | {
-      kind: "diff";
-      flags: KubeFlags;
-      /** One StatefulSet by name, or (-l) every one the selector matches. */
-      name?: string;
-      selector?: string;
-      allNamespaces: boolean;
-      directives: string[];
-      output?: "json" | "yaml";
-      existing?: ExistingOptions;
-    }
-  | {
-      kind: "set";
-      flags: KubeFlags;
-      name?: string;
-      selector?: string;
-      allNamespaces: boolean;
-      /** --plan FILE: apply exactly this reviewed plan (no name, no directives). */
-      planFile?: string;
-      directives: string[];
-      dryRun: DryRun;
-      yes: boolean;
-      force: boolean;
-      timeoutMs: number;
-      output?: "json" | "yaml" | "name";
-      /** --resize-existing, --vac-existing, --wait-resize, --restart-pods; absent when none is given. */
-      existing?: ExistingOptions;
-    }
+    | { kind: "text"; text: string }
+    /** The hidden `__complete WORDS...` (cobra's protocol; `__completeNoDesc` without descriptions). */
+    | { kind: "complete"; words: string[]; descriptions: boolean }
+    | { kind: "show"; flags: KubeFlags; name?: string; allNamespaces: boolean; selector?: string; output: Output }
+    | { kind: "rbac"; flags: KubeFlags }
+    | { kind: "history"; flags: KubeFlags; name: string; output?: "json" | "yaml" }
+    | { kind: "undo"; flags: KubeFlags; name: string; toRevision?: number; dryRun: DryRun; yes: boolean; force: boolean; timeoutMs: number; output?: "json" | "yaml" | "name" }
+    | {
+        kind: "diff";
+        flags: KubeFlags;
+        /** One StatefulSet by name, or (-l) every one the selector matches. */
+        name?: string;
+        selector?: string;
+        allNamespaces: boolean;
+        directives: string[];
+        output?: "json" | "yaml";
+        existing?: ExistingOptions;
+      }
+    | {
+        kind: "set";
+        flags: KubeFlags;
+        name?: string;
+        selector?: string;
+        allNamespaces: boolean;
+        /** --plan FILE: apply exactly this reviewed plan (no name, no directives). */
+        planFile?: string;
+        directives: string[];
+        dryRun: DryRun;
+        yes: boolean;
+        force: boolean;
+        timeoutMs: number;
+        output?: "json" | "yaml" | "name";
+        /** --resize-existing, --vac-existing, --wait-resize, --restart-pods; absent when none is given. */
+        existing?: ExistingOptions;
+      }
   );
 
 /** A table entry as a yargs option. Values are checked after parsing (last one wins first). */
@@ -138,7 +138,11 @@ function withExisting(argv: Record<string, unknown>): { existing?: ExistingOptio
  * The targets of set and diff: a name and directives, or (-l) directives alone (a name never
  * contains "=", so with -l the first word is a directive), or (set --plan) nothing.
  */
-function targets(flag: (name: string) => unknown, argv: Record<string, unknown>, command: "set" | "diff"): { name?: string; selector?: string; allNamespaces: boolean; planFile?: string; directives: string[] } {
+function targets(
+  flag: (name: string) => unknown,
+  argv: Record<string, unknown>,
+  command: "set" | "diff",
+): { name?: string; selector?: string; allNamespaces: boolean; planFile?: string; directives: string[] } {
   const words = [flag("statefulset"), ...((argv["directives"] as unknown[] | undefined) ?? [])].filter((w) => w !== undefined).map(String);
   const selector = flag("selector") !== undefined ? String(flag("selector")) : undefined;
   const planFile = flag("plan") !== undefined ? String(flag("plan")) : undefined;
@@ -256,7 +260,8 @@ function parseNormalized(args: readonly string[]): ParsedCommand {
   }
   if (command === "undo") {
     const to = flag("to-revision");
-    if (to !== undefined && (typeof to !== "number" || !Number.isInteger(to) || to < 1)) throw new UsageError(`invalid --to-revision "${String(to)}": use a revision number from kubectl appstorage history`);
+    if (to !== undefined && (typeof to !== "number" || !Number.isInteger(to) || to < 1))
+      throw new UsageError(`invalid --to-revision "${String(to)}": use a revision number from kubectl appstorage history`);
     return {
       kind: "undo",
       flags: kubeFlags(get),

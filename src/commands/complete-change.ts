@@ -110,7 +110,8 @@ async function refuseStale(client: KubeClient, plans: readonly Plan[]): Promise<
     const why = staleness(plan, statefulSets.get(plan.target.name), journals.get(journalSecretName(plan.target.name)));
     return why ? [`${statefulSetIn(plan.target.name, plan.target.namespace)}: ${why}`] : [];
   });
-  if (stale.length) throw new RefusedError(`the plan is stale, the cluster moved on since it was made: ${stale.sort().join("; ")}; nothing was changed: make a new plan with kubectl appstorage diff ... -o json`);
+  if (stale.length)
+    throw new RefusedError(`the plan is stale, the cluster moved on since it was made: ${stale.sort().join("; ")}; nothing was changed: make a new plan with kubectl appstorage diff ... -o json`);
 }
 
 /** Why one plan no longer fits what the cluster holds now, or undefined when it still does. */
@@ -178,7 +179,10 @@ export async function completeChange<V>(opts: ChangeCommand, deps: CommandDeps, 
       user,
       access,
       many,
-      where: `where: ${whereLine(client.target, plans.map((p) => p.target.namespace))}`,
+      where: `where: ${whereLine(
+        client.target,
+        plans.map((p) => p.target.namespace),
+      )}`,
       view: viewFor(many),
       ...(nothing ? { noResources: request.kind === "selector" && request.allNamespaces ? "No resources found" : `No resources found in ${client.namespace} namespace.` } : {}),
     };

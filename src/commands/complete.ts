@@ -33,7 +33,10 @@ async function lookUp(opts: CompleteOptions, deps: CommandDeps): Promise<Answer>
       return claimTemplateAnswer(await getStatefulSet(client, client.namespace, request.statefulSet), request.prefix, request.given);
     case "namespaces": {
       const namespaces = await listAll<KubeObject>(client, "/api/v1/namespaces");
-      return namespaceAnswer(namespaces.map((n) => n.metadata.name ?? ""), request.prefix);
+      return namespaceAnswer(
+        namespaces.map((n) => n.metadata.name ?? ""),
+        request.prefix,
+      );
     }
   }
 }

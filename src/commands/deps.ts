@@ -19,5 +19,11 @@ export function connectWith(deps: CommandDeps, flags: KubeFlags, defaults: { req
   if (deps.connect) return deps.connect(flags);
   // APPSTORAGE_REQUEST_LOG=FILE appends one line per API request: how benchmarks count them.
   const log = deps.env["APPSTORAGE_REQUEST_LOG"];
-  return connect(flags, { env: deps.env, platform: deps.platform, ...(defaults.requestTimeoutMs !== undefined ? { defaultRequestTimeoutMs: defaults.requestTimeoutMs } : {}), log: (line) => deps.streams.errOut.write(`${line}\n`), ...(log ? { onRequest: (line: string) => appendFileSync(log, `${line}\n`) } : {}) });
+  return connect(flags, {
+    env: deps.env,
+    platform: deps.platform,
+    ...(defaults.requestTimeoutMs !== undefined ? { defaultRequestTimeoutMs: defaults.requestTimeoutMs } : {}),
+    log: (line) => deps.streams.errOut.write(`${line}\n`),
+    ...(log ? { onRequest: (line: string) => appendFileSync(log, `${line}\n`) } : {}),
+  });
 }

@@ -38,9 +38,7 @@ export async function runShow(opts: ShowOptions, deps: CommandDeps): Promise<voi
   const ns = opts.allNamespaces ? undefined : client.namespace;
   const warnings: string[] = [];
   const warn = (m: string) => warnings.push(m);
-  const statefulSetsRead: Promise<StatefulSet[]> = opts.name
-    ? getStatefulSet(client, client.namespace, opts.name).then((s) => (s ? [s] : []))
-    : listStatefulSets(client, ns, opts.selector);
+  const statefulSetsRead: Promise<StatefulSet[]> = opts.name ? getStatefulSet(client, client.namespace, opts.name).then((s) => (s ? [s] : [])) : listStatefulSets(client, ns, opts.selector);
   let storageClassesUnknown = false;
   const [statefulSets, claims, pods, storageClasses, journals, events] = await Promise.all([
     statefulSetsRead,

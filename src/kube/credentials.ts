@@ -181,7 +181,15 @@ export class Credentials {
       const kc = new KubeConfig();
       const c = this.config.cluster;
       kc.loadFromOptions({
-        clusters: [{ name: "c", server: c.server, skipTLSVerify: c.insecureSkipTlsVerify === true, ...(c.certificateAuthorityData ? { caData: c.certificateAuthorityData } : {}), ...(c.certificateAuthority ? { caFile: c.certificateAuthority } : {}) }],
+        clusters: [
+          {
+            name: "c",
+            server: c.server,
+            skipTLSVerify: c.insecureSkipTlsVerify === true,
+            ...(c.certificateAuthorityData ? { caData: c.certificateAuthorityData } : {}),
+            ...(c.certificateAuthority ? { caFile: c.certificateAuthority } : {}),
+          },
+        ],
         users: [{ name: "u", authProvider: this.config.user.authProvider }],
         contexts: [{ name: "x", cluster: "c", user: "u" }],
         currentContext: "x",

@@ -333,7 +333,10 @@ function validate(cluster: ClusterInfo, user: AuthInfo, clusterName: string, use
   if (hasCert !== hasKey) {
     throw new ConfigError(`user "${userName}": a client certificate needs its key (and a key its certificate); pass both --client-certificate and --client-key`);
   }
-  for (const [what, path] of [["client-cert", user.clientCertificate], ["client-key", user.clientKey]] as const) {
+  for (const [what, path] of [
+    ["client-cert", user.clientCertificate],
+    ["client-key", user.clientKey],
+  ] as const) {
     if (path && !existsSync(path)) throw new ConfigError(`unable to read ${what} ${path} for ${userName}: no such file; fix the path`);
   }
 }

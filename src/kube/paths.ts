@@ -1,6 +1,8 @@
 // API paths of the collections this tool uses; a namespace of undefined is every namespace.
-const collection = (group: string, resource: string) => (ns: string | undefined, name = "") =>
-  `${group}${ns === undefined ? "" : `/namespaces/${encodeURIComponent(ns)}`}/${resource}${name ? `/${encodeURIComponent(name)}` : ""}`;
+const collection =
+  (group: string, resource: string) =>
+  (ns: string | undefined, name = "") =>
+    `${group}${ns === undefined ? "" : `/namespaces/${encodeURIComponent(ns)}`}/${resource}${name ? `/${encodeURIComponent(name)}` : ""}`;
 
 export const statefulSetsPath = collection("/apis/apps/v1", "statefulsets");
 export const secretsPath = collection("/api/v1", "secrets");

@@ -50,7 +50,10 @@ function ipInCidr(ip: string, cidr: string): boolean {
 /** Go's NO_PROXY: "*", IPs, CIDRs, host names (a name matches itself and its subdomains; ".name" only subdomains), each with an optional port. */
 export function noProxyMatches(host: string, port: string, noProxy: string): boolean {
   const h = host.toLowerCase();
-  for (let entry of noProxy.split(",").map((e) => e.trim().toLowerCase()).filter(Boolean)) {
+  for (let entry of noProxy
+    .split(",")
+    .map((e) => e.trim().toLowerCase())
+    .filter(Boolean)) {
     if (entry === "*") return true;
     if (entry.includes("/")) {
       if (net.isIP(h) && ipInCidr(h, entry)) return true;

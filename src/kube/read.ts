@@ -30,7 +30,6 @@ export async function getIfExists<T>(client: KubeClient, path: string): Promise<
   }
 }
 
-
 export function getStatefulSet(client: KubeClient, ns: string, name: string): Promise<StatefulSet | undefined> {
   return getIfExists<StatefulSet>(client, statefulSetsPath(ns, name));
 }
@@ -83,7 +82,6 @@ export function listClaimProvisioningFailures(client: KubeClient, ns: string | u
   return listAll(client, eventsPath(ns), { fieldSelector: "involvedObject.kind=PersistentVolumeClaim,reason=ProvisioningFailed" });
 }
 
-
 /** A short pause before reading again after a watch ended, so a failing watch cannot spin. */
 const settle = () => new Promise((r) => setTimeout(r, 100));
 
@@ -116,7 +114,13 @@ export async function waitStatefulSetGone(client: KubeClient, ns: string, name: 
  * Lists a collection, then watches it from that resourceVersion until check(objects) is true;
  * objects are keyed by name. A watch that ends or expires (410) is replaced by a fresh list.
  */
-export async function waitList<T extends KubeObject>(client: KubeClient, path: string, labelSelector: string | undefined, check: (objects: Map<string, T>) => boolean, signal: AbortSignal): Promise<Map<string, T>> {
+export async function waitList<T extends KubeObject>(
+  client: KubeClient,
+  path: string,
+  labelSelector: string | undefined,
+  check: (objects: Map<string, T>) => boolean,
+  signal: AbortSignal,
+): Promise<Map<string, T>> {
   while (!signal.aborted) {
     const list = await client.request<ObjectList<T>>({ method: "GET", path, query: { labelSelector } });
     const objects = new Map((list.items ?? []).map((o) => [o.metadata.name!, o]));
@@ -147,11 +151,9 @@ export function waitPods(client: KubeClient, ns: string, labelSelector: string, 
   return waitList<Pod>(client, podsPath(ns), labelSelector, check, signal);
 }
 
-
 export function getSecret(client: KubeClient, ns: string, name: string): Promise<SecretObject | undefined> {
   return getIfExists(client, secretsPath(ns, name));
 }
-
 
 /** SelfSubjectAccessReview: may the current user do this? */
 export async function canI(client: KubeClient, check: AccessCheck): Promise<boolean> {
@@ -179,7 +181,6 @@ export async function whoAmI(client: KubeClient): Promise<string> {
   }
 }
 
-
 export function listResourceQuotas(client: KubeClient, ns: string | undefined): Promise<ResourceQuota[]> {
   return listAll<ResourceQuota>(client, resourceQuotasPath(ns));
 }
@@ -203,7 +204,6 @@ export async function listVolumeAttributesClassNames(client: KubeClient): Promis
 export function getClaim(client: KubeClient, ns: string, name: string): Promise<PersistentVolumeClaim | undefined> {
   return getIfExists<PersistentVolumeClaim>(client, claimsPath(ns, name));
 }
-
 
 /** Watches the namespace's claims until check(claims) is true; claims are keyed by name. */
 export function waitClaims(client: KubeClient, ns: string, check: (claims: Map<string, PersistentVolumeClaim>) => boolean, signal: AbortSignal): Promise<Map<string, PersistentVolumeClaim>> {

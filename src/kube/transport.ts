@@ -101,7 +101,9 @@ function connectionError(address: ApiServerAddress, e: NodeJS.ErrnoException): E
   if (e instanceof UnreachableError || e.name === "AbortError") return e;
   const host = address.url.host;
   if (/^(ERR_TLS_|CERT_|UNABLE_TO_|DEPTH_ZERO_|SELF_SIGNED_)/.test(e.code ?? "")) {
-    return new UnreachableError(`the server ${host} failed TLS verification: ${e.message.split("\n")[0]} (${e.code}); check --certificate-authority, --tls-server-name or the kubeconfig's certificate-authority`);
+    return new UnreachableError(
+      `the server ${host} failed TLS verification: ${e.message.split("\n")[0]} (${e.code}); check --certificate-authority, --tls-server-name or the kubeconfig's certificate-authority`,
+    );
   }
   return new UnreachableError(`the connection to the server ${host} failed (${e.code ?? e.message}) - did you specify the right host or port?`);
 }

@@ -7,7 +7,6 @@ import type { DryRun, KubeObject, PersistentVolumeClaim, StatefulSet } from "./t
 import { claimsPath, podsPath, secretsPath, statefulSetsPath } from "./paths";
 import { sendWrite } from "./write-access";
 
-
 const serverDryRun = (dryRun: DryRun) => (dryRun === "server" ? "All" : undefined);
 
 /** The one way this module reaches the cluster: the client's write capability (write-access.ts). */
@@ -40,7 +39,6 @@ export function createStatefulSet(client: KubeClient, ns: string, body: Stateful
   return send<StatefulSet>(client, { method: "POST", path: statefulSetsPath(ns), query: { dryRun: serverDryRun(dryRun) }, body });
 }
 
-
 export function createSecret(client: KubeClient, ns: string, body: KubeObject): Promise<KubeObject> {
   return send(client, { method: "POST", path: secretsPath(ns), body });
 }
@@ -57,7 +55,6 @@ export async function deleteSecret(client: KubeClient, ns: string, name: string,
     if (!isNotFound(e)) throw e; // already gone: done
   }
 }
-
 
 /** Kubernetes MicroTime: RFC 3339 with exactly six fractional digits. */
 export function microTime(iso: string): string {
@@ -118,4 +115,3 @@ export function evictPod(client: KubeClient, ns: string, name: string, uid: stri
     body: { apiVersion: "policy/v1", kind: "Eviction", metadata: { name, namespace: ns }, deleteOptions: { preconditions: { uid } } },
   });
 }
-

@@ -109,8 +109,7 @@ const where = (plan: Plan) => statefulSetIn(plan.target.name, plan.target.namesp
 
 /** The table at the end of a run over several StatefulSets (on stderr: stdout keeps kubectl's lines). */
 function summary(plans: readonly Plan[], done: readonly Outcome[], error?: unknown): string {
-  const result = (i: number) =>
-    i < done.length ? statefulSetVerb(done[i]!.plan) : i === done.length && error ? `failed: ${((error as Error)?.message ?? "").split(";")[0]}` : "not done";
+  const result = (i: number) => (i < done.length ? statefulSetVerb(done[i]!.plan) : i === done.length && error ? `failed: ${((error as Error)?.message ?? "").split(";")[0]}` : "not done");
   return renderTable(
     ["namespace", "statefulset", "result"],
     plans.map((p, i) => [p.target.namespace, p.target.name, result(i)]),
@@ -123,8 +122,7 @@ const manyScope = (errOut: Writable): Scope => ({
     for (const plan of refused) for (const r of plan.refusals) errOut.write(`refused: ${where(plan)}: ${r.message}\n`);
     return new RefusedError(`${refused.length} of ${total} StatefulSet(s) refused (listed above); nothing was changed: fix them, or narrow the selector`);
   },
-  question: (changing) =>
-    `Change the claim templates of ${changing.length} StatefulSets (${changing.map((p) => p.target.name).join(", ")}), one at a time? Their pods keep running.`,
+  question: (changing) => `Change the claim templates of ${changing.length} StatefulSets (${changing.map((p) => p.target.name).join(", ")}), one at a time? Their pods keep running.`,
   what: (changing) => `${changing.length} StatefulSets`,
   failed: (plans, done, error) => {
     errOut.write(summary(plans, done, error));
@@ -152,9 +150,7 @@ export function changeView(streams: Pick<IOStreams, "out" | "errOut">, output: C
     },
     refusal: (refused, total) => scope.refusal(refused, total),
     planned: (plans, whereLine) =>
-      printer.plans(plans, () =>
-        plans.map((p) => (p.noChange ? `${ref(p)} unchanged${suffix}\n` : `${renderPlan(p)}${whereLine}\n${ref(p)} ${statefulSetVerb(p)}${suffix}\n`)).join(""),
-      ),
+      printer.plans(plans, () => plans.map((p) => (p.noChange ? `${ref(p)} unchanged${suffix}\n` : `${renderPlan(p)}${whereLine}\n${ref(p)} ${statefulSetVerb(p)}${suffix}\n`)).join("")),
     checked: (plans) => printer.plans(plans, () => plans.map((p) => `${ref(p)} ${p.noChange ? "unchanged" : statefulSetVerb(p)}${suffix}\n`).join("")),
     review: (changing, whereLine) => {
       for (const plan of changing) errOut.write(renderPlan(plan));

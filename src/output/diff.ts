@@ -43,6 +43,13 @@ export function unifiedHunks(a: string, b: string): StructuredPatchHunk[] {
 export function unifiedDiff(fromName: string, toName: string, before: unknown, after: unknown, color: boolean): string {
   const [a, b] = toObjectYamlPair(before, after);
   if (a === b) return "";
-  const patch = formatPatch({ oldFileName: fromName, newFileName: toName, oldHeader: undefined, newHeader: undefined, hunks: unifiedHunks(a, b) }, { includeIndex: false, includeUnderline: false, includeFileHeaders: true });
-  return `${patch.trimEnd().split("\n").map((l) => (!color ? l : l.startsWith("+") ? paint(32, l) : l.startsWith("-") ? paint(31, l) : l.startsWith("@@") ? paint(36, l) : l)).join("\n")}\n`;
+  const patch = formatPatch(
+    { oldFileName: fromName, newFileName: toName, oldHeader: undefined, newHeader: undefined, hunks: unifiedHunks(a, b) },
+    { includeIndex: false, includeUnderline: false, includeFileHeaders: true },
+  );
+  return `${patch
+    .trimEnd()
+    .split("\n")
+    .map((l) => (!color ? l : l.startsWith("+") ? paint(32, l) : l.startsWith("-") ? paint(31, l) : l.startsWith("@@") ? paint(36, l) : l))
+    .join("\n")}\n`;
 }

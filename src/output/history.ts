@@ -5,7 +5,10 @@ import { statefulSetRef } from "../refs";
 
 function templates(r: Revision): string {
   return r.templates
-    .map((t) => `${t.metadata.name} ${t.spec.resources?.requests?.["storage"] ?? "<no size>"}${t.spec.storageClassName ? ` (${t.spec.storageClassName})` : ""}${t.spec.volumeAttributesClassName ? ` vac ${t.spec.volumeAttributesClassName}` : ""}`)
+    .map(
+      (t) =>
+        `${t.metadata.name} ${t.spec.resources?.requests?.["storage"] ?? "<no size>"}${t.spec.storageClassName ? ` (${t.spec.storageClassName})` : ""}${t.spec.volumeAttributesClassName ? ` vac ${t.spec.volumeAttributesClassName}` : ""}`,
+    )
     .join(", ");
 }
 

@@ -13,7 +13,33 @@ export const objectYamlOptions: DumpOptions = { lineWidth: -1, noRefs: true, sor
 // A word that js-yaml leaves plain: a letter first, then letters, digits and `._/-:`, never a
 // colon last, and not one of the words YAML reads as a boolean or null.
 const plainWord = /^[A-Za-z](?:[A-Za-z0-9._/:-]*[A-Za-z0-9._/-])?$/;
-const readAsOther = new Set(["y", "Y", "yes", "Yes", "YES", "n", "N", "no", "No", "NO", "true", "True", "TRUE", "false", "False", "FALSE", "on", "On", "ON", "off", "Off", "OFF", "null", "Null", "NULL"]);
+const readAsOther = new Set([
+  "y",
+  "Y",
+  "yes",
+  "Yes",
+  "YES",
+  "n",
+  "N",
+  "no",
+  "No",
+  "NO",
+  "true",
+  "True",
+  "TRUE",
+  "false",
+  "False",
+  "FALSE",
+  "on",
+  "On",
+  "ON",
+  "off",
+  "Off",
+  "OFF",
+  "null",
+  "Null",
+  "NULL",
+]);
 
 const indent = (level: number) => "\n" + "  ".repeat(level);
 

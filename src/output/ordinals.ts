@@ -16,4 +16,3 @@ export function formatOrdinals(ordinals: readonly number[]): string {
 export function ordinalsWord(ordinals: readonly number[]): string {
   return `${ordinals.length === 1 ? "ordinal" : "ordinals"} ${formatOrdinals(ordinals)}`;
 }
-

@@ -31,7 +31,9 @@ export function pendingNotes(claims: readonly PendingClaim[], opts: { wide: bool
     if (c.pendingReason) lines.push(reasonLine(c.name, c.pendingReason, opts.wide, where));
     const redo = c.recreateByHand;
     if (redo) {
-      lines.push(`persistentvolumeclaim/${c.name}${where} never bound (no volume, so no data) and does not match ${opts.template}; to have it created again from that template, run (${redo.warning}):`);
+      lines.push(
+        `persistentvolumeclaim/${c.name}${where} never bound (no volume, so no data) and does not match ${opts.template}; to have it created again from that template, run (${redo.warning}):`,
+      );
       lines.push(`  ${redo.command}`);
     }
   }

@@ -33,9 +33,7 @@ export function renderClaims(plan: Plan): string {
     const change = plan.changes.find((x) => x.claim === c.template);
     const after =
       existingAfter(plan, c) ??
-      (c.effect === "keeps" && change
-        ? `keeps ${c.request ?? "its size"}${change.after.size && change.after.size !== c.request ? ` (template ${change.after.size})` : ""}`
-        : "unchanged");
+      (c.effect === "keeps" && change ? `keeps ${c.request ?? "its size"}${change.after.size && change.after.size !== c.request ? ` (template ${change.after.size})` : ""}` : "unchanged");
     return [c.name, String(c.ordinal), c.phase ?? "", c.request ?? "", c.capacity ?? "<none>", c.storageClass ?? "<default>", c.pod ?? "<none>", after + (c.leftover ? ", leftover" : "")];
   });
   return renderTable(["claim", "ordinal", "phase", "request", "capacity", "class", "pod", "after"], rows) + pendingNotes(plan.claims, { wide: true, template: "its template after this change" });
@@ -44,7 +42,9 @@ export function renderClaims(plan: Plan): string {
 export function renderPlan(plan: Plan): string {
   const t = plan.target;
   const lines: string[] = [];
-  lines.push(`${plan.mode === "resume" ? "Resuming an interrupted change of" : "Plan for"} ${statefulSetRef(t.name)} in namespace ${t.namespace} (uid ${t.uid}, resourceVersion ${t.resourceVersion}):`);
+  lines.push(
+    `${plan.mode === "resume" ? "Resuming an interrupted change of" : "Plan for"} ${statefulSetRef(t.name)} in namespace ${t.namespace} (uid ${t.uid}, resourceVersion ${t.resourceVersion}):`,
+  );
   if (plan.noChange) lines.push("  no change: the claim templates already are as asked");
   for (const c of plan.changes) lines.push(`  ${describeChange(c)}`);
   lines.push("");

@@ -31,7 +31,9 @@ const q = (s: string) => JSON.stringify(s);
 
 function rulesYaml(rs: readonly Rule[]): string {
   return rs
-    .map((r) => `${r.verbs.map((v) => `  # ${v}: ${r.uses.get(v)!.join("; ")}\n`).join("")}  - apiGroups: [${q(r.group)}]\n    resources: [${q(r.resource)}]\n    verbs: [${r.verbs.map(q).join(", ")}]\n`)
+    .map(
+      (r) => `${r.verbs.map((v) => `  # ${v}: ${r.uses.get(v)!.join("; ")}\n`).join("")}  - apiGroups: [${q(r.group)}]\n    resources: [${q(r.resource)}]\n    verbs: [${r.verbs.map(q).join(", ")}]\n`,
+    )
     .join("");
 }
 

@@ -57,12 +57,34 @@ export function renderStorageReport(report: StorageReport, opts: { wide: boolean
     ]),
   );
   let text = renderTable(
-    [...nsHead, "statefulset", "template", "size", "class", "expandable", "retention (deleted/scaled)", "revision", ...(opts.wide ? ["access modes", "volume mode", "attributes class", "replicas"] : [])],
+    [
+      ...nsHead,
+      "statefulset",
+      "template",
+      "size",
+      "class",
+      "expandable",
+      "retention (deleted/scaled)",
+      "revision",
+      ...(opts.wide ? ["access modes", "volume mode", "attributes class", "replicas"] : []),
+    ],
     templateRows,
   );
   if (claimRows.length) {
     text += `\n${renderTable(
-      [...nsHead, "statefulset", "claim", "ordinal", "phase", "request", "capacity", "class", "pod", ...(opts.wide ? ["pod phase", "access modes", "attributes class", "conditions"] : []), "differs from template"],
+      [
+        ...nsHead,
+        "statefulset",
+        "claim",
+        "ordinal",
+        "phase",
+        "request",
+        "capacity",
+        "class",
+        "pod",
+        ...(opts.wide ? ["pod phase", "access modes", "attributes class", "conditions"] : []),
+        "differs from template",
+      ],
       claimRows,
     )}`;
   }

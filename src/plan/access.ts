@@ -27,12 +27,23 @@ export interface Permission {
   without?: string;
 }
 
-const p = (group: string, resource: string, verb: string, usedBy: string, more: Partial<Permission> = {}): Permission => ({ group, resource, verb, usedBy, scope: "namespace", optional: false, ...more });
+const p = (group: string, resource: string, verb: string, usedBy: string, more: Partial<Permission> = {}): Permission => ({
+  group,
+  resource,
+  verb,
+  usedBy,
+  scope: "namespace",
+  optional: false,
+  ...more,
+});
 
 /** What the steps of `set` (and `undo`) write, step by step. */
 const stepPermissions: Record<Step, Permission[]> = {
   // A new journal is a create; replacing one that exists, and every later save of progress, an update.
-  "write-journal": [p("", "secrets", "create", "set: write-journal (a new journal)"), p("", "secrets", "update", "set: write-journal (progress; taking over an interrupted run's journal)", { named: "journal" })],
+  "write-journal": [
+    p("", "secrets", "create", "set: write-journal (a new journal)"),
+    p("", "secrets", "update", "set: write-journal (progress; taking over an interrupted run's journal)", { named: "journal" }),
+  ],
   "grow-claims": [p("", "persistentvolumeclaims", "patch", "set --resize-existing/--vac-existing: grow-claims")],
   "orphan-delete": [p("apps", "statefulsets", "delete", "set: orphan-delete", { named: "statefulset" })],
   "wait-gone": [p("apps", "statefulsets", "watch", "set: wait-gone")],

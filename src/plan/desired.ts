@@ -8,16 +8,7 @@ import { templateSize } from "./objects";
 import { sameQuantity } from "./quantity";
 
 /** Server-set metadata that must not be sent on create. */
-const serverMetadata = [
-  "uid",
-  "resourceVersion",
-  "creationTimestamp",
-  "generation",
-  "managedFields",
-  "deletionTimestamp",
-  "deletionGracePeriodSeconds",
-  "selfLink",
-];
+const serverMetadata = ["uid", "resourceVersion", "creationTimestamp", "generation", "managedFields", "deletionTimestamp", "deletionGracePeriodSeconds", "selfLink"];
 /** Finalizers the API server adds during deletion; a new object must not start with them. */
 const deletionFinalizers = new Set(["orphan", "foregroundDeletion"]);
 

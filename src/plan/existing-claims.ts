@@ -259,7 +259,12 @@ function findingRefusals(findings: ClaimFindings, observed: Observed, options: E
   }
   const classes = new Set(observed.storageClasses.map((c) => c.metadata.name));
   for (const [cls, names] of [...noExpansion].sort(([a], [b]) => byName(a, b))) {
-    const why = cls === "" ? "have no storage class, so they cannot grow" : classes.has(cls) ? `have storage class "${cls}", which does not allow volume expansion` : `have storage class "${cls}", which does not exist, so they cannot grow`;
+    const why =
+      cls === ""
+        ? "have no storage class, so they cannot grow"
+        : classes.has(cls)
+          ? `have storage class "${cls}", which does not allow volume expansion`
+          : `have storage class "${cls}", which does not exist, so they cannot grow`;
     const fix = cls !== "" && classes.has(cls) ? "drop --resize-existing or enable allowVolumeExpansion on the class" : "drop --resize-existing";
     refusals.push({ message: `claim(s) ${list(names)} ${why}; nothing was changed: ${fix}`, forceable: false });
   }

@@ -43,7 +43,8 @@ export function describeClaims(sts: StatefulSet, observed: Pick<Observed, "claim
   const effects = memberClaims(sts, index, "").map(({ claim, template, ordinal, pod, leftover }): ClaimEffect => {
     const reason = pendingReason(claim, { classes, ...(pod ? { pod } : {}) });
     const after = templates.get(template);
-    const redo = neverBound(claim) && after && !matchesTemplate(claim, after, defaultClass) ? recreateByHand(claim.metadata.name!, namespace, `${sts.metadata.name}-${ordinal}`, pod !== undefined) : undefined;
+    const redo =
+      neverBound(claim) && after && !matchesTemplate(claim, after, defaultClass) ? recreateByHand(claim.metadata.name!, namespace, `${sts.metadata.name}-${ordinal}`, pod !== undefined) : undefined;
     const effect: ClaimEffect = {
       name: claim.metadata.name!,
       template,
@@ -164,7 +165,11 @@ export function freshPlan(observed: Observed, request: PlanRequest): Plan {
     refusals,
     steps,
     noChange,
-    pods: memberPods(request.name, sts.metadata.uid, planIndex(observed).podsByPrefix.get(`/${request.name}`) ?? []).map((p) => ({ name: p.metadata.name!, uid: p.metadata.uid!, revision: podRevision(p) })),
+    pods: memberPods(request.name, sts.metadata.uid, planIndex(observed).podsByPrefix.get(`/${request.name}`) ?? []).map((p) => ({
+      name: p.metadata.name!,
+      uid: p.metadata.uid!,
+      revision: podRevision(p),
+    })),
     original,
     desired,
     journal,

@@ -81,7 +81,12 @@ export function journalExistingClaims(existing: ExistingClaimsPlan): JournalExis
     options: existing.options,
     claims: existing.claims
       .filter((c) => c.grow || c.setVolumeAttributesClass)
-      .map((c) => ({ name: c.name, uid: c.uid, ...(c.grow ? { from: c.grow.from, to: c.grow.to } : {}), ...(c.setVolumeAttributesClass ? { volumeAttributesClass: c.setVolumeAttributesClass.to } : {}) })),
+      .map((c) => ({
+        name: c.name,
+        uid: c.uid,
+        ...(c.grow ? { from: c.grow.from, to: c.grow.to } : {}),
+        ...(c.setVolumeAttributesClass ? { volumeAttributesClass: c.setVolumeAttributesClass.to } : {}),
+      })),
   };
 }
 

@@ -71,8 +71,7 @@ export function memberPods(name: string, uid: string | undefined, pods: readonly
 /** The cluster's default StorageClass (the annotation, GA or beta), if any. */
 export function defaultStorageClass(classes: readonly StorageClass[]): string | undefined {
   const isDefault = (c: StorageClass) =>
-    c.metadata.annotations?.["storageclass.kubernetes.io/is-default-class"] === "true" ||
-    c.metadata.annotations?.["storageclass.beta.kubernetes.io/is-default-class"] === "true";
+    c.metadata.annotations?.["storageclass.kubernetes.io/is-default-class"] === "true" || c.metadata.annotations?.["storageclass.beta.kubernetes.io/is-default-class"] === "true";
   return classes.find(isDefault)?.metadata.name;
 }
 
@@ -89,11 +88,7 @@ export interface ObjectIndex {
 }
 
 /** namespaceOf: how objects are filed; a plan, which reads one namespace, files them all under "". */
-export function indexObjects(
-  claims: readonly PersistentVolumeClaim[],
-  pods: readonly Pod[],
-  namespaceOf: (o: PersistentVolumeClaim | Pod) => string = (o) => o.metadata.namespace ?? "",
-): ObjectIndex {
+export function indexObjects(claims: readonly PersistentVolumeClaim[], pods: readonly Pod[], namespaceOf: (o: PersistentVolumeClaim | Pod) => string = (o) => o.metadata.namespace ?? ""): ObjectIndex {
   const byPrefix: ObjectIndex["claims"] = new Map();
   for (const claim of claims) {
     const m = /^(.*)-(0|[1-9]\d*)$/.exec(claim.metadata.name ?? "");

@@ -17,8 +17,7 @@ export { PlanError } from "./fresh";
  */
 export function buildPlan(observed: Observed, request: PlanRequest): Plan {
   const journal = observed.journal;
-  const base =
-    journal && !journalIsStale(journal, observed.statefulSet) ? resumePlan(observed, request, journal, request.directives.map(formatDirective)) : freshPlan(observed, request);
+  const base = journal && !journalIsStale(journal, observed.statefulSet) ? resumePlan(observed, request, journal, request.directives.map(formatDirective)) : freshPlan(observed, request);
   const claimsWork = planExistingClaims(base, observed, request);
   const steps = new Set<Step>([...base.steps, ...claimsWork.steps]);
   const plan: Plan = {

@@ -30,7 +30,9 @@ export function checkQuotas(quotas: readonly ResourceQuota[], growth: readonly G
   for (const q of [...quotas].sort((a, b) => byName(a.metadata.name ?? "", b.metadata.name ?? ""))) {
     const name = q.metadata.name ?? "";
     const hardAll = { ...(q.spec?.hard ?? {}), ...(q.status?.hard ?? {}) };
-    const resources = Object.keys(hardAll).filter((r) => r === "requests.storage" || r.endsWith(storagePerClass)).sort();
+    const resources = Object.keys(hardAll)
+      .filter((r) => r === "requests.storage" || r.endsWith(storagePerClass))
+      .sort();
     if (resources.length === 0) continue;
     if ((q.spec?.scopes?.length ?? 0) > 0 || q.spec?.scopeSelector) {
       warnings.push(`resourcequota "${name}" has scopes and is not checked here; the server enforces it when the claims grow`);

@@ -16,7 +16,10 @@ export interface Findings {
 const managerHints: [string, (sts: StatefulSet) => boolean][] = [
   ["Helm", (s) => s.metadata.labels?.["app.kubernetes.io/managed-by"] === "Helm" || Object.keys(s.metadata.annotations ?? {}).some((k) => k.startsWith("meta.helm.sh/"))],
   ["Argo CD", (s) => "argocd.argoproj.io/instance" in (s.metadata.labels ?? {}) || Object.keys(s.metadata.annotations ?? {}).some((k) => k.startsWith("argocd.argoproj.io/"))],
-  ["Flux", (s) => [...Object.keys(s.metadata.labels ?? {}), ...Object.keys(s.metadata.annotations ?? {})].some((k) => k.startsWith("kustomize.toolkit.fluxcd.io/") || k.startsWith("helm.toolkit.fluxcd.io/"))],
+  [
+    "Flux",
+    (s) => [...Object.keys(s.metadata.labels ?? {}), ...Object.keys(s.metadata.annotations ?? {})].some((k) => k.startsWith("kustomize.toolkit.fluxcd.io/") || k.startsWith("helm.toolkit.fluxcd.io/")),
+  ],
 ];
 
 /** A re-create resets a rolling update in progress (the new object starts from its own revision). */

@@ -39,7 +39,8 @@ export function plansOfDocument(doc: unknown, file: string): Plan[] {
   const fix = "make a new plan with kubectl appstorage diff ... -o json";
   if (d === null || typeof d !== "object") throw new PlanFileError(`${file} is not a plan of kubectl appstorage (no object in it): ${fix}`);
   if (d.kind !== "Plan" && d.kind !== "PlanList") throw new PlanFileError(`${file} is not a plan of kubectl appstorage (kind ${String(d.kind)}, expected Plan or PlanList): ${fix}`);
-  if (d.apiVersion !== apiVersion) throw new PlanFileError(`${file} has apiVersion ${String(d.apiVersion)}, which this version of kubectl appstorage does not apply (it applies ${apiVersion}): ${fix}`);
+  if (d.apiVersion !== apiVersion)
+    throw new PlanFileError(`${file} has apiVersion ${String(d.apiVersion)}, which this version of kubectl appstorage does not apply (it applies ${apiVersion}): ${fix}`);
   const plans = d.kind === "Plan" ? [d as Plan] : Array.isArray(d.items) ? (d.items as Plan[]) : [];
   if (plans.length === 0) throw new PlanFileError(`${file} holds no plan: ${fix}`);
   for (const plan of plans) {

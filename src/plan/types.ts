@@ -11,18 +11,7 @@ export const apiVersion = "appstorage.kubectl.io/v1alpha1";
  * Every step a run can take, in the only order they are ever taken. A plan lists a subset,
  * always in this order; apply executes exactly the listed steps.
  */
-export const stepOrder = [
-  "write-journal",
-  "grow-claims",
-  "orphan-delete",
-  "wait-gone",
-  "create",
-  "verify",
-  "record",
-  "remove-journal",
-  "wait-resize",
-  "restart-pods",
-] as const;
+export const stepOrder = ["write-journal", "grow-claims", "orphan-delete", "wait-gone", "create", "verify", "record", "remove-journal", "wait-resize", "restart-pods"] as const;
 
 export type Step = (typeof stepOrder)[number];
 

@@ -39,7 +39,8 @@ function directivesTo(sts: StatefulSet, target: Revision): Directive[] | string 
     const d: Directive = { claim: name, size: templateSize(t) };
     const cls = t.spec.storageClassName;
     if (cls !== now.spec.storageClassName) {
-      if (cls === undefined) return `revision ${target.revision} leaves the storage class of "${name}" to the cluster default, and a class cannot be removed from a claim template by this tool: set the class you want with kubectl appstorage set`;
+      if (cls === undefined)
+        return `revision ${target.revision} leaves the storage class of "${name}" to the cluster default, and a class cannot be removed from a claim template by this tool: set the class you want with kubectl appstorage set`;
       d.storageClass = cls;
     }
     const vac = t.spec.volumeAttributesClassName;
@@ -93,7 +94,11 @@ export function buildUndoPlan(observed: Observed, request: UndoRequest): Plan {
   const wanted = request.toRevision ?? revisions[revisions.length - 2]!.revision;
   const target = revisions.find((r) => r.revision === wanted);
   if (!target) {
-    return refused(observed, request, `revision ${wanted} of ${ref} not found: its history has revisions ${revisions.map((r) => r.revision).join(", ")} (kubectl appstorage history ${request.name} -n ${request.namespace})`);
+    return refused(
+      observed,
+      request,
+      `revision ${wanted} of ${ref} not found: its history has revisions ${revisions.map((r) => r.revision).join(", ")} (kubectl appstorage history ${request.name} -n ${request.namespace})`,
+    );
   }
   if (target.revision === current.revision) return refused(observed, request, `revision ${wanted} is the current one of ${ref}; nothing to undo`);
   const directives = directivesTo(sts, target);

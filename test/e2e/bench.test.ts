@@ -55,5 +55,17 @@ test("the bench runs in its small mode and reports all eight sections", { timeou
 
   for (const k of ["nproc", "memoryGiB"]) finite(results.machine[k], `machine.${k}`);
   assert.match(r.stdout, /^benchmark\s+plugin\s+kubectl\s+ratio\s+target/m, "a table on stdout");
-  for (const row of ["set, 3 replicas", "show -n NS", "--help start-up", "API requests, set", "API requests, show", "peak memory, show -A", "diff -l over 3 sts", "API requests, diff -l", "set -l over 3 sts", "show -A, 6 sts"]) assert.ok(r.stdout.includes(row), row);
+  for (const row of [
+    "set, 3 replicas",
+    "show -n NS",
+    "--help start-up",
+    "API requests, set",
+    "API requests, show",
+    "peak memory, show -A",
+    "diff -l over 3 sts",
+    "API requests, diff -l",
+    "set -l over 3 sts",
+    "show -A, 6 sts",
+  ])
+    assert.ok(r.stdout.includes(row), row);
 });

@@ -8,7 +8,12 @@ test("the StatefulSet controller creates pods and claims", async (t) => {
   const ns = namespace(t);
   apply(sts("web", ns).withClaim("data", "1Gi").replicas(2).parallel().build(), ns);
   await eventually("2 pods and 2 claims", () => pods(ns).length === 2 && claims(ns).length === 2);
-  assert.deepEqual(claims(ns).map((c) => c.metadata.name).sort(), ["data-web-0", "data-web-1"]);
+  assert.deepEqual(
+    claims(ns)
+      .map((c) => c.metadata.name)
+      .sort(),
+    ["data-web-0", "data-web-1"],
+  );
 });
 
 test("an orphan delete finishes (garbage collector) and the pods survive", async (t) => {
@@ -25,7 +30,16 @@ test("an orphan delete finishes (garbage collector) and the pods survive", async
 test("the API server refuses an update of volumeClaimTemplates with 422", async (t) => {
   const ns = namespace(t);
   apply(sts("web", ns).withClaim("data", "1Gi").build(), ns);
-  const r = kubectlTry(["patch", "statefulset", "web", "-n", ns, "--type=json", "-p", JSON.stringify([{ op: "replace", path: "/spec/volumeClaimTemplates/0/spec/resources/requests/storage", value: "2Gi" }])]);
+  const r = kubectlTry([
+    "patch",
+    "statefulset",
+    "web",
+    "-n",
+    ns,
+    "--type=json",
+    "-p",
+    JSON.stringify([{ op: "replace", path: "/spec/volumeClaimTemplates/0/spec/resources/requests/storage", value: "2Gi" }]),
+  ]);
   assert.equal(r.code, 1);
   assert.match(r.stderr, /is invalid|Forbidden/);
   assert.equal(getSts(ns, "web").spec.volumeClaimTemplates![0]!.spec.resources!.requests!["storage"], "1Gi");

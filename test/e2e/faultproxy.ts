@@ -154,7 +154,10 @@ type ToWorker = { type: "release"; id: number } | { type: "close" };
 /** Starts the proxy (in a worker thread) with these faults. */
 export function startFaultProxy(upstreamKubeconfig: string, faults: Fault[] = []): Promise<FaultProxy> {
   // eval: the worker loads this TypeScript file through the same require hook (test/register.cjs).
-  const worker = new Worker(`require(${JSON.stringify(__filename)})`, { eval: true, workerData: { upstreamKubeconfig, faults: faults.map((f) => ({ kind: f.kind, signature: f.signature, nth: f.nth ?? 0, after: f.after ?? "" })) } });
+  const worker = new Worker(`require(${JSON.stringify(__filename)})`, {
+    eval: true,
+    workerData: { upstreamKubeconfig, faults: faults.map((f) => ({ kind: f.kind, signature: f.signature, nth: f.nth ?? 0, after: f.after ?? "" })) },
+  });
   const requests: SeenRequest[] = [];
   const heldQueue: Held[] = [];
   const heldWaiters: ((h: Held) => void)[] = [];
@@ -231,7 +234,15 @@ async function runProxy(upstreamKubeconfig: string, faults: Required<Omit<Fault,
       const url = req.url ?? "/";
       const body = Buffer.concat(chunks);
       const what = describeRequest(req.method ?? "GET", url);
-      const seen: SeenRequest = { index: requests.length, method: req.method ?? "GET", path: url, ...what, bodyHash: createHash("sha256").update(body).digest("hex"), reachedServer: false, eventsDelivered: 0 };
+      const seen: SeenRequest = {
+        index: requests.length,
+        method: req.method ?? "GET",
+        path: url,
+        ...what,
+        bodyHash: createHash("sha256").update(body).digest("hex"),
+        reachedServer: false,
+        eventsDelivered: 0,
+      };
       requests.push(seen);
       let fault: number | undefined;
       faults.forEach((f, i) => {
@@ -281,61 +292,58 @@ async function runProxy(upstreamKubeconfig: string, faults: Required<Omit<Fault,
         delete headers.connection;
         seen.reachedServer = true;
         sync(seen);
-        const up = https.request(
-          { hostname: creds.server.hostname, port: creds.server.port, method: req.method, path: url, headers, agent: upstreamAgent },
-          (upRes) => {
-            seen.serverStatus = upRes.statusCode;
-            sync(seen);
-            if (kind === "reset-after") {
-              // The server did the work; the client never hears of it.
-              upRes.resume();
-              upRes.on("end", () => {
-                land();
-                req.socket.destroy();
-              });
-              return;
-            }
-            const answer = () => {
-              seen.answered = upRes.statusCode;
-              sync(seen);
-              res.writeHead(upRes.statusCode ?? 502, upRes.headers);
-              if (!seen.watch) return void upRes.pipe(res);
-              // Watches: pass events on line by line, counting them.
-              let pending = "";
-              upRes.on("data", (c: Buffer) => {
-                if (res.destroyed) return;
-                pending += c.toString("utf8");
-                let nl: number;
-                while ((nl = pending.indexOf("\n")) >= 0) {
-                  const line = pending.slice(0, nl + 1);
-                  pending = pending.slice(nl + 1);
-                  res.write(line);
-                  seen.eventsDelivered += 1;
-                  sync(seen);
-                  if (kind === "drop-watch-after-event") {
-                    // Let the event reach the client, then break the connection while it still listens.
-                    setTimeout(() => {
-                      if (!req.socket.destroyed && !res.writableEnded) {
-                        land();
-                        req.socket.destroy();
-                      }
-                      up.destroy();
-                    }, 50);
-                    upRes.pause();
-                    return;
-                  }
-                }
-              });
-              upRes.on("end", () => {
-                if (!res.destroyed) res.end(pending);
-              });
-            };
-            if (kind === "hold-after") {
+        const up = https.request({ hostname: creds.server.hostname, port: creds.server.port, method: req.method, path: url, headers, agent: upstreamAgent }, (upRes) => {
+          seen.serverStatus = upRes.statusCode;
+          sync(seen);
+          if (kind === "reset-after") {
+            // The server did the work; the client never hears of it.
+            upRes.resume();
+            upRes.on("end", () => {
               land();
-              onHeld(seen, answer);
-            } else answer();
-          },
-        );
+              req.socket.destroy();
+            });
+            return;
+          }
+          const answer = () => {
+            seen.answered = upRes.statusCode;
+            sync(seen);
+            res.writeHead(upRes.statusCode ?? 502, upRes.headers);
+            if (!seen.watch) return void upRes.pipe(res);
+            // Watches: pass events on line by line, counting them.
+            let pending = "";
+            upRes.on("data", (c: Buffer) => {
+              if (res.destroyed) return;
+              pending += c.toString("utf8");
+              let nl: number;
+              while ((nl = pending.indexOf("\n")) >= 0) {
+                const line = pending.slice(0, nl + 1);
+                pending = pending.slice(nl + 1);
+                res.write(line);
+                seen.eventsDelivered += 1;
+                sync(seen);
+                if (kind === "drop-watch-after-event") {
+                  // Let the event reach the client, then break the connection while it still listens.
+                  setTimeout(() => {
+                    if (!req.socket.destroyed && !res.writableEnded) {
+                      land();
+                      req.socket.destroy();
+                    }
+                    up.destroy();
+                  }, 50);
+                  upRes.pause();
+                  return;
+                }
+              }
+            });
+            upRes.on("end", () => {
+              if (!res.destroyed) res.end(pending);
+            });
+          };
+          if (kind === "hold-after") {
+            land();
+            onHeld(seen, answer);
+          } else answer();
+        });
         up.on("error", () => req.socket.destroy());
         res.on("close", () => up.destroy());
         up.end(body);

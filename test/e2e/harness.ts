@@ -142,8 +142,23 @@ export async function eventually<T>(what: string, f: () => T | undefined | false
 export function markReady(ns: string, pod: string): void {
   const now = new Date().toISOString().replace(/\.\d+Z$/, "Z");
   kubectl([
-    "patch", "pod", pod, "-n", ns, "--subresource=status", "--type=merge", "-p",
-    JSON.stringify({ status: { phase: "Running", conditions: [{ type: "Ready", status: "True", lastTransitionTime: now }, { type: "ContainersReady", status: "True", lastTransitionTime: now }] } }),
+    "patch",
+    "pod",
+    pod,
+    "-n",
+    ns,
+    "--subresource=status",
+    "--type=merge",
+    "-p",
+    JSON.stringify({
+      status: {
+        phase: "Running",
+        conditions: [
+          { type: "Ready", status: "True", lastTransitionTime: now },
+          { type: "ContainersReady", status: "True", lastTransitionTime: now },
+        ],
+      },
+    }),
   ]);
 }
 
@@ -151,28 +166,35 @@ export function markReady(ns: string, pod: string): void {
 export async function settled(ns: string, name: string, replicas: number, opts: { ready?: boolean } = {}): Promise<StatefulSet> {
   // Its own pods (name-ORDINAL): a namespace may hold several StatefulSets.
   const members = () => pods(ns).filter((p) => new RegExp(`^${name}-\\d+$`).test(p.metadata.name ?? ""));
-  return eventually(`statefulset ${ns}/${name} to settle with ${replicas} pod(s)`, () => {
-    if (opts.ready) for (const p of members()) if (p.status?.phase !== "Running") markReady(ns, p.metadata.name!);
-    const s = getSts(ns, name);
-    const st = s.status ?? {};
-    const ok =
-      // >=: right after a re-create the controller may write the old object's status (its
-      // generation was bumped by the deletion) onto the new one; it is corrected on the next sync.
-      (st.observedGeneration ?? 0) >= (s.metadata.generation ?? 0) &&
-      st.replicas === replicas &&
-      st.updatedReplicas === replicas &&
-      st.currentRevision === st.updateRevision &&
-      members().length === replicas &&
-      // The last pod may have appeared after this round marked the others Ready.
-      (!opts.ready || members().every((p) => p.status?.phase === "Running"));
-    return ok ? s : undefined;
-  }, 90_000);
+  return eventually(
+    `statefulset ${ns}/${name} to settle with ${replicas} pod(s)`,
+    () => {
+      if (opts.ready) for (const p of members()) if (p.status?.phase !== "Running") markReady(ns, p.metadata.name!);
+      const s = getSts(ns, name);
+      const st = s.status ?? {};
+      const ok =
+        // >=: right after a re-create the controller may write the old object's status (its
+        // generation was bumped by the deletion) onto the new one; it is corrected on the next sync.
+        (st.observedGeneration ?? 0) >= (s.metadata.generation ?? 0) &&
+        st.replicas === replicas &&
+        st.updatedReplicas === replicas &&
+        st.currentRevision === st.updateRevision &&
+        members().length === replicas &&
+        // The last pod may have appeared after this round marked the others Ready.
+        (!opts.ready || members().every((p) => p.status?.phase === "Running"));
+      return ok ? s : undefined;
+    },
+    90_000,
+  );
 }
 
 /** A kubeconfig for a user with no permissions (scripts/cluster user NAME). */
 export function userKubeconfig(name: string): string {
   kubeconfig();
-  return execFileSync("bash", [join(root, "scripts", "cluster"), "user", name], { encoding: "utf8" }).trim().split("\n").pop()!;
+  return execFileSync("bash", [join(root, "scripts", "cluster"), "user", name], { encoding: "utf8" })
+    .trim()
+    .split("\n")
+    .pop()!;
 }
 
 /** A cluster-scoped StorageClass for one test, deleted when the test ends. */
@@ -270,7 +292,14 @@ export async function denyingPolicy(
  */
 export function denyStatefulSetCreate(t: TestContext, ns: string, opts: { allowed?: string; message?: string; probe?: StatefulSet } = {}): Promise<() => Promise<void>> {
   const message = opts.message ?? "creating StatefulSets is denied by test policy";
-  const probe = JSON.stringify(opts.probe ?? { apiVersion: "apps/v1", kind: "StatefulSet", metadata: { name: "probe" }, spec: { selector: { matchLabels: { app: "probe" } }, serviceName: "probe", template: { metadata: { labels: { app: "probe" } }, spec: { containers: [{ name: "c", image: "pause" }] } } } });
+  const probe = JSON.stringify(
+    opts.probe ?? {
+      apiVersion: "apps/v1",
+      kind: "StatefulSet",
+      metadata: { name: "probe" },
+      spec: { selector: { matchLabels: { app: "probe" } }, serviceName: "probe", template: { metadata: { labels: { app: "probe" } }, spec: { containers: [{ name: "c", image: "pause" }] } } },
+    },
+  );
   return denyingPolicy(t, ns, {
     name: `deny-sts-create-${ns}`,
     rule: { apiGroups: ["apps"], resources: ["statefulsets"], operations: ["CREATE"] },

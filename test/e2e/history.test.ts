@@ -40,7 +40,11 @@ describe("history and undo", () => {
     const history = JSON.parse((await runPlugin(["history", "db", "-n", ns, "-o", "json"])).stdout);
     assert.equal(history.kind, "History");
     assert.deepEqual(
-      history.revisions.map((r: { revision: number; change?: string; by?: string; templates: { spec: { resources: { requests: { storage: string } } } }[] }) => [r.revision, r.change ?? null, r.templates[0]!.spec.resources.requests.storage]),
+      history.revisions.map((r: { revision: number; change?: string; by?: string; templates: { spec: { resources: { requests: { storage: string } } } }[] }) => [
+        r.revision,
+        r.change ?? null,
+        r.templates[0]!.spec.resources.requests.storage,
+      ]),
       [
         [1, null, "1Gi"],
         [2, "data=2Gi", "2Gi"],
@@ -67,12 +71,15 @@ describe("history and undo", () => {
     assert.equal(undo.stdout, "statefulset.apps/db recreated\n");
     assert.equal(templateSize(ns), "2Gi");
     const after = JSON.parse((await runPlugin(["history", "db", "-n", ns, "-o", "json"])).stdout);
-    assert.deepEqual(after.revisions.map((r: { revision: number; change?: string }) => [r.revision, r.change ?? null]), [
-      [1, null],
-      [2, "data=2Gi"],
-      [3, "data=3Gi"],
-      [4, "undo to revision 2"],
-    ]);
+    assert.deepEqual(
+      after.revisions.map((r: { revision: number; change?: string }) => [r.revision, r.change ?? null]),
+      [
+        [1, null],
+        [2, "data=2Gi"],
+        [3, "data=3Gi"],
+        [4, "undo to revision 2"],
+      ],
+    );
     const to1 = await runPlugin(["undo", "db", "--to-revision=1", "-n", ns, "--yes"]);
     assert.equal(to1.code, 0, to1.stderr);
     assert.equal(templateSize(ns), "1Gi");
@@ -153,7 +160,10 @@ describe("many StatefulSets at once (-l)", () => {
     assert.equal(r.code, 1);
     assert.match(r.stderr, /refused: statefulset.apps\/c in namespace \S+: claim template "data" not found in statefulset.apps\/c \(it has: logs\)/);
     assert.match(r.stderr, /error: 1 of 3 StatefulSet\(s\) refused \(listed above\); nothing was changed/);
-    assert.deepEqual(["a", "b", "c"].map((n) => getSts(ns, n).metadata.resourceVersion), rvs);
+    assert.deepEqual(
+      ["a", "b", "c"].map((n) => getSts(ns, n).metadata.resourceVersion),
+      rvs,
+    );
     assert.deepEqual(uids(ns), before);
   });
 
@@ -164,7 +174,10 @@ describe("many StatefulSets at once (-l)", () => {
     const r = await runPlugin(["set", "-l", "tier=db", "data=2Gi", "-n", ns, "--yes"]);
     assert.equal(r.code, 1);
     assert.equal(r.stdout, "statefulset.apps/a recreated\n");
-    assert.match(r.stderr, /error: stopped at statefulset.apps\/b in namespace \S+: could not re-create .*; done: statefulset.apps\/a recreated; not done: b, c: run the same command again to finish the rest/);
+    assert.match(
+      r.stderr,
+      /error: stopped at statefulset.apps\/b in namespace \S+: could not re-create .*; done: statefulset.apps\/a recreated; not done: b, c: run the same command again to finish the rest/,
+    );
     assert.equal(templateSize(ns, "c"), "1Gi");
     await allow();
     const rerun = await runPlugin(["set", "-l", "tier=db", "data=2Gi", "-n", ns, "--yes"]);

@@ -67,10 +67,12 @@ function startProxy(): Promise<void> {
     upstream.on("error", () => socket.destroy());
     socket.on("error", () => upstream.destroy());
   });
-  return new Promise((resolve) => proxyServer.listen(0, "127.0.0.1", () => {
-    proxyPort = (proxyServer.address() as net.AddressInfo).port;
-    resolve();
-  }));
+  return new Promise((resolve) =>
+    proxyServer.listen(0, "127.0.0.1", () => {
+      proxyPort = (proxyServer.address() as net.AddressInfo).port;
+      resolve();
+    }),
+  );
 }
 
 /** A SOCKS5 proxy (no authentication) that also sends every connection to the API server. */
@@ -108,10 +110,12 @@ function startSocks(): Promise<void> {
       }
     });
   });
-  return new Promise((resolve) => socksServer.listen(0, "127.0.0.1", () => {
-    socksPort = (socksServer.address() as net.AddressInfo).port;
-    resolve();
-  }));
+  return new Promise((resolve) =>
+    socksServer.listen(0, "127.0.0.1", () => {
+      socksPort = (socksServer.address() as net.AddressInfo).port;
+      resolve();
+    }),
+  );
 }
 
 function writeKubeconfig(name: string, doc: unknown): string {
@@ -333,17 +337,48 @@ const cases: Case[] = [
   { name: "a missing file in KUBECONFIG is skipped", args: () => [], env: () => ({ KUBECONFIG: `${join(tmp, "missing")}:${files["b"]}` }), expect: () => ({ user: alice, namespace: nsB }) },
   { name: "duplicate context names: the first file's wins (a:a2)", args: () => [], env: () => ({ KUBECONFIG: `${files["a"]}:${files["a2"]}` }), expect: () => ({ user: admin, namespace: nsA }) },
   { name: "duplicate context names: the first file's wins (a2:a)", args: () => [], env: () => ({ KUBECONFIG: `${files["a2"]}:${files["a"]}` }), expect: () => ({ user: alice, namespace: nsB }) },
-  { name: "--context picks a context of another file", args: () => ["--context", "ctx-b"], env: () => ({ KUBECONFIG: `${files["a"]}:${files["b"]}` }), expect: () => ({ user: alice, namespace: nsB }) },
+  {
+    name: "--context picks a context of another file",
+    args: () => ["--context", "ctx-b"],
+    env: () => ({ KUBECONFIG: `${files["a"]}:${files["b"]}` }),
+    expect: () => ({ user: alice, namespace: nsB }),
+  },
   { name: "--user replaces the context's user", args: () => ["--user", "alice"], env: () => ({ KUBECONFIG: `${files["a"]}:${files["b"]}` }), expect: () => ({ user: alice, namespace: nsA }) },
-  { name: "--cluster replaces the context's (unreachable) cluster", args: () => ["--context", "ctx-bad", "--cluster", "local"], env: () => ({ KUBECONFIG: files["a"]! }), expect: () => ({ user: admin, namespace: nsA }) },
-  { name: "...and without --cluster both fail on the unreachable one", args: () => ["--context", "ctx-bad", "--request-timeout", "5s"], env: () => ({ KUBECONFIG: files["a"]! }), expect: () => "refused", why: /127\.0\.0\.1:1\b/ },
-  { name: "--kubeconfig is that one file, whatever KUBECONFIG says", args: () => ["--kubeconfig", files["b"]!], env: () => ({ KUBECONFIG: files["a"]! }), expect: () => ({ user: alice, namespace: nsB }) },
+  {
+    name: "--cluster replaces the context's (unreachable) cluster",
+    args: () => ["--context", "ctx-bad", "--cluster", "local"],
+    env: () => ({ KUBECONFIG: files["a"]! }),
+    expect: () => ({ user: admin, namespace: nsA }),
+  },
+  {
+    name: "...and without --cluster both fail on the unreachable one",
+    args: () => ["--context", "ctx-bad", "--request-timeout", "5s"],
+    env: () => ({ KUBECONFIG: files["a"]! }),
+    expect: () => "refused",
+    why: /127\.0\.0\.1:1\b/,
+  },
+  {
+    name: "--kubeconfig is that one file, whatever KUBECONFIG says",
+    args: () => ["--kubeconfig", files["b"]!],
+    env: () => ({ KUBECONFIG: files["a"]! }),
+    expect: () => ({ user: alice, namespace: nsB }),
+  },
   { name: "repeated -n: the last one", args: () => ["-n", nsB, "-n", nsA], env: () => ({ KUBECONFIG: files["a"]! }), expect: () => ({ user: admin, namespace: nsA }) },
   { name: "repeated -n, the other way", args: () => ["-n", nsA, "-n", nsB], env: () => ({ KUBECONFIG: files["a"]! }), expect: () => ({ user: admin, namespace: nsB }) },
-  { name: "repeated --context: the last one", args: () => ["--context", "ctx-a", "--context", "ctx-b"], env: () => ({ KUBECONFIG: `${files["a"]}:${files["b"]}` }), expect: () => ({ user: alice, namespace: nsB }) },
+  {
+    name: "repeated --context: the last one",
+    args: () => ["--context", "ctx-a", "--context", "ctx-b"],
+    env: () => ({ KUBECONFIG: `${files["a"]}:${files["b"]}` }),
+    expect: () => ({ user: alice, namespace: nsB }),
+  },
   { name: "--as a user with no rights: refused by both", args: () => ["--as", `parity-nobody-${id}`], env: () => ({ KUBECONFIG: files["a"]! }), expect: () => "refused", why: /forbidden/i },
   { name: "--as a user with rights", args: () => ["--as", alice], env: () => ({ KUBECONFIG: files["a"]! }), expect: () => ({ user: alice, namespace: nsA }) },
-  { name: "--as-group gives the impersonated user the group's rights", args: () => ["--as", `parity-grouped-${id}`, "--as-group", group], env: () => ({ KUBECONFIG: files["a"]! }), expect: () => ({ user: `parity-grouped-${id}`, namespace: nsA }) },
+  {
+    name: "--as-group gives the impersonated user the group's rights",
+    args: () => ["--as", `parity-grouped-${id}`, "--as-group", group],
+    env: () => ({ KUBECONFIG: files["a"]! }),
+    expect: () => ({ user: `parity-grouped-${id}`, namespace: nsA }),
+  },
   { name: "...and without --as-group the same user is refused", args: () => ["--as", `parity-grouped-${id}`], env: () => ({ KUBECONFIG: files["a"]! }), expect: () => "refused", why: /forbidden/i },
   {
     name: "--server, --token, --certificate-authority with no kubeconfig at all",
@@ -357,8 +392,18 @@ const cases: Case[] = [
     args: () => ["-s", server, "--certificate-authority", caFile, "--client-certificate", join(tmp, "alice.crt"), "--client-key", join(tmp, "alice.key"), "-n", nsB],
     expect: () => ({ user: alice, namespace: nsB }),
   },
-  { name: "--insecure-skip-tls-verify drops the kubeconfig's CA", args: () => ["--insecure-skip-tls-verify"], env: () => ({ KUBECONFIG: files["a"]! }), expect: () => ({ user: admin, namespace: nsA }) },
-  { name: "--tls-server-name: a name in the server's certificate", args: () => ["--tls-server-name", "kubernetes"], env: () => ({ KUBECONFIG: files["a"]! }), expect: () => ({ user: admin, namespace: nsA }) },
+  {
+    name: "--insecure-skip-tls-verify drops the kubeconfig's CA",
+    args: () => ["--insecure-skip-tls-verify"],
+    env: () => ({ KUBECONFIG: files["a"]! }),
+    expect: () => ({ user: admin, namespace: nsA }),
+  },
+  {
+    name: "--tls-server-name: a name in the server's certificate",
+    args: () => ["--tls-server-name", "kubernetes"],
+    env: () => ({ KUBECONFIG: files["a"]! }),
+    expect: () => ({ user: admin, namespace: nsA }),
+  },
   {
     name: "--tls-server-name: a name not in it is refused by both",
     args: () => ["--tls-server-name", "not-the-apiserver.example"],
@@ -386,7 +431,13 @@ const cases: Case[] = [
     why: /kubernetes\.default\.svc/,
   },
   { name: "an exec credential plugin whose credential expires", args: () => ["--kubeconfig", files["exec"]!], expect: () => ({ user: `system:serviceaccount:${nsA}:parity-sa`, namespace: nsA }) },
-  { name: "in-cluster: the pod's service account, only when nothing else is given", args: () => [], inCluster: true, env: () => ({ KUBERNETES_SERVICE_HOST: "127.0.0.1", KUBERNETES_SERVICE_PORT: String(apiPort) }), expect: () => ({ user: `system:serviceaccount:${nsA}:parity-sa`, namespace: nsA }) },
+  {
+    name: "in-cluster: the pod's service account, only when nothing else is given",
+    args: () => [],
+    inCluster: true,
+    env: () => ({ KUBERNETES_SERVICE_HOST: "127.0.0.1", KUBERNETES_SERVICE_PORT: String(apiPort) }),
+    expect: () => ({ user: `system:serviceaccount:${nsA}:parity-sa`, namespace: nsA }),
+  },
   {
     name: "in-cluster with -n",
     args: () => ["-n", nsB],
@@ -493,7 +544,10 @@ describe("-v 6", () => {
     const args = ["-s", server, "--token", saToken, "--certificate-authority", caFile, "-n", nsA, "-v", "6"];
     const r = await run({ name: "v6", expect: () => "refused" }, plugin, ["show", ...args]);
     assert.equal(r.code, 0, r.stderr);
-    const lines = r.stderr.trim().split("\n").filter((l) => !l.startsWith("Warning: "));
+    const lines = r.stderr
+      .trim()
+      .split("\n")
+      .filter((l) => !l.startsWith("Warning: "));
     assert.ok(lines.length >= 3, r.stderr);
     // Every request, whatever its answer (a user who may not list events gets 403 for that list).
     for (const line of lines) assert.match(line, /^(GET|POST) https:\/\/127\.0\.0\.1:\d+\/\S+ \d{3} [A-Za-z ]+ in \d+ milliseconds$/);

@@ -98,7 +98,11 @@ export function verifyCodeSignature(file: Buffer): CodeSignature {
 
 /** The file offset and size of a section of a thin 64-bit Mach-O (LC_SEGMENT_64's section_64 records). */
 export function machoSection(file: Buffer, segment: string, section: string): { offset: number; size: number } {
-  const name = (at: number) => file.subarray(at, at + 16).toString("latin1").replace(/\0+$/, "");
+  const name = (at: number) =>
+    file
+      .subarray(at, at + 16)
+      .toString("latin1")
+      .replace(/\0+$/, "");
   const ncmds = file.readUInt32LE(16);
   let at = 32;
   for (let i = 0; i < ncmds; i++) {

@@ -23,17 +23,21 @@ const podOf = (ns: string, name: string) => pods(ns).find((p) => p.metadata.name
 
 /** The StatefulSet controller has seen the object and made exactly `created` pods (and their claims). */
 async function createdOnly(ns: string, name: string, created: number, claimNames: string[]): Promise<void> {
-  await eventually(`statefulset ${ns}/${name} to create ${created} pod(s) and their claims`, () => {
-    const s = getSts(ns, name);
-    const st = s.status ?? {};
-    return (
-      (st.observedGeneration ?? 0) >= (s.metadata.generation ?? 0) &&
-      st.replicas === created &&
-      st.currentRevision === st.updateRevision &&
-      pods(ns).length === created &&
-      claimNames.every((c) => claimOf(ns, c)?.status?.phase === "Pending")
-    );
-  }, 60_000);
+  await eventually(
+    `statefulset ${ns}/${name} to create ${created} pod(s) and their claims`,
+    () => {
+      const s = getSts(ns, name);
+      const st = s.status ?? {};
+      return (
+        (st.observedGeneration ?? 0) >= (s.metadata.generation ?? 0) &&
+        st.replicas === created &&
+        st.currentRevision === st.updateRevision &&
+        pods(ns).length === created &&
+        claimNames.every((c) => claimOf(ns, c)?.status?.phase === "Pending")
+      );
+    },
+    60_000,
+  );
 }
 
 /** A StorageClass with volumeBindingMode WaitForFirstConsumer, deleted when the test ends. */
@@ -165,7 +169,10 @@ describe("ordinals and claims that never bound (issue 18)", () => {
     });
     assert.equal(c.recreateByHand, undefined, "it matches its template: re-creating it would fail the same way");
     const table = await runPlugin(["show", "queue", "-n", ns]);
-    assert.match(table.stdout, /^persistentvolumeclaim\/data-queue-0 is Pending and stuck: the provisioner example\.com\/no-provisioner of storage class "\S+" reported ProvisioningFailed \(its message: -o wide\)$/m);
+    assert.match(
+      table.stdout,
+      /^persistentvolumeclaim\/data-queue-0 is Pending and stuck: the provisioner example\.com\/no-provisioner of storage class "\S+" reported ProvisioningFailed \(its message: -o wide\)$/m,
+    );
     const wide = await runPlugin(["show", "queue", "-n", ns, "-o", "wide"]);
     assert.ok(wide.stdout.includes(`reported ProvisioningFailed (4 times, last at 2026-11-30T10:05:00Z): ${latest}\n`), wide.stdout);
 
@@ -217,9 +224,30 @@ describe("ordinals and claims that never bound (issue 18)", () => {
       { apiGroups: [""], resources: ["pods", "persistentvolumeclaims", "secrets"], verbs: ["get", "list"] },
     ];
     apply({ apiVersion: "rbac.authorization.k8s.io/v1", kind: "Role", metadata: { name: "reader" }, rules: reads }, ns);
-    apply({ apiVersion: "rbac.authorization.k8s.io/v1", kind: "RoleBinding", metadata: { name: "reader" }, roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name: "reader" }, subjects: [{ kind: "User", name: user }] }, ns);
-    apply({ apiVersion: "rbac.authorization.k8s.io/v1", kind: "ClusterRole", metadata: { name: `sc-${ns}` }, rules: [{ apiGroups: ["storage.k8s.io"], resources: ["storageclasses"], verbs: ["list"] }] }, ns);
-    apply({ apiVersion: "rbac.authorization.k8s.io/v1", kind: "ClusterRoleBinding", metadata: { name: `sc-${ns}` }, roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: `sc-${ns}` }, subjects: [{ kind: "User", name: user }] }, ns);
+    apply(
+      {
+        apiVersion: "rbac.authorization.k8s.io/v1",
+        kind: "RoleBinding",
+        metadata: { name: "reader" },
+        roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name: "reader" },
+        subjects: [{ kind: "User", name: user }],
+      },
+      ns,
+    );
+    apply(
+      { apiVersion: "rbac.authorization.k8s.io/v1", kind: "ClusterRole", metadata: { name: `sc-${ns}` }, rules: [{ apiGroups: ["storage.k8s.io"], resources: ["storageclasses"], verbs: ["list"] }] },
+      ns,
+    );
+    apply(
+      {
+        apiVersion: "rbac.authorization.k8s.io/v1",
+        kind: "ClusterRoleBinding",
+        metadata: { name: `sc-${ns}` },
+        roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: `sc-${ns}` },
+        subjects: [{ kind: "User", name: user }],
+      },
+      ns,
+    );
     t.after(() => {
       kubectlTry(["delete", "clusterrolebinding", `sc-${ns}`]);
       kubectlTry(["delete", "clusterrole", `sc-${ns}`]);

@@ -6,7 +6,23 @@
 import assert from "node:assert/strict";
 import { execFileSync, spawn, spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
-import { closeSync, copyFileSync, createReadStream, existsSync, lstatSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, readSync, rmSync, statSync, symlinkSync, writeFileSync } from "node:fs";
+import {
+  closeSync,
+  copyFileSync,
+  createReadStream,
+  existsSync,
+  lstatSync,
+  mkdirSync,
+  mkdtempSync,
+  openSync,
+  readdirSync,
+  readFileSync,
+  readSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { createServer, type Server } from "node:http";
 import { homedir, tmpdir } from "node:os";
 import { basename, dirname, join } from "node:path";
@@ -221,7 +237,11 @@ describe("the krew release", () => {
   });
 
   test("the manifest has krew's fields, and krew-index's limits", () => {
-    assert.deepEqual(readdirSync(out).filter((f) => f.endsWith(".yaml")), ["appstorage.yaml"], "named as krew-index names it");
+    assert.deepEqual(
+      readdirSync(out).filter((f) => f.endsWith(".yaml")),
+      ["appstorage.yaml"],
+      "named as krew-index names it",
+    );
     assert.equal(manifest.apiVersion, "krew.googlecontainertools.github.com/v1alpha2");
     assert.equal(manifest.kind, "Plugin");
     assert.equal(manifest.metadata.name, "appstorage");
@@ -252,11 +272,19 @@ describe("the krew release", () => {
   });
 
   test("every platform entry has its archive, with a matching lowercase sha256", () => {
-    const archives = readdirSync(out).filter((f) => /\.(tar\.gz|zip)$/.test(f)).sort();
+    const archives = readdirSync(out)
+      .filter((f) => /\.(tar\.gz|zip)$/.test(f))
+      .sort();
     assert.deepEqual(manifest.spec.platforms.map((p) => p.uri.split("/").pop()).sort(), archives, "one archive per entry, no entry without its archive");
     for (const p of manifest.spec.platforms) {
       assert.match(p.sha256, /^[0-9a-f]{64}$/);
-      assert.equal(createHash("sha256").update(readFileSync(archiveOf(p))).digest("hex"), p.sha256, p.uri);
+      assert.equal(
+        createHash("sha256")
+          .update(readFileSync(archiveOf(p)))
+          .digest("hex"),
+        p.sha256,
+        p.uri,
+      );
       assert.match(p.uri, new RegExp(`/kubectl-appstorage_v${pkg.version}_${p.selector.matchLabels.os}_${p.selector.matchLabels.arch}\\.(tar\\.gz|zip)$`));
       assert.equal(p.bin, p.selector.matchLabels.os === "windows" ? "kubectl-appstorage.exe" : "kubectl-appstorage");
     }
@@ -271,7 +299,10 @@ describe("the krew release", () => {
       assert.deepEqual(entries.map((l) => l.trim().split(/\s+/).pop()).sort(), [p.bin, shim, "LICENSE", "README.md"].sort(), archive);
       const bin = entries.find((l) => l.trim().endsWith(` ${p.bin}`))!;
       assert.match(bin, /^-rwxr-xr-x /, `${p.bin} is a regular file with mode 0755`);
-      assert.ok(entries.every((l) => !l.startsWith("l")), "no symlinks");
+      assert.ok(
+        entries.every((l) => !l.startsWith("l")),
+        "no symlinks",
+      );
       assert.deepEqual(p.files.map((f) => f.from).sort(), [p.bin, shim, "LICENSE", "README.md"].sort());
       // The shim runs whatever plugin kubectl finds: no path, no version inside.
       assert.match(readFileSync(unpack(p, shim), "utf8"), /^@?(exec )?kubectl appstorage __complete ("\$@"|%\*)\r?$/m);
@@ -316,7 +347,10 @@ describe("the krew release", () => {
       unsigned.fill(0, at, at + size);
       unsigned.writeUInt32LE(ncmds - 1, 16);
       unsigned.writeUInt32LE(unsigned.readUInt32LE(20) - size, 20);
-      for (const [name, data, reason] of [["stale", stale, /page 5 .*does not match its hash.*stale signature/], ["unsigned", unsigned, /no LC_CODE_SIGNATURE/]] as const) {
+      for (const [name, data, reason] of [
+        ["stale", stale, /page 5 .*does not match its hash.*stale signature/],
+        ["unsigned", unsigned, /no LC_CODE_SIGNATURE/],
+      ] as const) {
         assert.throws(() => verifyCodeSignature(data), reason, name);
       }
     });
@@ -362,7 +396,9 @@ describe("the krew release", () => {
           writeFileSync(join(work, "cms.der"), sig.cms);
           writeFileSync(join(work, "cd.bin"), sig.blobs.get(0)!);
           // The CMS signature signs this CodeDirectory, whose page hashes matched the file above.
-          const cms = spawnSync("openssl", ["cms", "-verify", "-inform", "DER", "-in", join(work, "cms.der"), "-content", join(work, "cd.bin"), "-binary", "-noverify", "-out", "/dev/null"], { encoding: "utf8" });
+          const cms = spawnSync("openssl", ["cms", "-verify", "-inform", "DER", "-in", join(work, "cms.der"), "-content", join(work, "cd.bin"), "-binary", "-noverify", "-out", "/dev/null"], {
+            encoding: "utf8",
+          });
           assert.equal(cms.status, 0, cms.stderr);
           const pem = execFileSync("openssl", ["pkcs7", "-inform", "DER", "-in", join(work, "cms.der"), "-print_certs"], { encoding: "utf8" });
           const certs = pem.match(/-----BEGIN CERTIFICATE-----[^-]+-----END CERTIFICATE-----/g) ?? [];
@@ -376,7 +412,11 @@ describe("the krew release", () => {
           writeFileSync(join(work, "root.pem"), root);
           writeFileSync(join(work, "intermediate.pem"), intermediates.join("\n"));
           // Apple's certificates carry critical extensions of their own that openssl does not know.
-          const chain = spawnSync("openssl", ["verify", "-ignore_critical", "-purpose", "any", "-CAfile", join(work, "root.pem"), "-untrusted", join(work, "intermediate.pem"), join(work, "leaf.pem")], { encoding: "utf8" });
+          const chain = spawnSync(
+            "openssl",
+            ["verify", "-ignore_critical", "-purpose", "any", "-CAfile", join(work, "root.pem"), "-untrusted", join(work, "intermediate.pem"), join(work, "leaf.pem")],
+            { encoding: "utf8" },
+          );
           assert.equal(chain.status, 0, chain.stderr + chain.stdout);
         } finally {
           rmSync(work, { recursive: true, force: true });

@@ -6,23 +6,7 @@ import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
 import { describe, test, type TestContext } from "node:test";
 import { sts } from "../fixtures/builders";
-import {
-  apply,
-  claims,
-  denyStatefulSetCreate,
-  eventually,
-  getSts,
-  kubectl,
-  kubectlTry,
-  namespace,
-  plugin,
-  runPlugin,
-  settled,
-  storageClassFor,
-  uids,
-  userKubeconfig,
-  volumeFor,
-} from "./harness";
+import { apply, claims, denyStatefulSetCreate, eventually, getSts, kubectl, kubectlTry, namespace, plugin, runPlugin, settled, storageClassFor, uids, userKubeconfig, volumeFor } from "./harness";
 
 const journalExists = (ns: string) => kubectlTry(["get", "secret", "appstorage-journal-db", "-n", ns]).code === 0;
 const templateSize = (ns: string) => getSts(ns, "db").spec.volumeClaimTemplates![0]!.spec.resources!.requests!["storage"];
@@ -99,7 +83,10 @@ describe("a namespace admin (ClusterRole admin bound in one namespace)", () => {
     const all = await runPlugin(["show", "-A"], { kubeconfig: kc });
     assert.equal(all.code, 1);
     // Whichever of its lists the server refuses first, as kubectl get sts,pvc,pods -A would.
-    assert.match(all.stderr, /^error: (statefulsets.apps|persistentvolumeclaims|pods) is forbidden: User "admin-[^"]+" cannot list resource "\w+" in API group "(apps)?" at the cluster scope; list one namespace with -n NAMESPACE instead of -A\n$/);
+    assert.match(
+      all.stderr,
+      /^error: (statefulsets.apps|persistentvolumeclaims|pods) is forbidden: User "admin-[^"]+" cannot list resource "\w+" in API group "(apps)?" at the cluster scope; list one namespace with -n NAMESPACE instead of -A\n$/,
+    );
   });
 
   test("a named storage class that cannot be read is refused naming the permission; --force passes it", async (t) => {
@@ -142,7 +129,10 @@ describe("a namespace viewer (ClusterRole view)", () => {
     assert.match(diff.stdout, /^\+\s+storage: 2Gi$/m);
     const set = await runPlugin(["set", "db", "data=2Gi", "-n", ns, "--yes"], { kubeconfig: kc });
     assert.equal(set.code, 1);
-    assert.match(set.stderr, /^error: you may not create secrets in namespace who-[0-9a-f]+, update secrets "appstorage-journal-db" .*delete statefulsets.apps "db" .*which this change needs; nothing was changed: ask for those permissions \(kubectl auth can-i create secrets -n who-/m);
+    assert.match(
+      set.stderr,
+      /^error: you may not create secrets in namespace who-[0-9a-f]+, update secrets "appstorage-journal-db" .*delete statefulsets.apps "db" .*which this change needs; nothing was changed: ask for those permissions \(kubectl auth can-i create secrets -n who-/m,
+    );
     assertUnchanged(ns, before, rv);
   });
 });
@@ -193,7 +183,11 @@ describe("the Role that rbac prints", () => {
     const all = rulesOf(execFileSync(plugin, ["rbac", "-n", probeNs], { encoding: "utf8" }).split("---\n")[0]!);
     // Rules a plain `set` of a size does not use: without them it still works.
     const notNeeded = new Set(["resourcequotas", "events", "pods/eviction"]);
-    assert.deepEqual([...notNeeded].filter((r) => !all.includes(r)), [], "the Role has every rule this test knows");
+    assert.deepEqual(
+      [...notNeeded].filter((r) => !all.includes(r)),
+      [],
+      "the Role has every rule this test knows",
+    );
     for (const resource of all) {
       const { ns, before } = await prepared(t);
       const user = `minus-${ns}`;

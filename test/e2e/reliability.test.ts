@@ -78,7 +78,16 @@ after(() => {
     // not a git checkout: the figures say so
   }
   mkdirSync(join(root, "dist"), { recursive: true });
-  const out = { ...summary, testsDeclared: declared.length, testsFailed: summary.testsStarted.filter((n) => !summary.testsPassed.includes(n)), testsNotRun: declared.filter((n) => !summary.testsStarted.includes(n)), commit, dirty, finishedAt: new Date().toISOString(), suiteSeconds: Math.round((Date.now() - suiteStart) / 1000) };
+  const out = {
+    ...summary,
+    testsDeclared: declared.length,
+    testsFailed: summary.testsStarted.filter((n) => !summary.testsPassed.includes(n)),
+    testsNotRun: declared.filter((n) => !summary.testsStarted.includes(n)),
+    commit,
+    dirty,
+    finishedAt: new Date().toISOString(),
+    suiteSeconds: Math.round((Date.now() - suiteStart) / 1000),
+  };
   // A reduced run (another Kubernetes version) never overwrites the full run's figures.
   writeFileSync(join(root, "dist", reduced ? "reliability-summary-reduced.json" : "reliability-summary.json"), `${JSON.stringify(out, null, 2)}\n`);
 });
@@ -142,7 +151,25 @@ async function settle3(ns: string, ready: boolean, extra: (s: State) => boolean 
 }
 async function markReadyAsync(ns: string, pod: string): Promise<void> {
   const now = new Date().toISOString().replace(/\.\d+Z$/, "Z");
-  await kube(["patch", "pod", pod, "-n", ns, "--subresource=status", "--type=merge", "-p", JSON.stringify({ status: { phase: "Running", conditions: [{ type: "Ready", status: "True", lastTransitionTime: now }, { type: "ContainersReady", status: "True", lastTransitionTime: now }] } })]);
+  await kube([
+    "patch",
+    "pod",
+    pod,
+    "-n",
+    ns,
+    "--subresource=status",
+    "--type=merge",
+    "-p",
+    JSON.stringify({
+      status: {
+        phase: "Running",
+        conditions: [
+          { type: "Ready", status: "True", lastTransitionTime: now },
+          { type: "ContainersReady", status: "True", lastTransitionTime: now },
+        ],
+      },
+    }),
+  ]);
 }
 
 async function prepared(t: TestContext, shape: Shape = shapes[0]!): Promise<{ ns: string; before: Record<string, string> }> {
@@ -179,7 +206,11 @@ async function assertConverges(
   flags: string[] = [],
   opts: { via?: string; env?: Record<string, string>; restarted?: () => Promise<string[]> } = {},
 ): Promise<RunResult> {
-  const rerun = await within(runPlugin([...setArgs(ns), ...flags, "--timeout", "60s"], { ...(opts.via ? { kubeconfig: opts.via } : {}), ...(opts.env ? { env: opts.env } : {}) }), 120_000, `${context}: the rerun`);
+  const rerun = await within(
+    runPlugin([...setArgs(ns), ...flags, "--timeout", "60s"], { ...(opts.via ? { kubeconfig: opts.via } : {}), ...(opts.env ? { env: opts.env } : {}) }),
+    120_000,
+    `${context}: the rerun`,
+  );
   summary.reruns += 1;
   assert.doesNotMatch(rerun.stderr, /another kubectl appstorage set is working/, `${context}: a dead run's lock blocked the rerun`);
   assert.equal(rerun.code, 0, `${context}: rerun failed: ${rerun.stderr}`);
@@ -259,7 +290,12 @@ async function runThrough(ns: string, faults: Fault[], extra: string[] = []): Pr
 }
 
 /** The requests of one clean `set` of this shape, through the proxy, with the plugin's log compared. */
-async function baseline(t: TestContext, shape: Shape, setup: (t: TestContext, shape: Shape) => Promise<{ ns: string; before: Record<string, string> }> = prepared, flags: string[] = []): Promise<SeenRequest[]> {
+async function baseline(
+  t: TestContext,
+  shape: Shape,
+  setup: (t: TestContext, shape: Shape) => Promise<{ ns: string; before: Record<string, string> }> = prepared,
+  flags: string[] = [],
+): Promise<SeenRequest[]> {
   const { ns, before } = await setup(t, shape);
   const { result, proxy, logFile } = await runThrough(ns, [], flags);
   assert.equal(result.code, 0, result.stderr);
@@ -334,7 +370,16 @@ function holdDeletion(ns: string): { stop: () => Promise<void> } {
     const deleting = s.metadata.deletionTimestamp !== undefined && Date.now() - since! >= 2000;
     const recreated = s.metadata.deletionTimestamp === undefined && (s.metadata.annotations ?? {})["appstorage.kubectl.io/last-change"] !== undefined;
     if (stopped || deleting || recreated) {
-      await kube(["patch", "statefulset", "db", "-n", ns, "--type=merge", "-p", JSON.stringify({ metadata: { finalizers: fins.filter((f) => f !== holdFinalizer), resourceVersion: s.metadata.resourceVersion } })]).catch(() => undefined);
+      await kube([
+        "patch",
+        "statefulset",
+        "db",
+        "-n",
+        ns,
+        "--type=merge",
+        "-p",
+        JSON.stringify({ metadata: { finalizers: fins.filter((f) => f !== holdFinalizer), resourceVersion: s.metadata.resourceVersion } }),
+      ]).catch(() => undefined);
     }
   };
   const loop = (async () => {
@@ -428,7 +473,13 @@ function procState(pid: number): string | undefined {
  * server handled it but before the plugin hears back) and SIGKILLs the plugin there. Fails when
  * the plugin exits before, or the request is not held within a minute.
  */
-async function killAt(ns: string, x: Pick<Target, "signature" | "nth"> & Pick<Fault, "after">, when: "hold" | "hold-after", flags: string[] = [], started?: (proxy: FaultProxy) => void): Promise<SeenRequest> {
+async function killAt(
+  ns: string,
+  x: Pick<Target, "signature" | "nth"> & Pick<Fault, "after">,
+  when: "hold" | "hold-after",
+  flags: string[] = [],
+  started?: (proxy: FaultProxy) => void,
+): Promise<SeenRequest> {
   const fault: Fault = { kind: when, nth: x.nth, signature: x.signature, ...(x.after ? { after: x.after } : {}) };
   const proxy = await startFaultProxy(kubeconfig(), [fault]);
   started?.(proxy);
@@ -540,7 +591,14 @@ function simulateNode(ns: string, resize: () => boolean): { stop: () => Promise<
     if (resize()) {
       for (const c of s.claims) {
         if (c.spec.resources?.requests?.["storage"] !== "2Gi" || c.status?.capacity?.["storage"] !== "1Gi" || resizePending(c)) continue;
-        const status = c.metadata.name === "data-db-0" ? { capacity: { storage: "2Gi" } } : { conditions: [{ type: "FileSystemResizePending", status: "True", lastTransitionTime: stamp(), message: "Waiting for user to (re-)start a pod to finish file system resize of volume on node." }] };
+        const status =
+          c.metadata.name === "data-db-0"
+            ? { capacity: { storage: "2Gi" } }
+            : {
+                conditions: [
+                  { type: "FileSystemResizePending", status: "True", lastTransitionTime: stamp(), message: "Waiting for user to (re-)start a pod to finish file system resize of volume on node." },
+                ],
+              };
         await claimStatus(ns, c.metadata.name!, status);
       }
     }
@@ -550,7 +608,8 @@ function simulateNode(ns: string, resize: () => boolean): { stop: () => Promise<
       since.set(p.metadata.uid!, first);
       const claim = s.claims.find((c) => c.metadata.name === `data-${p.metadata.name}`);
       const [mount, ready] = p.metadata.name === "db-2" ? [300, 3000] : [2500, 3500];
-      if (Date.now() - first >= mount && claim && resizePending(claim)) await claimStatus(ns, claim.metadata.name!, { capacity: { storage: claim.spec.resources!.requests!["storage"] }, conditions: [] });
+      if (Date.now() - first >= mount && claim && resizePending(claim))
+        await claimStatus(ns, claim.metadata.name!, { capacity: { storage: claim.spec.resources!.requests!["storage"] }, conditions: [] });
       else if (Date.now() - first >= ready) await markReadyAsync(ns, p.metadata.name!);
     }
   };
@@ -577,105 +636,113 @@ const afterJournal = "delete secrets";
 const watchesClaims = (requests: SeenRequest[]) => requests.some((r) => r.signature === "watch persistentvolumeclaims");
 
 describe("SIGKILL in the waits and restarts of existing claims", () => {
-  check("--wait-resize --restart-pods (Parallel/Retain): killed before and after every eviction and while each wait for claims and pods is held, the rerun converges at once and restarts no pod twice", async (t) => {
-    const shape = shapes[0]!;
-    const flags = ["--resize-existing", "--wait-resize", "--restart-pods"];
-    const key = `${shapeName(shape)} --wait-resize --restart-pods`;
+  check(
+    "--wait-resize --restart-pods (Parallel/Retain): killed before and after every eviction and while each wait for claims and pods is held, the rerun converges at once and restarts no pod twice",
+    async (t) => {
+      const shape = shapes[0]!;
+      const flags = ["--resize-existing", "--wait-resize", "--restart-pods"];
+      const key = `${shapeName(shape)} --wait-resize --restart-pods`;
 
-    // The baseline: the resizer acts once the plugin watches the claims, so the wait always watches.
-    const base = await preparedBound(t, shape, true);
-    let baseProxy: FaultProxy | undefined;
-    const baseNode = simulateNode(base.ns, () => watchesClaims(baseProxy?.requests ?? []));
-    let baseline: SeenRequest[];
-    try {
-      baseProxy = await startFaultProxy(kubeconfig(), []);
-      const logFile = join(stateDir(), "requests.log");
-      const r = await within(runPlugin([...setArgs(base.ns), ...flags, "--timeout", "60s"], { kubeconfig: baseProxy.kubeconfig, env: { APPSTORAGE_REQUEST_LOG: logFile } }), 120_000, "baseline");
-      await baseProxy.close();
-      assert.equal(r.code, 0, r.stderr);
-      assert.match(r.stdout, /pod\/db-2 evicted\npod\/db-1 evicted\n$/, r.stdout);
-      assertRequestsAccountedFor(baseProxy, logFile, `baseline ${key}`);
-      assert.deepEqual(evictions(baseProxy.requests), ["db-2", "db-1"]);
-      assert.equal(baseNode.maxDown(), 1, "never more than one pod down");
-      await assertNothingLost(base.ns, withoutPods(base.before, ["db-1", "db-2"]), `baseline ${key}`);
-      baseline = baseProxy.requests;
-    } finally {
-      await baseNode.stop();
-      await baseProxy?.close();
-    }
-    void kube(["delete", "namespace", base.ns, "--wait=false"]).catch(() => undefined);
-
-    // Every request after the journal's removal: the waits' lists, watches and reads, and the evictions.
-    const start = baseline.findIndex((r) => r.signature === afterJournal);
-    assert.ok(start >= 0, "the baseline removed no journal");
-    const count = new Map<string, number>();
-    const phase = baseline.slice(start + 1).map((r) => {
-      const nth = count.get(r.signature) ?? 0;
-      count.set(r.signature, nth + 1);
-      return { signature: r.signature, nth, after: afterJournal, write: isWrite(r) };
-    });
-    const name = (x: (typeof phase)[number]) => `${x.signature} #${x.nth + 1}`;
-    for (const s of ["list persistentvolumeclaims", "watch persistentvolumeclaims", "create pods/eviction", "watch pods"]) assert.ok(count.get(s), `the wait made no ${s}: ${phase.map(name).join(", ")}`);
-    // The quick matrix: the evictions and one of each request of the waits.
-    const chosen = quick ? phase.filter((x) => x.write || x.nth === 0) : phase;
-    const cases = chosen.flatMap((x) => (["hold", "hold-after"] as const).map((when) => ({ x, when })));
-    t.diagnostic(`killed before and after: ${chosen.map(name).join(", ")}`);
-
-    await pool(cases, width, async ({ x, when }) => {
-      const { ns, before } = await preparedBound(t, shape, true);
-      const context = `${key} killed ${when === "hold" ? "before" : "after"} ${name(x)} (after the journal's removal)`;
-      let killed: FaultProxy | undefined;
-      let dead = false;
-      const node = simulateNode(ns, () => dead || watchesClaims(killed?.requests ?? []));
+      // The baseline: the resizer acts once the plugin watches the claims, so the wait always watches.
+      const base = await preparedBound(t, shape, true);
+      let baseProxy: FaultProxy | undefined;
+      const baseNode = simulateNode(base.ns, () => watchesClaims(baseProxy?.requests ?? []));
+      let baseline: SeenRequest[];
       try {
-        const at = await killAt(ns, x, when, flags, (p) => (killed = p));
-        dead = true;
-        // The held request is the intended one: its signature, and its occurrence after the journal's removal.
-        const log = killed!.requests;
-        const from = log.findIndex((r) => r.signature === afterJournal);
-        assert.equal(at.signature, x.signature, context);
-        assert.ok(from >= 0 && at.index > from, `${context}: held before the journal was removed`);
-        assert.equal(log.filter((r) => r.signature === x.signature && r.index > from && r.index < at.index).length, x.nth, `${context}: held another occurrence`);
-        summary.kills += 1;
-        summary.killsByShape[key] = (summary.killsByShape[key] ?? 0) + 1;
-        const evictedBefore = evictions(log);
-        await assertNothingLost(ns, withoutPods(before, evictedBefore), context);
-
-        const rerun = await startFaultProxy(kubeconfig(), []);
+        baseProxy = await startFaultProxy(kubeconfig(), []);
         const logFile = join(stateDir(), "requests.log");
-        let evictedByRerun: string[] = [];
-        try {
-          await assertConverges(ns, before, context, flags, {
-            via: rerun.kubeconfig,
-            env: { APPSTORAGE_REQUEST_LOG: logFile },
-            restarted: async () => {
-              await rerun.close();
-              assertRequestsAccountedFor(rerun, logFile, `${context}: the rerun`);
-              evictedByRerun = evictions(rerun.requests);
-              return [...evictedBefore, ...evictedByRerun];
-            },
-          });
-        } finally {
-          await rerun.close();
-        }
-        // Each pod whose claim waited for a restart was restarted exactly once, over both runs; db-0 (resized online) never.
-        assert.deepEqual([...evictedBefore, ...evictedByRerun].sort(), ["db-1", "db-2"], `${context}: evicted by the killed run: ${evictedBefore.join(", ") || "none"}; by the rerun: ${evictedByRerun.join(", ") || "none"}`);
-        const now = await state(ns);
-        for (const c of now.claims) {
-          assert.equal(c.status?.capacity?.["storage"], "2Gi", `${context}: ${c.metadata.name} not resized`);
-          assert.ok(!resizePending(c), `${context}: ${c.metadata.name} still waits for a restart`);
-        }
-        for (const p of now.pods) {
-          assert.ok(podReady(p), `${context}: ${p.metadata.name} not Ready`);
-          if (p.metadata.name !== "db-0") assert.notEqual(p.metadata.uid, before[`pod/${p.metadata.name}`], `${context}: ${p.metadata.name} not restarted`);
-        }
-        assert.equal(node.maxDown(), 1, `${context}: more than one pod down at once, over the killed run and the rerun`);
+        const r = await within(runPlugin([...setArgs(base.ns), ...flags, "--timeout", "60s"], { kubeconfig: baseProxy.kubeconfig, env: { APPSTORAGE_REQUEST_LOG: logFile } }), 120_000, "baseline");
+        await baseProxy.close();
+        assert.equal(r.code, 0, r.stderr);
+        assert.match(r.stdout, /pod\/db-2 evicted\npod\/db-1 evicted\n$/, r.stdout);
+        assertRequestsAccountedFor(baseProxy, logFile, `baseline ${key}`);
+        assert.deepEqual(evictions(baseProxy.requests), ["db-2", "db-1"]);
+        assert.equal(baseNode.maxDown(), 1, "never more than one pod down");
+        await assertNothingLost(base.ns, withoutPods(base.before, ["db-1", "db-2"]), `baseline ${key}`);
+        baseline = baseProxy.requests;
       } finally {
-        await node.stop();
+        await baseNode.stop();
+        await baseProxy?.close();
       }
-      void kube(["delete", "namespace", ns, "--wait=false"]).catch(() => undefined);
-    });
-  });
+      void kube(["delete", "namespace", base.ns, "--wait=false"]).catch(() => undefined);
+
+      // Every request after the journal's removal: the waits' lists, watches and reads, and the evictions.
+      const start = baseline.findIndex((r) => r.signature === afterJournal);
+      assert.ok(start >= 0, "the baseline removed no journal");
+      const count = new Map<string, number>();
+      const phase = baseline.slice(start + 1).map((r) => {
+        const nth = count.get(r.signature) ?? 0;
+        count.set(r.signature, nth + 1);
+        return { signature: r.signature, nth, after: afterJournal, write: isWrite(r) };
+      });
+      const name = (x: (typeof phase)[number]) => `${x.signature} #${x.nth + 1}`;
+      for (const s of ["list persistentvolumeclaims", "watch persistentvolumeclaims", "create pods/eviction", "watch pods"])
+        assert.ok(count.get(s), `the wait made no ${s}: ${phase.map(name).join(", ")}`);
+      // The quick matrix: the evictions and one of each request of the waits.
+      const chosen = quick ? phase.filter((x) => x.write || x.nth === 0) : phase;
+      const cases = chosen.flatMap((x) => (["hold", "hold-after"] as const).map((when) => ({ x, when })));
+      t.diagnostic(`killed before and after: ${chosen.map(name).join(", ")}`);
+
+      await pool(cases, width, async ({ x, when }) => {
+        const { ns, before } = await preparedBound(t, shape, true);
+        const context = `${key} killed ${when === "hold" ? "before" : "after"} ${name(x)} (after the journal's removal)`;
+        let killed: FaultProxy | undefined;
+        let dead = false;
+        const node = simulateNode(ns, () => dead || watchesClaims(killed?.requests ?? []));
+        try {
+          const at = await killAt(ns, x, when, flags, (p) => (killed = p));
+          dead = true;
+          // The held request is the intended one: its signature, and its occurrence after the journal's removal.
+          const log = killed!.requests;
+          const from = log.findIndex((r) => r.signature === afterJournal);
+          assert.equal(at.signature, x.signature, context);
+          assert.ok(from >= 0 && at.index > from, `${context}: held before the journal was removed`);
+          assert.equal(log.filter((r) => r.signature === x.signature && r.index > from && r.index < at.index).length, x.nth, `${context}: held another occurrence`);
+          summary.kills += 1;
+          summary.killsByShape[key] = (summary.killsByShape[key] ?? 0) + 1;
+          const evictedBefore = evictions(log);
+          await assertNothingLost(ns, withoutPods(before, evictedBefore), context);
+
+          const rerun = await startFaultProxy(kubeconfig(), []);
+          const logFile = join(stateDir(), "requests.log");
+          let evictedByRerun: string[] = [];
+          try {
+            await assertConverges(ns, before, context, flags, {
+              via: rerun.kubeconfig,
+              env: { APPSTORAGE_REQUEST_LOG: logFile },
+              restarted: async () => {
+                await rerun.close();
+                assertRequestsAccountedFor(rerun, logFile, `${context}: the rerun`);
+                evictedByRerun = evictions(rerun.requests);
+                return [...evictedBefore, ...evictedByRerun];
+              },
+            });
+          } finally {
+            await rerun.close();
+          }
+          // Each pod whose claim waited for a restart was restarted exactly once, over both runs; db-0 (resized online) never.
+          assert.deepEqual(
+            [...evictedBefore, ...evictedByRerun].sort(),
+            ["db-1", "db-2"],
+            `${context}: evicted by the killed run: ${evictedBefore.join(", ") || "none"}; by the rerun: ${evictedByRerun.join(", ") || "none"}`,
+          );
+          const now = await state(ns);
+          for (const c of now.claims) {
+            assert.equal(c.status?.capacity?.["storage"], "2Gi", `${context}: ${c.metadata.name} not resized`);
+            assert.ok(!resizePending(c), `${context}: ${c.metadata.name} still waits for a restart`);
+          }
+          for (const p of now.pods) {
+            assert.ok(podReady(p), `${context}: ${p.metadata.name} not Ready`);
+            if (p.metadata.name !== "db-0") assert.notEqual(p.metadata.uid, before[`pod/${p.metadata.name}`], `${context}: ${p.metadata.name} not restarted`);
+          }
+          assert.equal(node.maxDown(), 1, `${context}: more than one pod down at once, over the killed run and the rerun`);
+        } finally {
+          await node.stop();
+        }
+        void kube(["delete", "namespace", ns, "--wait=false"]).catch(() => undefined);
+      });
+    },
+  );
 });
 
 /** The journal as the Secret holds it now. */
@@ -777,7 +844,10 @@ describe("races", () => {
     assert.equal(loser.code, 1);
     assert.match(loser.stderr, new RegExp(`another kubectl appstorage set \\(.*pid ${pids[w]} on .*\\) started on statefulset.apps/db at the same moment; nothing was changed`));
     // The loser's only write that reached the server is its refused journal create.
-    assert.deepEqual(loserLog.filter((r) => isWrite(r) && r.reachedServer).map((r) => `${r.signature} ${r.serverStatus}`), ["create secrets 409"]);
+    assert.deepEqual(
+      loserLog.filter((r) => isWrite(r) && r.reachedServer).map((r) => `${r.signature} ${r.serverStatus}`),
+      ["create secrets 409"],
+    );
     assert.equal(getSts(ns, "db").spec.volumeClaimTemplates![0]!.spec.resources!.requests!["storage"], "2Gi");
     assert.equal(kubectlTry(["get", "secret", "appstorage-journal-db", "-n", ns]).code, 1, "journal left behind");
     await assertNothingLost(ns, before, "overlapping runs");
@@ -838,8 +908,18 @@ describe("permissions", () => {
     { apiGroups: ["events.k8s.io"], resources: ["events"], verbs: ["create"] },
   ];
   const cases: [string, (rules: typeof full) => typeof full, boolean, RegExp, string?][] = [
-    ["may not delete statefulsets", (r) => r.map((x) => (x.resources[0] === "statefulsets" ? { ...x, verbs: x.verbs.filter((v) => v !== "delete") } : x)), true, /you may not delete statefulsets.apps "db"/],
-    ["may not create statefulsets", (r) => r.map((x) => (x.resources[0] === "statefulsets" ? { ...x, verbs: x.verbs.filter((v) => v !== "create") } : x)), true, /you may not create statefulsets.apps/],
+    [
+      "may not delete statefulsets",
+      (r) => r.map((x) => (x.resources[0] === "statefulsets" ? { ...x, verbs: x.verbs.filter((v) => v !== "delete") } : x)),
+      true,
+      /you may not delete statefulsets.apps "db"/,
+    ],
+    [
+      "may not create statefulsets",
+      (r) => r.map((x) => (x.resources[0] === "statefulsets" ? { ...x, verbs: x.verbs.filter((v) => v !== "create") } : x)),
+      true,
+      /you may not create statefulsets.apps/,
+    ],
     [
       "may not write the journal",
       (r) => r.map((x) => (x.resources[0] === "secrets" ? { ...x, verbs: ["get"] } : x)),
@@ -847,7 +927,13 @@ describe("permissions", () => {
       /you may not create secrets in namespace rel-[0-9a-f]+, update secrets "appstorage-journal-db" .*which this change needs; nothing was changed/,
     ],
     // A size-only change needs no storage class (a namespace admin's case); a named class does.
-    ["may not read storage classes, and the change names one", (r) => r, false, /storage class "standard" could not be checked: you may not get storageclasses.storage.k8s.io "standard"/, "data=2Gi,standard"],
+    [
+      "may not read storage classes, and the change names one",
+      (r) => r,
+      false,
+      /storage class "standard" could not be checked: you may not get storageclasses.storage.k8s.io "standard"/,
+      "data=2Gi,standard",
+    ],
   ];
   for (const [name, rules, canReadClasses, why, directive] of cases) {
     check(`${name}: refused before any change, naming the permission`, async (t) => {
@@ -855,10 +941,36 @@ describe("permissions", () => {
       const user = `u-${ns}`;
       const kc = userKubeconfig(user);
       apply({ apiVersion: "rbac.authorization.k8s.io/v1", kind: "Role", metadata: { name: "appstorage" }, rules: rules(full) }, ns);
-      apply({ apiVersion: "rbac.authorization.k8s.io/v1", kind: "RoleBinding", metadata: { name: "appstorage" }, roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name: "appstorage" }, subjects: [{ kind: "User", name: user }] }, ns);
+      apply(
+        {
+          apiVersion: "rbac.authorization.k8s.io/v1",
+          kind: "RoleBinding",
+          metadata: { name: "appstorage" },
+          roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name: "appstorage" },
+          subjects: [{ kind: "User", name: user }],
+        },
+        ns,
+      );
       if (canReadClasses) {
-        apply({ apiVersion: "rbac.authorization.k8s.io/v1", kind: "ClusterRole", metadata: { name: `sc-${ns}` }, rules: [{ apiGroups: ["storage.k8s.io"], resources: ["storageclasses"], verbs: ["get", "list"] }] }, ns);
-        apply({ apiVersion: "rbac.authorization.k8s.io/v1", kind: "ClusterRoleBinding", metadata: { name: `sc-${ns}` }, roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: `sc-${ns}` }, subjects: [{ kind: "User", name: user }] }, ns);
+        apply(
+          {
+            apiVersion: "rbac.authorization.k8s.io/v1",
+            kind: "ClusterRole",
+            metadata: { name: `sc-${ns}` },
+            rules: [{ apiGroups: ["storage.k8s.io"], resources: ["storageclasses"], verbs: ["get", "list"] }],
+          },
+          ns,
+        );
+        apply(
+          {
+            apiVersion: "rbac.authorization.k8s.io/v1",
+            kind: "ClusterRoleBinding",
+            metadata: { name: `sc-${ns}` },
+            roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: `sc-${ns}` },
+            subjects: [{ kind: "User", name: user }],
+          },
+          ns,
+        );
         t.after(() => {
           kubectlTry(["delete", "clusterrolebinding", `sc-${ns}`]);
           kubectlTry(["delete", "clusterrole", `sc-${ns}`]);

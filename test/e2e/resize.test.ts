@@ -11,7 +11,28 @@ import { join } from "node:path";
 import { describe, type TestContext, test } from "node:test";
 import type { Pod } from "../../src/kube/types";
 import { sts } from "../fixtures/builders";
-import { apply, claims, eventually, getSts, kubeconfig, kubectl, kubectlJson, kubectlTry, denyingPolicy, namespace, plugin, pods, runPlugin, type RunResult, serverVersion, serves, settled, storageClassFor, uids, volumeFor } from "./harness";
+import {
+  apply,
+  claims,
+  eventually,
+  getSts,
+  kubeconfig,
+  kubectl,
+  kubectlJson,
+  kubectlTry,
+  denyingPolicy,
+  namespace,
+  plugin,
+  pods,
+  runPlugin,
+  type RunResult,
+  serverVersion,
+  serves,
+  settled,
+  storageClassFor,
+  uids,
+  volumeFor,
+} from "./harness";
 
 const request = (ns: string, name: string) => claims(ns).find((c) => c.metadata.name === name)?.spec.resources?.requests?.["storage"];
 const requests = (ns: string) => Object.fromEntries(claims(ns).map((c) => [c.metadata.name!, c.spec.resources!.requests!["storage"]]));
@@ -19,7 +40,12 @@ const journalExists = (ns: string, name: string) => kubectlTry(["get", "secret",
 const stamp = () => new Date().toISOString().replace(/\.\d+Z$/, "Z");
 
 /** A StatefulSet whose claims are bound to prepared PersistentVolumes (claimRef), as a provisioner would. */
-async function boundStatefulSet(t: TestContext, ns: string, name: string, opts: { replicas: number; storageClass: string; size?: string; parallel?: boolean; ready?: boolean; unbound?: number[] }): Promise<void> {
+async function boundStatefulSet(
+  t: TestContext,
+  ns: string,
+  name: string,
+  opts: { replicas: number; storageClass: string; size?: string; parallel?: boolean; ready?: boolean; unbound?: number[] },
+): Promise<void> {
   const size = opts.size ?? "1Gi";
   for (let i = 0; i < opts.replicas; i++) if (!opts.unbound?.includes(i)) volumeFor(t, ns, `data-${name}-${i}`, size, opts.storageClass);
   const b = sts(name, ns).withClaim("data", size, opts.storageClass).replicas(opts.replicas);
@@ -80,7 +106,17 @@ function kubelet(ns: string, podNames: string[], original: Record<string, string
           seenPending.set(p.metadata.uid!, since);
           if (Date.now() - since > 700) {
             const now = stamp();
-            kubectlTry(["patch", "pod", n, "-n", ns, "--subresource=status", "--type=merge", "-p", JSON.stringify({ status: { phase: "Running", conditions: [{ type: "Ready", status: "True", lastTransitionTime: now }] } })]);
+            kubectlTry([
+              "patch",
+              "pod",
+              n,
+              "-n",
+              ns,
+              "--subresource=status",
+              "--type=merge",
+              "-p",
+              JSON.stringify({ status: { phase: "Running", conditions: [{ type: "Ready", status: "True", lastTransitionTime: now }] } }),
+            ]);
           }
         }
       }
@@ -113,7 +149,10 @@ describe("set --resize-existing", () => {
     assert.doesNotMatch(diff.stdout, /grows|existing claims/);
     const plan = JSON.parse((await runPlugin(["diff", "db", "data=2Gi", "--resize-existing", "-n", ns, "-o", "json"])).stdout);
     assert.deepEqual(plan.steps.slice(0, 3), ["write-journal", "grow-claims", "orphan-delete"]);
-    assert.deepEqual(plan.existing.claims.map((c: { name: string; grow: unknown }) => [c.name, c.grow]), [0, 1, 2].map((i) => [`data-db-${i}`, { from: "1Gi", to: "2Gi" }]));
+    assert.deepEqual(
+      plan.existing.claims.map((c: { name: string; grow: unknown }) => [c.name, c.grow]),
+      [0, 1, 2].map((i) => [`data-db-${i}`, { from: "1Gi", to: "2Gi" }]),
+    );
 
     const r = await runPlugin(["set", "db", "data=2Gi", "--resize-existing", "-n", ns, "--yes"]);
     assert.equal(r.code, 0, r.stderr);
@@ -164,14 +203,26 @@ describe("set --resize-existing", () => {
     const cls = storageClassFor(t, ns, { expandable: true });
     await boundStatefulSet(t, ns, "db", { replicas: 2, storageClass: cls, parallel: true, size: "2Gi" });
     apply({ apiVersion: "v1", kind: "ResourceQuota", metadata: { name: "storage" }, spec: { hard: { "requests.storage": "5Gi" } } }, ns);
-    await eventually("the quota to count the claims", () => kubectlJson<{ status?: { used?: Record<string, string> } }>(["get", "resourcequota", "storage", "-n", ns]).status?.used?.["requests.storage"] === "4Gi");
+    await eventually(
+      "the quota to count the claims",
+      () => kubectlJson<{ status?: { used?: Record<string, string> } }>(["get", "resourcequota", "storage", "-n", ns]).status?.used?.["requests.storage"] === "4Gi",
+    );
     const stsBefore = getSts(ns, "db");
     const uidsBefore = uids(ns);
     const cases: [string[], RegExp][] = [
-      [["data=1Gi", "--resize-existing"], /claim\(s\) data-db-0 \(2Gi\), data-db-1 \(2Gi\) already request more than the new size; this tool never shrinks a claim; nothing was changed: ask for at least 2Gi, or drop --resize-existing/],
-      [["data=3Gi", "--resize-existing"], /growing 2 claim\(s\) needs 2Gi more requests.storage, but resourcequota "storage" has 1Gi left \(used 4Gi of 5Gi\); nothing was changed: raise its requests.storage to at least 6Gi/],
+      [
+        ["data=1Gi", "--resize-existing"],
+        /claim\(s\) data-db-0 \(2Gi\), data-db-1 \(2Gi\) already request more than the new size; this tool never shrinks a claim; nothing was changed: ask for at least 2Gi, or drop --resize-existing/,
+      ],
+      [
+        ["data=3Gi", "--resize-existing"],
+        /growing 2 claim\(s\) needs 2Gi more requests.storage, but resourcequota "storage" has 1Gi left \(used 4Gi of 5Gi\); nothing was changed: raise its requests.storage to at least 6Gi/,
+      ],
       // Before 1.34 the API is not served (versions.test.ts): that is the refusal then.
-      [["data=2Gi,vac=no-such-vac", "--resize-existing"], serves("storage.k8s.io/v1", "volumeattributesclasses") ? /volume attributes class "no-such-vac" not found/ : /does not serve VolumeAttributesClass/],
+      [
+        ["data=2Gi,vac=no-such-vac", "--resize-existing"],
+        serves("storage.k8s.io/v1", "volumeattributesclasses") ? /volume attributes class "no-such-vac" not found/ : /does not serve VolumeAttributesClass/,
+      ],
       [["data=3Gi", "--wait-resize"], /--wait-resize works on the claims that --resize-existing or --vac-existing change/],
       [["data=3Gi", "--restart-pods"], /--restart-pods works on the claims that --resize-existing or --vac-existing change/],
     ];
@@ -206,7 +257,12 @@ describe("set --resize-existing", () => {
       boundStatefulSet(t, halfNs, "db", { replicas: 2, storageClass: expandable, parallel: true, unbound: [1] }),
     ]);
     const cases: [string, RegExp][] = [
-      [fixedNs, new RegExp(`claim\\(s\\) data-db-0, data-db-1 have storage class "${fixed}", which does not allow volume expansion; nothing was changed: drop --resize-existing or enable allowVolumeExpansion on the class`)],
+      [
+        fixedNs,
+        new RegExp(
+          `claim\\(s\\) data-db-0, data-db-1 have storage class "${fixed}", which does not allow volume expansion; nothing was changed: drop --resize-existing or enable allowVolumeExpansion on the class`,
+        ),
+      ],
       [halfNs, /claim\(s\) data-db-1 \(Pending\) are not Bound: only bound claims can grow or change volume attributes class; nothing was changed/],
     ];
     for (const [ns, why] of cases) {
@@ -220,7 +276,10 @@ describe("set --resize-existing", () => {
       const after = getSts(ns, "db");
       assert.equal(after.metadata.uid, before.metadata.uid);
       assert.equal(after.metadata.resourceVersion, before.metadata.resourceVersion);
-      assert.ok(Object.values(requests(ns)).every((s) => s === "1Gi"), JSON.stringify(requests(ns)));
+      assert.ok(
+        Object.values(requests(ns)).every((s) => s === "1Gi"),
+        JSON.stringify(requests(ns)),
+      );
       assert.deepEqual(uids(ns), uidsBefore);
     }
   });
@@ -244,7 +303,10 @@ describe("set --resize-existing", () => {
 
     const failed = await runPlugin(["set", "db", "data=2Gi", "--resize-existing", "-n", ns, "--yes"]);
     assert.equal(failed.code, 1, failed.stderr);
-    assert.match(failed.stderr, /error: could not change claim data-db-1: .*frozen by test policy.*; patched so far: data-db-0; statefulset.apps\/db is unchanged: fix the cause, then run the same command again to continue/);
+    assert.match(
+      failed.stderr,
+      /error: could not change claim data-db-1: .*frozen by test policy.*; patched so far: data-db-0; statefulset.apps\/db is unchanged: fix the cause, then run the same command again to continue/,
+    );
     assert.deepEqual(requests(ns), { "data-db-0": "2Gi", "data-db-1": "1Gi", "data-db-2": "1Gi" });
     const untouched = getSts(ns, "db");
     assert.equal(untouched.metadata.uid, before.metadata.uid);
@@ -295,7 +357,9 @@ describe("set --resize-existing", () => {
     run.child.kill("SIGKILL");
     await run.done;
 
-    const grown = Object.entries(requests(ns)).filter(([, s]) => s === "2Gi").map(([n]) => n);
+    const grown = Object.entries(requests(ns))
+      .filter(([, s]) => s === "2Gi")
+      .map(([n]) => n);
     assert.ok(grown.includes(first) && grown.length < 3, `killed mid-growth: ${JSON.stringify(requests(ns))}`);
     const untouched = getSts(ns, "db");
     assert.equal(untouched.metadata.uid, before.metadata.uid);
@@ -308,7 +372,10 @@ describe("set --resize-existing", () => {
     // Without the flag, the rerun would drop the interrupted growth: refused, with the command.
     const without = await runPlugin(["set", "db", "data=2Gi", "-n", ns, "--yes"]);
     assert.equal(without.code, 1);
-    assert.match(without.stderr, /(an interrupted run was changing the existing claims of statefulset.apps\/db .* finish it with: kubectl appstorage set db data=2Gi --resize-existing|another kubectl appstorage set is working)/);
+    assert.match(
+      without.stderr,
+      /(an interrupted run was changing the existing claims of statefulset.apps\/db .* finish it with: kubectl appstorage set db data=2Gi --resize-existing|another kubectl appstorage set is working)/,
+    );
 
     // The killed run's lease is still live, but its process is gone: the rerun proceeds at once.
     const rerun = await runPlugin(["set", "db", "data=2Gi", "--resize-existing", "-n", ns, "--yes"]);
@@ -358,7 +425,12 @@ describe("set --wait-resize --restart-pods", () => {
     await k.stop();
     assert.equal(r.code, 0, r.stderr);
     assert.equal(r.stdout, ["statefulset.apps/db recreated", ...[0, 1, 2].map((i) => `persistentvolumeclaim/data-db-${i} patched`), "pod/db-2 evicted", "pod/db-1 evicted"].join("\n") + "\n");
-    for (const line of [/claim data-db-0: resized: capacity 2Gi/, /claim data-db-1: FileSystemResizePending/, /claim data-db-2: FileSystemResizePending/, /restarting 2 pod\(s\) one at a time, highest ordinal first: db-2, db-1/]) {
+    for (const line of [
+      /claim data-db-0: resized: capacity 2Gi/,
+      /claim data-db-1: FileSystemResizePending/,
+      /claim data-db-2: FileSystemResizePending/,
+      /restarting 2 pod\(s\) one at a time, highest ordinal first: db-2, db-1/,
+    ]) {
       assert.match(r.stderr, line);
     }
     assert.deepEqual(k.order, ["db-2", "db-1"]);

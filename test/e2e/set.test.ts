@@ -80,7 +80,9 @@ describe("set: what must survive", () => {
         s.spec.template.spec["initContainers"] = [{ name: "init", image: "busybox:1.36", command: ["true"] }];
         s.spec.template.spec["tolerations"] = [{ key: "dedicated", operator: "Equal", value: "db", effect: "NoSchedule" }];
         s.spec.template.spec["affinity"] = {
-          podAntiAffinity: { preferredDuringSchedulingIgnoredDuringExecution: [{ weight: 50, podAffinityTerm: { topologyKey: "kubernetes.io/hostname", labelSelector: { matchLabels: { app: "rich" } } } }] },
+          podAntiAffinity: {
+            preferredDuringSchedulingIgnoredDuringExecution: [{ weight: 50, podAffinityTerm: { topologyKey: "kubernetes.io/hostname", labelSelector: { matchLabels: { app: "rich" } } } }],
+          },
         };
         s.spec.updateStrategy = { type: "RollingUpdate", rollingUpdate: { partition: 1 } };
         s.spec["revisionHistoryLimit"] = 3;
@@ -102,7 +104,10 @@ describe("set: what must survive", () => {
     assert.equal(templateSize(after, 1), "1Gi");
     assert.equal(after.status!.updateRevision, before.status!.updateRevision);
     assert.deepEqual(uids(ns), uidsBefore);
-    assert.deepEqual(pods(ns).map((p) => p.metadata.labels!["controller-revision-hash"]), revisions);
+    assert.deepEqual(
+      pods(ns).map((p) => p.metadata.labels!["controller-revision-hash"]),
+      revisions,
+    );
   });
 
   test("whenDeleted: Delete: claims survive the orphan delete and are re-owned", async (t) => {
@@ -172,7 +177,15 @@ describe("set: refusals change nothing", () => {
 
   test("a rolling update in progress is refused unless --force", async (t) => {
     const ns = namespace(t);
-    apply(sts("roll", ns).withClaim("data", "1Gi").replicas(2).edit((s) => (s.spec.updateStrategy = { type: "OnDelete" })).parallel().build(), ns);
+    apply(
+      sts("roll", ns)
+        .withClaim("data", "1Gi")
+        .replicas(2)
+        .edit((s) => (s.spec.updateStrategy = { type: "OnDelete" }))
+        .parallel()
+        .build(),
+      ns,
+    );
     await settled(ns, "roll", 2);
     kubectl(["patch", "statefulset", "roll", "-n", ns, "--type=merge", "-p", JSON.stringify({ spec: { template: { metadata: { annotations: { bump: "1" } } } } })]);
     await eventually("a pending update", () => {
@@ -248,7 +261,10 @@ describe("set --dry-run", () => {
     await settled(ns, "db", 1);
     const before = getSts(ns, "db");
     const uidsBefore = uids(ns);
-    for (const args of [["set", "db", "data=2Gi", "--dry-run", "--yes"], ["set", "--dry-run", "db", "data=2Gi", "-y"]]) {
+    for (const args of [
+      ["set", "db", "data=2Gi", "--dry-run", "--yes"],
+      ["set", "--dry-run", "db", "data=2Gi", "-y"],
+    ]) {
       const r = await runPlugin([...args, "-n", ns]);
       assert.equal(r.code, 0, r.stderr);
       assert.match(r.stderr, /^Warning: --dry-run is deprecated and can be replaced with --dry-run=client\.\n/);
@@ -339,4 +355,3 @@ describe("set: interrupted and concurrent runs", () => {
     assert.equal(kubectlTry(["get", "secret", "appstorage-journal-db", "-n", ns]).code, 1, "no journal left");
   });
 });
-

@@ -25,7 +25,10 @@ describe("show", () => {
     const r = await report(["db", "-n", ns]);
     const item = r.items[0]!;
     assert.equal(item.name, "db");
-    assert.deepEqual(item.templates.map((x) => [x.name, x.size, x.storageClass, x.expandable]), [["data", "1Gi", cls, true]]);
+    assert.deepEqual(
+      item.templates.map((x) => [x.name, x.size, x.storageClass, x.expandable]),
+      [["data", "1Gi", cls, true]],
+    );
     const c = item.claims[0]!;
     assert.deepEqual([c.name, c.ordinal, c.phase, c.request, c.capacity, c.pod], ["data-db-0", 0, "Bound", "2Gi", "1Gi", "db-0"]);
     assert.deepEqual(c.differences, ["template 1Gi, claim 2Gi (larger)", "requested 2Gi, capacity 1Gi"]);
@@ -44,7 +47,13 @@ describe("show", () => {
     kubectl(["scale", "statefulset", "web", "-n", ns, "--replicas=1"]);
     await settled(ns, "web", 1);
     const item = (await report(["-n", ns])).items[0]!;
-    assert.deepEqual(item.claims.map((c) => [c.name, c.leftover, c.pod ?? null]), [["data-web-0", false, "web-0"], ["data-web-1", true, null]]);
+    assert.deepEqual(
+      item.claims.map((c) => [c.name, c.leftover, c.pod ?? null]),
+      [
+        ["data-web-0", false, "web-0"],
+        ["data-web-1", true, null],
+      ],
+    );
     const table = await runPlugin(["show", "-n", ns, "-o", "wide"]);
     assert.match(table.stdout, /data-web-1\s+1 \(leftover\)/);
   });
@@ -57,9 +66,18 @@ describe("show", () => {
     await settled(a, "one", 1);
     await settled(b, "two", 1);
     const all = (await report(["-A"])).items.filter((i) => i.namespace === a || i.namespace === b);
-    assert.deepEqual(all.map((i) => [i.namespace, i.name, i.claims.length]).sort(), [[a, "one", 1], [b, "two", 1]].sort());
+    assert.deepEqual(
+      all.map((i) => [i.namespace, i.name, i.claims.length]).sort(),
+      [
+        [a, "one", 1],
+        [b, "two", 1],
+      ].sort(),
+    );
     const selected = (await report(["-A", "-l", "tier=db"])).items.filter((i) => i.namespace === a || i.namespace === b);
-    assert.deepEqual(selected.map((i) => i.name), ["one"]);
+    assert.deepEqual(
+      selected.map((i) => i.name),
+      ["one"],
+    );
     const table = await runPlugin(["show", "-A"]);
     assert.match(table.stdout, /^NAMESPACE\s+STATEFULSET/m);
   });
@@ -71,12 +89,34 @@ describe("show", () => {
     // Simulate a run killed right after its delete: journal saved, object orphan-deleted.
     const plan = JSON.parse((await runPlugin(["set", "db", "data=2Gi", "-n", ns, "--dry-run=client", "-o", "json"])).stdout);
     const journal = {
-      apiVersion: "appstorage.kubectl.io/v1alpha1", kind: "Journal", namespace: ns, name: "db",
-      originalUid: plan.target.uid, originalResourceVersion: plan.target.resourceVersion, request: plan.request, step: "deleting",
-      startedAt: new Date().toISOString(), updatedAt: new Date().toISOString(), by: "admin", holder: "test", leaseExpires: new Date(0).toISOString(),
-      pods: plan.pods, claims: plan.claims.map((c: { name: string; uid: string }) => ({ name: c.name, uid: c.uid })), original: plan.original, desired: plan.desired,
+      apiVersion: "appstorage.kubectl.io/v1alpha1",
+      kind: "Journal",
+      namespace: ns,
+      name: "db",
+      originalUid: plan.target.uid,
+      originalResourceVersion: plan.target.resourceVersion,
+      request: plan.request,
+      step: "deleting",
+      startedAt: new Date().toISOString(),
+      updatedAt: new Date().toISOString(),
+      by: "admin",
+      holder: "test",
+      leaseExpires: new Date(0).toISOString(),
+      pods: plan.pods,
+      claims: plan.claims.map((c: { name: string; uid: string }) => ({ name: c.name, uid: c.uid })),
+      original: plan.original,
+      desired: plan.desired,
     };
-    apply({ apiVersion: "v1", kind: "Secret", metadata: { name: "appstorage-journal-db", labels: { "app.kubernetes.io/managed-by": "kubectl-appstorage" } }, type: "appstorage.kubectl.io/journal", data: { "journal.json": Buffer.from(JSON.stringify(journal)).toString("base64") } }, ns);
+    apply(
+      {
+        apiVersion: "v1",
+        kind: "Secret",
+        metadata: { name: "appstorage-journal-db", labels: { "app.kubernetes.io/managed-by": "kubectl-appstorage" } },
+        type: "appstorage.kubectl.io/journal",
+        data: { "journal.json": Buffer.from(JSON.stringify(journal)).toString("base64") },
+      },
+      ns,
+    );
     kubectl(["delete", "statefulset", "db", "-n", ns, "--cascade=orphan", "--wait"]);
     const before = uids(ns);
 
@@ -95,7 +135,12 @@ describe("show", () => {
   test("a report larger than a pipe's buffer reaches the reader whole", async (t) => {
     const ns = namespace(t);
     // 150 StatefulSets with no replicas: about 100 KB of JSON, at once (no pods to wait for).
-    const items = Array.from({ length: 150 }, (_, i) => sts(`s${String(i).padStart(3, "0")}`, ns).withClaim("data", "1Gi").replicas(0).build());
+    const items = Array.from({ length: 150 }, (_, i) =>
+      sts(`s${String(i).padStart(3, "0")}`, ns)
+        .withClaim("data", "1Gi")
+        .replicas(0)
+        .build(),
+    );
     kubectl(["create", "-n", ns, "-f", "-"], { input: JSON.stringify({ apiVersion: "v1", kind: "List", items }) });
     const r = await runPlugin(["show", "-n", ns, "-o", "json"]);
     assert.equal(r.code, 0, r.stderr);

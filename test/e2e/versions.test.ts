@@ -15,14 +15,26 @@ const controller = (o: { metadata: { ownerReferences?: { controller?: boolean; u
 test(`an update of volumeClaimTemplates is refused as invalid (422), in words that differ by version ${on}`, async (t) => {
   const ns = namespace(t, "ver");
   apply(sts("web", ns).withClaim("data", "1Gi").build(), ns);
-  const r = kubectlTry(["patch", "statefulset", "web", "-n", ns, "--type=json", "-p", JSON.stringify([{ op: "replace", path: "/spec/volumeClaimTemplates/0/spec/resources/requests/storage", value: "2Gi" }])]);
+  const r = kubectlTry([
+    "patch",
+    "statefulset",
+    "web",
+    "-n",
+    ns,
+    "--type=json",
+    "-p",
+    JSON.stringify([{ op: "replace", path: "/spec/volumeClaimTemplates/0/spec/resources/requests/storage", value: "2Gi" }]),
+  ]);
   assert.equal(r.code, 1);
   // kubectl's words for a 422 Invalid; the causes below are the server's. The plugin never
   // depends on them: it does not try the update, it plans the orphan delete and re-create.
   assert.match(r.stderr, /^The StatefulSet "web" is invalid: /);
   if (v.minor <= 32) {
     // 1.32: one cause on spec, listing the fields that may change.
-    assert.match(r.stderr, /is invalid: spec: Forbidden: updates to statefulset spec for fields other than 'replicas', 'ordinals', 'template', 'updateStrategy', 'persistentVolumeClaimRetentionPolicy' and 'minReadySeconds' are forbidden/);
+    assert.match(
+      r.stderr,
+      /is invalid: spec: Forbidden: updates to statefulset spec for fields other than 'replicas', 'ordinals', 'template', 'updateStrategy', 'persistentVolumeClaimRetentionPolicy' and 'minReadySeconds' are forbidden/,
+    );
   }
   if (v.minor >= 37) {
     // 1.37: the cause is on the field itself.
@@ -56,7 +68,15 @@ test(`claim retention policy whenDeleted: Delete: claims owned by the StatefulSe
 
 test(`the garbage collector handles the orphan finalizer: pods released, the finalizer removed, the object kept by another finalizer ${on}`, async (t) => {
   const ns = namespace(t, "ver");
-  apply(sts("web", ns).withClaim("data", "1Gi").replicas(2).parallel().edit((s) => (s.metadata.finalizers = ["example.com/hold"])).build(), ns);
+  apply(
+    sts("web", ns)
+      .withClaim("data", "1Gi")
+      .replicas(2)
+      .parallel()
+      .edit((s) => (s.metadata.finalizers = ["example.com/hold"]))
+      .build(),
+    ns,
+  );
   await settled(ns, "web", 2);
   const old = getSts(ns, "web");
   t.after(() => kubectlTry(["patch", "statefulset", "web", "-n", ns, "--type=merge", "-p", '{"metadata":{"finalizers":null}}']));
@@ -126,7 +146,10 @@ test(`VolumeAttributesClass: storage.k8s.io/v1 is served from 1.34; before, vac=
     for (const cmd of ["set", "diff"]) {
       const r = await runPlugin([cmd, "db", "data=2Gi,vac=fast", "-n", ns, ...(cmd === "set" ? ["--yes"] : [])]);
       assert.ok(cmd === "set" ? r.code === 1 : r.code > 1, `${cmd}: exit ${r.code}`);
-      assert.match(r.stderr, /this server does not serve VolumeAttributesClass \(storage.k8s.io\), so claims cannot name one \(data=vac=fast\); it needs Kubernetes 1.34 or later, or the VolumeAttributesClass feature enabled: drop vac=/);
+      assert.match(
+        r.stderr,
+        /this server does not serve VolumeAttributesClass \(storage.k8s.io\), so claims cannot name one \(data=vac=fast\); it needs Kubernetes 1.34 or later, or the VolumeAttributesClass feature enabled: drop vac=/,
+      );
       assert.equal(r.stderr.trim().split("\n").length, 1, r.stderr);
       assert.equal(r.stdout, "");
     }
@@ -137,7 +160,10 @@ test(`VolumeAttributesClass: storage.k8s.io/v1 is served from 1.34; before, vac=
     return;
   }
   const vac = `${ns}-fast`;
-  apply({ apiVersion: `storage.k8s.io/${servedV1 ? "v1" : "v1beta1"}`, kind: "VolumeAttributesClass", metadata: { name: vac }, driverName: "example.com/no-provisioner", parameters: { iops: "5000" } }, ns);
+  apply(
+    { apiVersion: `storage.k8s.io/${servedV1 ? "v1" : "v1beta1"}`, kind: "VolumeAttributesClass", metadata: { name: vac }, driverName: "example.com/no-provisioner", parameters: { iops: "5000" } },
+    ns,
+  );
   t.after(() => kubectlTry(["delete", "volumeattributesclass", vac, "--wait=false"]));
   const r = await runPlugin(["set", "db", `data=vac=${vac}`, "-n", ns, "--yes"]);
   assert.equal(r.code, 0, r.stderr);

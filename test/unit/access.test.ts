@@ -43,7 +43,10 @@ describe("a namespace admin, who may not read storage classes", () => {
   test("a named class that could not be read is refused, naming the permission; --force passes it", () => {
     const plan = buildPlan(namespaceAdmin({ storageClassesUnknown: ["fast"] }), request("pgdata=2Gi,fast"));
     assert.equal(plan.refusals.length, 1);
-    assert.match(plan.refusals[0]!.message, /^storage class "fast" could not be checked: you may not get storageclasses.storage.k8s.io "fast" \(cluster scope\); a wrong name would leave the claims of new ordinals Pending \(an undo repairs that\)/);
+    assert.match(
+      plan.refusals[0]!.message,
+      /^storage class "fast" could not be checked: you may not get storageclasses.storage.k8s.io "fast" \(cluster scope\); a wrong name would leave the claims of new ordinals Pending \(an undo repairs that\)/,
+    );
     assert.equal(plan.refusals[0]!.forceable, true);
     const forced = buildPlan(namespaceAdmin({ storageClassesUnknown: ["fast"] }), { ...request("pgdata=2Gi,fast"), force: true });
     assert.deepEqual(forced.refusals, []);
@@ -57,8 +60,14 @@ describe("a namespace admin, who may not read storage classes", () => {
   test("--resize-existing: expansion is left to the server's dry run of each patch, and the plan says so", () => {
     const plan = buildPlan(namespaceAdmin(), { ...request("pgdata=2Gi"), existing: { resize: true, vac: false, waitResize: false, restartPods: false } });
     assert.deepEqual(plan.refusals, []);
-    assert.ok(plan.warnings.some((w) => /decided by the server's dry run of each claim patch/.test(w)), plan.warnings.join("\n"));
-    assert.deepEqual(plan.existing!.claims.map((c) => c.grow), [{ from: "1Gi", to: "2Gi" }]);
+    assert.ok(
+      plan.warnings.some((w) => /decided by the server's dry run of each claim patch/.test(w)),
+      plan.warnings.join("\n"),
+    );
+    assert.deepEqual(
+      plan.existing!.claims.map((c) => c.grow),
+      [{ from: "1Gi", to: "2Gi" }],
+    );
   });
   test("a journal that may not be read is a warning, not a refusal (set's preflight asks for the secrets it writes)", () => {
     const plan = buildPlan(namespaceAdmin({ journalError: "secrets is forbidden" }), request("pgdata=2Gi"));

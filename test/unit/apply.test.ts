@@ -69,7 +69,10 @@ function context(fake: FakeCluster, timeoutMs = 5000): { ctx: ApplyContext; err:
 /** No pod and no claim may ever be deleted, whatever happens. */
 function assertNothingDeleted(fake: FakeCluster): void {
   const deletes = fake.requests.filter((r) => r.startsWith("DELETE "));
-  assert.ok(deletes.every((r) => r === `DELETE ${stsPath}/db` || r === `DELETE ${journalPath}`), deletes.join("\n"));
+  assert.ok(
+    deletes.every((r) => r === `DELETE ${stsPath}/db` || r === `DELETE ${journalPath}`),
+    deletes.join("\n"),
+  );
   assert.ok(fake.objects.has(podPath) && fake.objects.has(claimPath));
 }
 
@@ -83,7 +86,16 @@ describe("applyPlan, in process", () => {
     assert.deepEqual(result.pods, [{ name: "db-0", uid: fake.objects.get(podPath)!.metadata.uid, adopted: true, revision: "rev-1" }]);
     assert.deepEqual(
       fake.requests.filter((r) => !r.startsWith("GET ") && !r.startsWith("WATCH ")),
-      [`POST /api/v1/namespaces/default/secrets`, `DELETE ${stsPath}/db`, `PUT ${journalPath}`, `PUT ${journalPath}`, `POST ${stsPath}`, `PUT ${journalPath}`, "POST /apis/events.k8s.io/v1/namespaces/default/events", `DELETE ${journalPath}`],
+      [
+        `POST /api/v1/namespaces/default/secrets`,
+        `DELETE ${stsPath}/db`,
+        `PUT ${journalPath}`,
+        `PUT ${journalPath}`,
+        `POST ${stsPath}`,
+        `PUT ${journalPath}`,
+        "POST /apis/events.k8s.io/v1/namespaces/default/events",
+        `DELETE ${journalPath}`,
+      ],
     );
     assert.equal(fake.objects.has(journalPath), false);
     assertNothingDeleted(fake);
@@ -126,7 +138,10 @@ describe("applyPlan, in process", () => {
       },
     );
     const { ctx } = context(fake);
-    await assert.rejects(applyPlan(plan, ctx), (e) => e instanceof StopError && /could not re-create statefulset.apps\/db: .*denied by a policy; its pods keep running without a controller and the journal is kept/.test(e.message));
+    await assert.rejects(
+      applyPlan(plan, ctx),
+      (e) => e instanceof StopError && /could not re-create statefulset.apps\/db: .*denied by a policy; its pods keep running without a controller and the journal is kept/.test(e.message),
+    );
     assert.equal(decodeJournalSecret(fake.objects.get(journalPath)!)!.step, "deleted");
     assertNothingDeleted(fake);
   });
@@ -173,7 +188,10 @@ describe("applyPlan, in process", () => {
     const { ctx } = context(fake);
     await assert.rejects(
       applyPlan(plan, ctx),
-      (e) => e instanceof StopError && !/nothing was changed/.test(e.message) && /changed since it was read .*so it was not re-created; claim\(s\) pgdata-db-0 \(now 2Gi\) were grown first and keep their new size/.test(e.message),
+      (e) =>
+        e instanceof StopError &&
+        !/nothing was changed/.test(e.message) &&
+        /changed since it was read .*so it was not re-created; claim\(s\) pgdata-db-0 \(now 2Gi\) were grown first and keep their new size/.test(e.message),
     );
     assert.equal(fake.objects.get(`${stsPath}/db`)!.metadata.uid, "uid-1");
     assertNothingDeleted(fake);

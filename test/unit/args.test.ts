@@ -5,7 +5,27 @@ import { parseArgs } from "../../src/cli/root";
 describe("parseArgs", () => {
   test("set with every flag", () => {
     assert.deepEqual(
-      parseArgs(["set", "db", "pgdata=2Gi", "logs=1Gi,fast", "-n", "prod", "--context", "c1", "--kubeconfig", "/k", "--dry-run=server", "--yes", "--force", "--timeout", "90s", "-o", "json", "--request-timeout", "10s"]),
+      parseArgs([
+        "set",
+        "db",
+        "pgdata=2Gi",
+        "logs=1Gi,fast",
+        "-n",
+        "prod",
+        "--context",
+        "c1",
+        "--kubeconfig",
+        "/k",
+        "--dry-run=server",
+        "--yes",
+        "--force",
+        "--timeout",
+        "90s",
+        "-o",
+        "json",
+        "--request-timeout",
+        "10s",
+      ]),
       {
         kind: "set",
         flags: { kubeconfig: "/k", context: "c1", namespace: "prod", requestTimeoutMs: 10_000 },
@@ -94,14 +114,58 @@ describe("parseArgs", () => {
   });
   test("kubectl's global flags, every one", () => {
     const p = parseArgs([
-      "show", "--context", "c", "--cluster", "k", "--user", "u", "-s", "https://h:6443", "--token", "t",
-      "--certificate-authority", "ca.crt", "--client-certificate", "c.crt", "--client-key", "c.key", "--insecure-skip-tls-verify",
-      "--tls-server-name", "api", "--as", "bob", "--as-group", "g1", "--as-group", "g2", "--as-uid", "42", "-v", "6", "--username", "un", "--password", "pw",
+      "show",
+      "--context",
+      "c",
+      "--cluster",
+      "k",
+      "--user",
+      "u",
+      "-s",
+      "https://h:6443",
+      "--token",
+      "t",
+      "--certificate-authority",
+      "ca.crt",
+      "--client-certificate",
+      "c.crt",
+      "--client-key",
+      "c.key",
+      "--insecure-skip-tls-verify",
+      "--tls-server-name",
+      "api",
+      "--as",
+      "bob",
+      "--as-group",
+      "g1",
+      "--as-group",
+      "g2",
+      "--as-uid",
+      "42",
+      "-v",
+      "6",
+      "--username",
+      "un",
+      "--password",
+      "pw",
     ]);
     assert.deepEqual(p.kind === "show" && p.flags, {
-      context: "c", cluster: "k", user: "u", server: "https://h:6443", token: "t", certificateAuthority: "ca.crt",
-      clientCertificate: "c.crt", clientKey: "c.key", insecureSkipTlsVerify: true, tlsServerName: "api",
-      as: "bob", asGroups: ["g1", "g2"], asUid: "42", verbosity: 6, username: "un", password: "pw",
+      context: "c",
+      cluster: "k",
+      user: "u",
+      server: "https://h:6443",
+      token: "t",
+      certificateAuthority: "ca.crt",
+      clientCertificate: "c.crt",
+      clientKey: "c.key",
+      insecureSkipTlsVerify: true,
+      tlsServerName: "api",
+      as: "bob",
+      asGroups: ["g1", "g2"],
+      asUid: "42",
+      verbosity: 6,
+      username: "un",
+      password: "pw",
     });
   });
   test("repeated flags: the last one wins, as in kubectl", () => {
@@ -122,7 +186,15 @@ describe("parseArgs", () => {
     assert.deepEqual(p.kind === "show" && p.flags, { namespace: "prod", verbosity: 6 });
     assert.equal((parseArgs(["set", "db", "pgdata=2Gi", "-oname"]) as { output: string }).output, "name");
   });
-  const durations: [string, number][] = [["1m30s", 90_000], ["90s", 90_000], ["1h", 3_600_000], ["1.5h", 5_400_000], ["250ms", 250], ["0", 0], ["45", 45_000]];
+  const durations: [string, number][] = [
+    ["1m30s", 90_000],
+    ["90s", 90_000],
+    ["1h", 3_600_000],
+    ["1.5h", 5_400_000],
+    ["250ms", 250],
+    ["0", 0],
+    ["45", 45_000],
+  ];
   for (const [text, ms] of durations) {
     test(`--request-timeout ${text} is ${ms} ms`, () => {
       const p = parseArgs(["show", "--request-timeout", text]);

@@ -1,16 +1,6 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import {
-  claimTemplateAnswer,
-  type CompletionRequest,
-  completionRequest,
-  completionScript,
-  Directive,
-  formatAnswer,
-  namedAnswer,
-  namespaceAnswer,
-  statefulSetAnswer,
-} from "../../src/cli/completion";
+import { claimTemplateAnswer, type CompletionRequest, completionRequest, completionScript, Directive, formatAnswer, namedAnswer, namespaceAnswer, statefulSetAnswer } from "../../src/cli/completion";
 import { commandDefs, kubeFlagDefs } from "../../src/cli/flags";
 import { parseArgs } from "../../src/cli/root";
 import { sts } from "../fixtures/builders";
@@ -75,13 +65,28 @@ describe("completionRequest: what the word under the cursor needs", () => {
   });
 
   const flagValues: [string[], string[]][] = [
-    [["show", "-o", ""], ["table", "wide", "json", "yaml"]],
+    [
+      ["show", "-o", ""],
+      ["table", "wide", "json", "yaml"],
+    ],
     [["show", "--output", "j"], ["json"]],
     [["show", "--output=w"], ["--output=wide"]],
-    [["diff", "-o", ""], ["json", "yaml"]],
-    [["set", "db", "data=2Gi", "--dry-run="], ["--dry-run=none", "--dry-run=client", "--dry-run=server"]],
-    [["set", "db", "-o", ""], ["json", "yaml", "name"]],
-    [["completion", ""], ["bash", "zsh"]],
+    [
+      ["diff", "-o", ""],
+      ["json", "yaml"],
+    ],
+    [
+      ["set", "db", "data=2Gi", "--dry-run="],
+      ["--dry-run=none", "--dry-run=client", "--dry-run=server"],
+    ],
+    [
+      ["set", "db", "-o", ""],
+      ["json", "yaml", "name"],
+    ],
+    [
+      ["completion", ""],
+      ["bash", "zsh"],
+    ],
     [["set", "--timeout", ""], []],
   ];
   for (const [words, expected] of flagValues) {
@@ -122,8 +127,14 @@ describe("completionRequest: what the word under the cursor needs", () => {
     assert.deepEqual(request("show", "--kubeconfig", "/k", "--context", "pr"), { kind: "kubeconfigNames", what: "context", flags: { kubeconfig: "/k" }, prefix: "pr" });
     assert.deepEqual(request("set", "--cluster=lo"), { kind: "kubeconfigNames", what: "cluster", flags: {}, prefix: "--cluster=lo" });
     assert.deepEqual(request("diff", "--user", ""), { kind: "kubeconfigNames", what: "user", flags: {}, prefix: "" });
-    assert.deepEqual(namedAnswer(["prod", "dev", "preview"], "pr").candidates.map((c) => c.value), ["preview", "prod"]);
-    assert.deepEqual(namedAnswer(["local", "remote"], "--cluster=lo").candidates.map((c) => c.value), ["--cluster=local"]);
+    assert.deepEqual(
+      namedAnswer(["prod", "dev", "preview"], "pr").candidates.map((c) => c.value),
+      ["preview", "prod"],
+    );
+    assert.deepEqual(
+      namedAnswer(["local", "remote"], "--cluster=lo").candidates.map((c) => c.value),
+      ["--cluster=local"],
+    );
   });
   test("-n completes namespaces", () => assert.deepEqual(request("show", "-n", "pr"), { kind: "namespaces", flags: {}, prefix: "pr" }));
 });
@@ -139,7 +150,10 @@ describe("answers from the cluster", () => {
       { value: "web", description: "claim templates: data, logs" },
     ]);
     assert.equal(a.directive, Directive.NoFileComp);
-    assert.deepEqual(statefulSetAnswer([web, db], "w").candidates.map((c) => c.value), ["web"]);
+    assert.deepEqual(
+      statefulSetAnswer([web, db], "w").candidates.map((c) => c.value),
+      ["web"],
+    );
   });
   test("claim templates as NAME= with no space after, described by their current size and class", () => {
     const a = claimTemplateAnswer(web, "", []);
@@ -148,14 +162,24 @@ describe("answers from the cluster", () => {
       { value: "logs=", description: "now 2Gi" },
     ]);
     assert.equal(a.directive, Directive.NoSpace | Directive.NoFileComp);
-    assert.deepEqual(claimTemplateAnswer(web, "l", []).candidates.map((c) => c.value), ["logs="]);
-    assert.deepEqual(claimTemplateAnswer(web, "", ["data"]).candidates.map((c) => c.value), ["logs="]);
+    assert.deepEqual(
+      claimTemplateAnswer(web, "l", []).candidates.map((c) => c.value),
+      ["logs="],
+    );
+    assert.deepEqual(
+      claimTemplateAnswer(web, "", ["data"]).candidates.map((c) => c.value),
+      ["logs="],
+    );
   });
   test("nothing for an unknown StatefulSet or once the size is being typed", () => {
     assert.deepEqual(claimTemplateAnswer(undefined, "", []).candidates, []);
     assert.deepEqual(claimTemplateAnswer(web, "data=1", []).candidates, []);
   });
-  test("namespaces by prefix", () => assert.deepEqual(namespaceAnswer(["prod", "default", "preview"], "pr").candidates.map((c) => c.value), ["preview", "prod"]));
+  test("namespaces by prefix", () =>
+    assert.deepEqual(
+      namespaceAnswer(["prod", "default", "preview"], "pr").candidates.map((c) => c.value),
+      ["preview", "prod"],
+    ));
 });
 
 describe("cobra's __complete output", () => {

@@ -61,10 +61,17 @@ describe("unifiedHunks", () => {
         else if (r() < 0.5) edited.splice(at, 0, fresh);
         else edited[at] = fresh;
       }
-      return { a: lines.map((l) => `${l}\n`).join(""), b: edited.filter((l) => l !== undefined).map((l) => `${l}\n`).join("") };
+      return {
+        a: lines.map((l) => `${l}\n`).join(""),
+        b: edited
+          .filter((l) => l !== undefined)
+          .map((l) => `${l}\n`)
+          .join(""),
+      };
     });
   };
-  const format = (hunks: StructuredPatchHunk[]) => formatPatch({ oldFileName: "a", newFileName: "b", oldHeader: undefined, newHeader: undefined, hunks }, { includeIndex: false, includeUnderline: false, includeFileHeaders: true });
+  const format = (hunks: StructuredPatchHunk[]) =>
+    formatPatch({ oldFileName: "a", newFileName: "b", oldHeader: undefined, newHeader: undefined, hunks }, { includeIndex: false, includeUnderline: false, includeFileHeaders: true });
   const whole = (a: string, b: string) => format(structuredPatch("", "", a, b, "", "", { context: 3 }).hunks);
 
   test("the same hunks as the diff package over the whole texts when no line repeats (2,000 random edits)", () => {

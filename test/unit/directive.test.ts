@@ -39,7 +39,11 @@ describe("parseDirective", () => {
 describe("parseDirectives", () => {
   test("needs at least one", () => assert.throws(() => parseDirectives([]), /no change given/));
   test("refuses a claim named twice", () => assert.throws(() => parseDirectives(["a=1Gi", "a=2Gi"]), /named twice/));
-  test("keeps order", () => assert.deepEqual(parseDirectives(["b=1Gi", "a=fast"]).map((d) => d.claim), ["b", "a"]));
+  test("keeps order", () =>
+    assert.deepEqual(
+      parseDirectives(["b=1Gi", "a=fast"]).map((d) => d.claim),
+      ["b", "a"],
+    ));
 });
 
 test("formatDirective round-trips", () => {

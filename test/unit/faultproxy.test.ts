@@ -22,28 +22,89 @@ describe("describeRequest", () => {
 });
 
 function log(entries: [method: string, path: string, body: string, extra?: Partial<SeenRequest>][]): SeenRequest[] {
-  return entries.map(([method, path, body, extra], index) => ({ index, method, path, ...describeRequest(method, path), bodyHash: body, reachedServer: true, serverStatus: 200, eventsDelivered: 0, ...extra }));
+  return entries.map(([method, path, body, extra], index) => ({
+    index,
+    method,
+    path,
+    ...describeRequest(method, path),
+    bodyHash: body,
+    reachedServer: true,
+    serverStatus: 200,
+    eventsDelivered: 0,
+    ...extra,
+  }));
 }
 const secret = "/api/v1/namespaces/x/secrets/appstorage-journal-db";
 
 describe("writeDisciplineViolations", () => {
   test("a clean run", () => {
-    assert.deepEqual(writeDisciplineViolations(log([["GET", secret, ""], ["POST", "/api/v1/namespaces/x/secrets", "a"], ["PUT", secret, "b"], ["PUT", secret, "c"], ["DELETE", secret, "d"]])), []);
+    assert.deepEqual(
+      writeDisciplineViolations(
+        log([
+          ["GET", secret, ""],
+          ["POST", "/api/v1/namespaces/x/secrets", "a"],
+          ["PUT", secret, "b"],
+          ["PUT", secret, "c"],
+          ["DELETE", secret, "d"],
+        ]),
+      ),
+      [],
+    );
   });
   test("the same write twice at the server", () => {
-    assert.equal(writeDisciplineViolations(log([["PUT", secret, "b"], ["PUT", secret, "b"]])).length, 1);
+    assert.equal(
+      writeDisciplineViolations(
+        log([
+          ["PUT", secret, "b"],
+          ["PUT", secret, "b"],
+        ]),
+      ).length,
+      1,
+    );
   });
   test("a retry after a 429 from the server, and a repeat of a write that never reached it, are not repeats", () => {
-    assert.deepEqual(writeDisciplineViolations(log([["PUT", secret, "b", { serverStatus: 429 }], ["PUT", secret, "b"]])), []);
-    assert.deepEqual(writeDisciplineViolations(log([["PUT", secret, "b", { reachedServer: false, fault: "reset-before" }], ["GET", secret, ""], ["PUT", secret, "b"]])), []);
+    assert.deepEqual(
+      writeDisciplineViolations(
+        log([
+          ["PUT", secret, "b", { serverStatus: 429 }],
+          ["PUT", secret, "b"],
+        ]),
+      ),
+      [],
+    );
+    assert.deepEqual(
+      writeDisciplineViolations(
+        log([
+          ["PUT", secret, "b", { reachedServer: false, fault: "reset-before" }],
+          ["GET", secret, ""],
+          ["PUT", secret, "b"],
+        ]),
+      ),
+      [],
+    );
   });
   test("an unknown outcome followed by a write instead of a read", () => {
-    const problems = writeDisciplineViolations(log([["PUT", secret, "b", { reachedServer: false, fault: "reset-before" }], ["PUT", secret, "b2"]]));
+    const problems = writeDisciplineViolations(
+      log([
+        ["PUT", secret, "b", { reachedServer: false, fault: "reset-before" }],
+        ["PUT", secret, "b2"],
+      ]),
+    );
     assert.equal(problems.length, 1);
     assert.match(problems[0]!, /followed by a write/);
   });
   test("reviews and dry runs are not writes", () => {
     const review = "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews";
-    assert.deepEqual(writeDisciplineViolations(log([["POST", review, "r"], ["POST", review, "r"], ["PATCH", "/api/v1/namespaces/x/persistentvolumeclaims/c?dryRun=All", "p"], ["PATCH", "/api/v1/namespaces/x/persistentvolumeclaims/c?dryRun=All", "p"]])), []);
+    assert.deepEqual(
+      writeDisciplineViolations(
+        log([
+          ["POST", review, "r"],
+          ["POST", review, "r"],
+          ["PATCH", "/api/v1/namespaces/x/persistentvolumeclaims/c?dryRun=All", "p"],
+          ["PATCH", "/api/v1/namespaces/x/persistentvolumeclaims/c?dryRun=All", "p"],
+        ]),
+      ),
+      [],
+    );
   });
 });

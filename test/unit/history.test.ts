@@ -26,27 +26,50 @@ function changedThrough(sizes: string[], base = sts("db").withClaim("data", "1Gi
 
 function observed(s: StatefulSet | undefined, extra: Partial<Observed> = {}): Observed {
   const owner = s ?? sts("db").live();
-  return { statefulSet: s, claims: [claim("data-db-0", "2Gi", { capacity: "2Gi" })], pods: [pod("db-0", owner)], storageClasses: [storageClass("standard", { default: true })], user: "bob", now, ...extra };
+  return {
+    statefulSet: s,
+    claims: [claim("data-db-0", "2Gi", { capacity: "2Gi" })],
+    pods: [pod("db-0", owner)],
+    storageClasses: [storageClass("standard", { default: true })],
+    user: "bob",
+    now,
+    ...extra,
+  };
 }
 
 describe("history", () => {
   test("revision 1 is before the first change; each change adds one; the last 10 changes are kept, numbers go on", () => {
-    assert.deepEqual(historyOf(sts("db").withClaim("data", "1Gi").live()).map((r) => r.revision), [1]);
+    assert.deepEqual(
+      historyOf(sts("db").withClaim("data", "1Gi").live()).map((r) => r.revision),
+      [1],
+    );
     const two = historyOf(changedThrough(["2Gi"]));
-    assert.deepEqual(two.map((r) => [r.revision, r.change ?? null, r.templates[0]!.spec.resources!.requests!["storage"]]), [[1, null, "1Gi"], [2, "data=2Gi", "2Gi"]]);
+    assert.deepEqual(
+      two.map((r) => [r.revision, r.change ?? null, r.templates[0]!.spec.resources!.requests!["storage"]]),
+      [
+        [1, null, "1Gi"],
+        [2, "data=2Gi", "2Gi"],
+      ],
+    );
     const many = historyOf(changedThrough(Array.from({ length: 25 }, (_, i) => `${i + 2}Gi`)));
     assert.equal(many.length, historyLimit + 1);
     assert.deepEqual([many[0]!.revision, many[many.length - 1]!.revision], [16, 26]);
   });
   test("bounded: 10 changes of 3 claim templates with classes and attributes classes stay under 8 KiB (the annotation limit is 256 KiB)", () => {
     const base = sts("db").withClaim("data-with-a-long-claim-template-name", "1Gi", "a-storage-class-with-a-long-name").withClaim("wal", "1Gi", "fast").withClaim("logs", "1Gi", "standard");
-    const s = changedThrough(Array.from({ length: 30 }, (_, i) => `${1000 + i}Gi`), base);
+    const s = changedThrough(
+      Array.from({ length: 30 }, (_, i) => `${1000 + i}Gi`),
+      base,
+    );
     assert.ok(Buffer.byteLength(s.metadata.annotations![historyAnnotation]!) < 8 * 1024, String(Buffer.byteLength(s.metadata.annotations![historyAnnotation]!)));
   });
   test("templates re-created by hand appear as a revision of their own", () => {
     const s = changedThrough(["2Gi"]);
     s.spec.volumeClaimTemplates![0]!.spec.resources!.requests!["storage"] = "5Gi";
-    assert.deepEqual(historyOf(s).map((r) => r.change ?? null), [null, "data=2Gi", "changed outside kubectl appstorage"]);
+    assert.deepEqual(
+      historyOf(s).map((r) => r.change ?? null),
+      [null, "data=2Gi", "changed outside kubectl appstorage"],
+    );
   });
 });
 

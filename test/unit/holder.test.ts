@@ -110,7 +110,18 @@ describe("judgeHolder: dead only when certain", () => {
     ["/proc/PID/stat unreadable", holderOf(), fakeProc({ 42: "unreadable" }), self, "unknown"],
     ["/proc/PID/stat garbled", holderOf(), { stat: () => "42 (k", status: () => undefined }, self, "unknown"],
     ["/proc/PID/stat of another pid", holderOf(), { stat: () => statLine(43, "k", "Z", "5000"), status: () => status("Z", 1) }, self, "unknown"],
-    ["zombie with unreadable status", holderOf(), { stat: () => statLine(42, "k", "Z", "5000"), status: () => { throw new Error("EACCES"); } }, self, "unknown"],
+    [
+      "zombie with unreadable status",
+      holderOf(),
+      {
+        stat: () => statLine(42, "k", "Z", "5000"),
+        status: () => {
+          throw new Error("EACCES");
+        },
+      },
+      self,
+      "unknown",
+    ],
   ];
   for (const [name, holder, reader, me, verdict] of cases) {
     test(name, () => assert.equal(judgeHolder(holder, me, reader), verdict));
@@ -131,7 +142,11 @@ describe("ownIdentity", () => {
     assert.deepEqual(ownIdentity(7, reader({ selfLink: () => "1" }), "db-0"), { host: "db-0", pid: 7 });
   });
   test("no /proc (not Linux): host and pid only, and such a holder is never judged dead", () => {
-    const none = reader({ selfLink: () => { throw new Error("ENOENT"); } });
+    const none = reader({
+      selfLink: () => {
+        throw new Error("ENOENT");
+      },
+    });
     const id = ownIdentity(7, none, "db-0");
     assert.deepEqual(id, { host: "db-0", pid: 7 });
     assert.equal(parseHolder(holderFor(7, none, "db-0")), undefined);

@@ -65,7 +65,8 @@ describe("which files: clientcmd's loading rules", () => {
   const b = single("b", { namespace: "ns-b" });
   test("KUBECONFIG a:b: the first file's current-context wins", () => assert.equal(resolve({}, { KUBECONFIG: `${a}:${b}` }).context, "a"));
   test("KUBECONFIG b:a: the other one (client-node took the last)", () => assert.equal(resolve({}, { KUBECONFIG: `${b}:${a}` }).context, "b"));
-  test("contexts of every file are available", () => assert.deepEqual(where(resolve({ context: "b" }, { KUBECONFIG: `${a}:${b}` })), { context: "b", server: "https://b:6443", namespace: "ns-b", token: "token-b" }));
+  test("contexts of every file are available", () =>
+    assert.deepEqual(where(resolve({ context: "b" }, { KUBECONFIG: `${a}:${b}` })), { context: "b", server: "https://b:6443", namespace: "ns-b", token: "token-b" }));
   test("a missing file in KUBECONFIG is skipped", () => assert.equal(resolve({}, { KUBECONFIG: `${join(dir, "nope")}:${b}` }).context, "b"));
   test("an empty file is an empty config, skipped; so is an empty entry in the list", () => {
     const empty = file("");
@@ -76,7 +77,12 @@ describe("which files: clientcmd's loading rules", () => {
     assert.equal(resolve({}, { KUBECONFIG: `${noCurrent}:${b}` }).context, "b");
   });
   test("duplicate names across files: the first file's entry wins, whole", () => {
-    const first = kubeconfig({ clusters: { c: { server: "https://first" } }, users: { u: { token: "first" } }, contexts: { same: { cluster: "c", user: "u", namespace: "first-ns" } }, current: "same" });
+    const first = kubeconfig({
+      clusters: { c: { server: "https://first" } },
+      users: { u: { token: "first" } },
+      contexts: { same: { cluster: "c", user: "u", namespace: "first-ns" } },
+      current: "same",
+    });
     const second = kubeconfig({
       clusters: { c: { server: "https://second", "tls-server-name": "second" } },
       users: { u: { token: "second", username: "x" } },
@@ -97,7 +103,14 @@ describe("which files: clientcmd's loading rules", () => {
     assert.equal(resolveConfig({}, { env: { HOME: home }, platform: "linux", serviceAccountDir: join(dir, "no-sa") }).cluster.server, "https://home");
   });
   test("a name twice in one file is an error, as in client-go", () => {
-    const dup = file(JSON.stringify({ contexts: [{ name: "x", context: { cluster: "a" } }, { name: "x", context: { cluster: "b" } }] }));
+    const dup = file(
+      JSON.stringify({
+        contexts: [
+          { name: "x", context: { cluster: "a" } },
+          { name: "x", context: { cluster: "b" } },
+        ],
+      }),
+    );
     assert.throws(() => resolve({ kubeconfig: dup }), /duplicate name "x" in contexts/);
   });
   test("broken YAML names the file", () => assert.throws(() => resolve({ kubeconfig: file("clusters: [") }), /cannot load kubeconfig ".*"/));
@@ -134,7 +147,8 @@ describe("flags over the kubeconfig: clientcmd's overrides", () => {
     current: "main",
   });
   test("--context", () => assert.deepEqual(where(resolve({ kubeconfig: k, context: "other" })), { context: "other", server: "https://two", namespace: "default", token: "bob" }));
-  test("--cluster and --user replace the context's", () => assert.deepEqual(where(resolve({ kubeconfig: k, cluster: "two", user: "bob" })), { context: "main", server: "https://two", namespace: "main-ns", token: "bob" }));
+  test("--cluster and --user replace the context's", () =>
+    assert.deepEqual(where(resolve({ kubeconfig: k, cluster: "two", user: "bob" })), { context: "main", server: "https://two", namespace: "main-ns", token: "bob" }));
   test("-n replaces the context's namespace", () => assert.equal(resolve({ kubeconfig: k, namespace: "x" }).namespace, "x"));
   test("unknown --context, --cluster, --user: one line each, with what to do", () => {
     assert.throws(() => resolve({ kubeconfig: k, context: "nope" }), /context "nope" does not exist in the kubeconfig; list contexts with: kubectl config get-contexts/);
@@ -243,7 +257,10 @@ describe("credentials per request", () => {
     let now = Date.parse("2029-12-31T23:59:00Z");
     const c = new Credentials({ ...base, user: { exec: { command: script, apiVersion: "client.authentication.k8s.io/v1" } } }, { PATH: process.env["PATH"] }, () => now);
     const parallel = await Promise.all([c.forRequest(), c.forRequest(), c.forRequest()]);
-    assert.deepEqual(parallel.map((p) => p.headers["Authorization"]), ["Bearer tok-1", "Bearer tok-1", "Bearer tok-1"]);
+    assert.deepEqual(
+      parallel.map((p) => p.headers["Authorization"]),
+      ["Bearer tok-1", "Bearer tok-1", "Bearer tok-1"],
+    );
     assert.equal((await c.forRequest()).headers["Authorization"], "Bearer tok-1", "still valid: cached");
     now = Date.parse("2030-01-01T00:00:01Z");
     assert.equal((await c.forRequest()).headers["Authorization"], "Bearer tok-2", "expired: asked again");

@@ -65,8 +65,17 @@ describe("buildPlan: a fresh change", () => {
   });
 
   test("claims left by a scale-down are listed as leftovers", () => {
-    const plan = buildPlan(observed(db().live(), { claims: [claim("pgdata-db-0", "1Gi"), claim("pgdata-db-3", "1Gi"), claim("pgdata-other-0", "1Gi"), claim("pgdata-db-x", "1Gi")] }), request("pgdata=2Gi"));
-    assert.deepEqual(plan.claims.map((c) => [c.name, c.leftover]), [["pgdata-db-0", false], ["pgdata-db-3", true]]);
+    const plan = buildPlan(
+      observed(db().live(), { claims: [claim("pgdata-db-0", "1Gi"), claim("pgdata-db-3", "1Gi"), claim("pgdata-other-0", "1Gi"), claim("pgdata-db-x", "1Gi")] }),
+      request("pgdata=2Gi"),
+    );
+    assert.deepEqual(
+      plan.claims.map((c) => [c.name, c.leftover]),
+      [
+        ["pgdata-db-0", false],
+        ["pgdata-db-3", true],
+      ],
+    );
   });
 
   test("pods of another controller are not ours", () => {
@@ -75,7 +84,10 @@ describe("buildPlan: a fresh change", () => {
     const foreign = pod("db-1", other);
     foreign.metadata.ownerReferences = [{ apiVersion: "apps/v1", kind: "ReplicaSet", name: "x", uid: "u", controller: true }];
     const plan = buildPlan(observed(db().live(), { pods: [pod("db-0", db().live()), foreign] }), request("pgdata=2Gi"));
-    assert.deepEqual(plan.pods.map((p) => p.name), ["db-0"]);
+    assert.deepEqual(
+      plan.pods.map((p) => p.name),
+      ["db-0"],
+    );
   });
 });
 
@@ -83,7 +95,18 @@ describe("buildPlan: refusals (nothing changes)", () => {
   const cases: [string, () => Observed, string[], RegExp, boolean][] = [
     ["unknown claim template", () => observed(db().live()), ["data=2Gi"], /claim template "data" not found in statefulset.apps\/db \(it has: pgdata\)/, false],
     ["unknown storage class", () => observed(db().live()), ["pgdata=2Gi,gold"], /storage class "gold" not found/, false],
-    ["being deleted", () => observed(db().edit((s) => (s.metadata.deletionTimestamp = now)).live()), ["pgdata=2Gi"], /is being deleted/, false],
+    [
+      "being deleted",
+      () =>
+        observed(
+          db()
+            .edit((s) => (s.metadata.deletionTimestamp = now))
+            .live(),
+        ),
+      ["pgdata=2Gi"],
+      /is being deleted/,
+      false,
+    ],
     [
       "rolling update in progress",
       () => {
@@ -108,7 +131,12 @@ describe("buildPlan: refusals (nothing changes)", () => {
     ],
     [
       "controller owner",
-      () => observed(db().edit((s) => (s.metadata.ownerReferences = [{ apiVersion: "x/v1", kind: "PostgresCluster", name: "pg", uid: "u", controller: true }])).live()),
+      () =>
+        observed(
+          db()
+            .edit((s) => (s.metadata.ownerReferences = [{ apiVersion: "x/v1", kind: "PostgresCluster", name: "pg", uid: "u", controller: true }]))
+            .live(),
+        ),
       ["pgdata=2Gi"],
       /controlled by PostgresCluster pg/,
       true,
@@ -150,7 +178,10 @@ describe("buildPlan: warnings", () => {
     test(name, () => {
       const plan = buildPlan(observed(s()), request("pgdata=2Gi"));
       assert.deepEqual(plan.refusals, []);
-      assert.ok(plan.warnings.some((w) => why.test(w)), JSON.stringify(plan.warnings));
+      assert.ok(
+        plan.warnings.some((w) => why.test(w)),
+        JSON.stringify(plan.warnings),
+      );
     });
   }
   test("a smaller template", () => {
@@ -327,10 +358,7 @@ describe("buildPlan: which ordinals get the new template (issue 18)", () => {
 
   test("leftovers above replicas are reused by a scale-up; ordinals per template", () => {
     const s = sts("db").withClaim("data", "1Gi").withClaim("logs", "1Gi").replicas(2).live();
-    const plan = buildPlan(
-      observed(s, { claims: ["data-db-0", "data-db-1", "data-db-5", "logs-db-0"].map((n) => claim(n, "1Gi", { storageClass: "standard" })) }),
-      request("data=2Gi"),
-    );
+    const plan = buildPlan(observed(s, { claims: ["data-db-0", "data-db-1", "data-db-5", "logs-db-0"].map((n) => claim(n, "1Gi", { storageClass: "standard" })) }), request("data=2Gi"));
     assert.deepEqual(plan.ordinals.templates, [
       { claim: "data", keep: [0, 1], create: [], leftover: [5] },
       { claim: "logs", keep: [0], create: [1], leftover: [] },

@@ -20,6 +20,7 @@ describe("the client's request() sends reads only", () => {
     ["a replace", { method: "PUT", path: "/api/v1/namespaces/shop/secrets/s", body: {} }],
   ];
   for (const [what, spec] of writes) {
-    test(`${what} is refused`, () => assert.throws(() => assertReadOnly(spec), new RegExp(`^Error: ${spec.method} ${spec.path.replace(/[.]/g, "\\.")} is a write: writes go through src/kube/write\\.ts$`)));
+    test(`${what} is refused`, () =>
+      assert.throws(() => assertReadOnly(spec), new RegExp(`^Error: ${spec.method} ${spec.path.replace(/[.]/g, "\\.")} is a write: writes go through src/kube/write\\.ts$`)));
   }
 });

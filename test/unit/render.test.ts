@@ -62,10 +62,27 @@ describe("rendering (golden files)", () => {
     assert.doesNotMatch(unifiedDiff("live/x", "merged/x", plan.original, plan.desired, false), /\u001b/);
   });
   test("ordinals as a person reads them", () => {
-    const cases: [number[], string][] = [[[], ""], [[3], "3"], [[1, 2], "1 and 2"], [[0, 2, 5], "0, 2 and 5"], [[1, 2, 3, 4], "1 to 4"], [[0, 1, 2, 7, 9, 10], "0 to 2, 7, 9 and 10"]];
+    const cases: [number[], string][] = [
+      [[], ""],
+      [[3], "3"],
+      [[1, 2], "1 and 2"],
+      [[0, 2, 5], "0, 2 and 5"],
+      [[1, 2, 3, 4], "1 to 4"],
+      [[0, 1, 2, 7, 9, 10], "0 to 2, 7, 9 and 10"],
+    ];
     for (const [ordinals, text] of cases) assert.equal(formatOrdinals(ordinals), text, JSON.stringify(ordinals));
   });
   test("no diff for equal objects", () => assert.equal(unifiedDiff("a", "b", { a: 1 }, { a: 1 }, false), ""));
-  test("a kubectl-style table", () => assertGolden("table.txt", renderTable(["name", "size"], [["a", "1Gi"], ["long-name", "10Gi"]])));
+  test("a kubectl-style table", () =>
+    assertGolden(
+      "table.txt",
+      renderTable(
+        ["name", "size"],
+        [
+          ["a", "1Gi"],
+          ["long-name", "10Gi"],
+        ],
+      ),
+    ));
   test("JSON is indented like kubectl's", () => assert.equal(toJson({ a: [1] }), '{\n    "a": [\n        1\n    ]\n}\n'));
 });

@@ -45,7 +45,13 @@ function observed(claims: PersistentVolumeClaim[], extra: Partial<Observed> = {}
 }
 
 /** existing: the flags (default --resize-existing); null: no flag at all. */
-const req = (directives: string[], existing: ExistingOptions | null = resize): PlanRequest => ({ namespace: "prod", name: "db", directives: parseDirectives(directives), force: false, existing: existing ?? undefined });
+const req = (directives: string[], existing: ExistingOptions | null = resize): PlanRequest => ({
+  namespace: "prod",
+  name: "db",
+  directives: parseDirectives(directives),
+  force: false,
+  existing: existing ?? undefined,
+});
 
 describe("directive grammar: vac=", () => {
   const cases: [string, object][] = [
@@ -97,17 +103,48 @@ describe("which claims grow", () => {
       "every smaller claim of the named template, decided from the claim, not the template",
       [bound("data-db-0", "1Gi"), bound("data-db-1", "2Gi"), bound("data-db-2", "1536Mi"), bound("logs-db-0", "1Gi")],
       ["data=2Gi"],
-      [["data-db-0", "1Gi -> 2Gi"], ["data-db-1", undefined], ["data-db-2", "1536Mi -> 2Gi"]],
+      [
+        ["data-db-0", "1Gi -> 2Gi"],
+        ["data-db-1", undefined],
+        ["data-db-2", "1536Mi -> 2Gi"],
+      ],
     ],
-    ["equal by value is no growth", [bound("data-db-0", "2048Mi"), bound("data-db-1", "2Gi")], ["data=2Gi"], [["data-db-0", undefined], ["data-db-1", undefined]]],
+    [
+      "equal by value is no growth",
+      [bound("data-db-0", "2048Mi"), bound("data-db-1", "2Gi")],
+      ["data=2Gi"],
+      [
+        ["data-db-0", undefined],
+        ["data-db-1", undefined],
+      ],
+    ],
     [
       "a class-only directive grows claims to the template's size",
       [bound("data-db-0", "512Mi"), bound("data-db-1", "1Gi")],
       ["data=fixed"],
-      [["data-db-0", "512Mi -> 1Gi"], ["data-db-1", undefined]],
+      [
+        ["data-db-0", "512Mi -> 1Gi"],
+        ["data-db-1", undefined],
+      ],
     ],
-    ["leftovers of a scale-down grow too", [bound("data-db-0", "1Gi"), bound("data-db-5", "1Gi")], ["data=2Gi"], [["data-db-0", "1Gi -> 2Gi"], ["data-db-5", "1Gi -> 2Gi"]]],
-    ["decimal and binary compare by value", [bound("data-db-0", "2G"), bound("data-db-1", "1Gi")], ["data=2Gi"], [["data-db-0", "2G -> 2Gi"], ["data-db-1", "1Gi -> 2Gi"]]],
+    [
+      "leftovers of a scale-down grow too",
+      [bound("data-db-0", "1Gi"), bound("data-db-5", "1Gi")],
+      ["data=2Gi"],
+      [
+        ["data-db-0", "1Gi -> 2Gi"],
+        ["data-db-5", "1Gi -> 2Gi"],
+      ],
+    ],
+    [
+      "decimal and binary compare by value",
+      [bound("data-db-0", "2G"), bound("data-db-1", "1Gi")],
+      ["data=2Gi"],
+      [
+        ["data-db-0", "2G -> 2Gi"],
+        ["data-db-1", "1Gi -> 2Gi"],
+      ],
+    ],
   ];
   for (const [name, claims, directives, want] of cases) {
     test(name, () => {
@@ -127,13 +164,19 @@ describe("which claims grow", () => {
   });
 
   test("template already as asked: only the claims change, nothing is re-created", () => {
-    const plan = buildPlan(observed([bound("data-db-0", "1Gi")], { statefulSet: sts("db").withClaim("data", "2Gi", "fast").withClaim("logs", "1Gi", "fast").replicas(3).live("uid-db") }), req(["data=2Gi"]));
+    const plan = buildPlan(
+      observed([bound("data-db-0", "1Gi")], { statefulSet: sts("db").withClaim("data", "2Gi", "fast").withClaim("logs", "1Gi", "fast").replicas(3).live("uid-db") }),
+      req(["data=2Gi"]),
+    );
     assert.equal(plan.noChange, false);
     assert.deepEqual(plan.steps, ["grow-claims"]);
   });
 
   test("nothing to do at all is no change", () => {
-    const plan = buildPlan(observed([bound("data-db-0", "2Gi")], { statefulSet: sts("db").withClaim("data", "2Gi", "fast").withClaim("logs", "1Gi", "fast").replicas(3).live("uid-db") }), req(["data=2Gi"]));
+    const plan = buildPlan(
+      observed([bound("data-db-0", "2Gi")], { statefulSet: sts("db").withClaim("data", "2Gi", "fast").withClaim("logs", "1Gi", "fast").replicas(3).live("uid-db") }),
+      req(["data=2Gi"]),
+    );
     assert.equal(plan.noChange, true);
     assert.deepEqual(plan.steps, []);
   });
@@ -147,7 +190,14 @@ describe("which claims grow", () => {
   test("--wait-resize follows claims whose capacity lags, also those grown by an earlier run", () => {
     const claims = [bound("data-db-0", "2Gi", { capacity: "1Gi" }), bound("data-db-1", "1Gi"), bound("data-db-2", "2Gi")];
     const plan = buildPlan(observed(claims), req(["data=2Gi"], { ...resize, waitResize: true }));
-    assert.deepEqual(plan.existing!.claims.map((c) => [c.name, c.follow, !!c.grow]), [["data-db-0", true, false], ["data-db-1", true, true], ["data-db-2", false, false]]);
+    assert.deepEqual(
+      plan.existing!.claims.map((c) => [c.name, c.follow, !!c.grow]),
+      [
+        ["data-db-0", true, false],
+        ["data-db-1", true, true],
+        ["data-db-2", false, false],
+      ],
+    );
   });
 
   test("--vac-existing sets the attributes class on every claim of the template, growing none", () => {
@@ -156,7 +206,11 @@ describe("which claims grow", () => {
     assert.deepEqual(plan.refusals, []);
     assert.deepEqual(
       plan.existing!.claims.map((c) => [c.name, c.grow, c.setVolumeAttributesClass]),
-      [["data-db-0", undefined, { to: "gold" }], ["data-db-1", undefined, undefined], ["data-db-2", undefined, { from: "silver", to: "gold" }]],
+      [
+        ["data-db-0", undefined, { to: "gold" }],
+        ["data-db-1", undefined, undefined],
+        ["data-db-2", undefined, { from: "silver", to: "gold" }],
+      ],
     );
     assert.equal(plan.desired.spec.volumeClaimTemplates![0]!.spec.volumeAttributesClassName, "gold");
     assert.deepEqual(plan.changes[0]!.after, { size: "2Gi", storageClass: "fast", volumeAttributesClass: "gold" });
@@ -176,11 +230,41 @@ describe("quota arithmetic (exact, BigInt)", () => {
   });
   const g = (claim: string, charged: string, to: string, storageClass = "fast"): Growth => ({ claim, charged, to, storageClass });
   const cases: [string, ResourceQuota[], Growth[], { quota: string; resource: string; needed: string; left: string; fits: boolean }[], number][] = [
-    ["room enough", [quota("q", { "requests.storage": "10Gi" }, { "requests.storage": "3Gi" })], [g("a", "1Gi", "2Gi"), g("b", "1Gi", "2Gi")], [{ quota: "q", resource: "requests.storage", needed: "2Gi", left: "7Gi", fits: true }], 0],
-    ["exactly full still fits", [quota("q", { "requests.storage": "5Gi" }, { "requests.storage": "3Gi" })], [g("a", "1Gi", "3Gi")], [{ quota: "q", resource: "requests.storage", needed: "2Gi", left: "2Gi", fits: true }], 0],
-    ["one byte too many", [quota("q", { "requests.storage": "5Gi" }, { "requests.storage": "3Gi" })], [g("a", "1Gi", "3221225473")], [{ quota: "q", resource: "requests.storage", needed: "2147483649", left: "2Gi", fits: false }], 0],
-    ["used above hard leaves nothing", [quota("q", { "requests.storage": "3Gi" }, { "requests.storage": "4Gi" })], [g("a", "1Gi", "2Gi")], [{ quota: "q", resource: "requests.storage", needed: "1Gi", left: "0", fits: false }], 0],
-    ["mixed units", [quota("q", { "requests.storage": "10G" }, { "requests.storage": "5G" })], [g("a", "1Gi", "2Gi"), g("b", "1G", "2G")], [{ quota: "q", resource: "requests.storage", needed: "2073741824", left: "5G", fits: true }], 0],
+    [
+      "room enough",
+      [quota("q", { "requests.storage": "10Gi" }, { "requests.storage": "3Gi" })],
+      [g("a", "1Gi", "2Gi"), g("b", "1Gi", "2Gi")],
+      [{ quota: "q", resource: "requests.storage", needed: "2Gi", left: "7Gi", fits: true }],
+      0,
+    ],
+    [
+      "exactly full still fits",
+      [quota("q", { "requests.storage": "5Gi" }, { "requests.storage": "3Gi" })],
+      [g("a", "1Gi", "3Gi")],
+      [{ quota: "q", resource: "requests.storage", needed: "2Gi", left: "2Gi", fits: true }],
+      0,
+    ],
+    [
+      "one byte too many",
+      [quota("q", { "requests.storage": "5Gi" }, { "requests.storage": "3Gi" })],
+      [g("a", "1Gi", "3221225473")],
+      [{ quota: "q", resource: "requests.storage", needed: "2147483649", left: "2Gi", fits: false }],
+      0,
+    ],
+    [
+      "used above hard leaves nothing",
+      [quota("q", { "requests.storage": "3Gi" }, { "requests.storage": "4Gi" })],
+      [g("a", "1Gi", "2Gi")],
+      [{ quota: "q", resource: "requests.storage", needed: "1Gi", left: "0", fits: false }],
+      0,
+    ],
+    [
+      "mixed units",
+      [quota("q", { "requests.storage": "10G" }, { "requests.storage": "5G" })],
+      [g("a", "1Gi", "2Gi"), g("b", "1G", "2G")],
+      [{ quota: "q", resource: "requests.storage", needed: "2073741824", left: "5G", fits: true }],
+      0,
+    ],
     [
       "per storage class: only that class counts",
       [quota("q", { "fast.storageclass.storage.k8s.io/requests.storage": "4Gi" }, { "fast.storageclass.storage.k8s.io/requests.storage": "3Gi" })],
@@ -196,7 +280,10 @@ describe("quota arithmetic (exact, BigInt)", () => {
   for (const [name, quotas, growth, want, warnings] of cases) {
     test(name, () => {
       const r = checkQuotas(quotas, growth);
-      assert.deepEqual(r.checks.map(({ quota: q, resource, needed, left, fits }) => ({ quota: q, resource, needed, left, fits })), want);
+      assert.deepEqual(
+        r.checks.map(({ quota: q, resource, needed, left, fits }) => ({ quota: q, resource, needed, left, fits })),
+        want,
+      );
       assert.equal(r.warnings.length, warnings, JSON.stringify(r.warnings));
     });
   }
@@ -204,7 +291,10 @@ describe("quota arithmetic (exact, BigInt)", () => {
   test("the charge is the larger of request and allocatedResources", () => {
     const c = bound("data-db-0", "1Gi");
     c.status!.allocatedResources = { storage: "1536Mi" };
-    const plan = buildPlan(observed([c], { existing: { resourceQuotas: [quota("q", { "requests.storage": "10Gi" }, { "requests.storage": "2Gi" })], volumeAttributesClasses: [] } }), req(["data=2Gi"]));
+    const plan = buildPlan(
+      observed([c], { existing: { resourceQuotas: [quota("q", { "requests.storage": "10Gi" }, { "requests.storage": "2Gi" })], volumeAttributesClasses: [] } }),
+      req(["data=2Gi"]),
+    );
     assert.equal(plan.existing!.growth, "512Mi");
     assert.equal(plan.existing!.quotas[0]!.needed, "512Mi");
   });
@@ -238,14 +328,39 @@ function journal(extra: Partial<Journal> = {}): Journal {
 describe("refusals (nothing changes)", () => {
   const quotaFull: ResourceQuota = { metadata: { name: "team" }, spec: { hard: { "requests.storage": "4Gi" } }, status: { hard: { "requests.storage": "4Gi" }, used: { "requests.storage": "3Gi" } } };
   const cases: [string, Observed, PlanRequest, RegExp][] = [
-    ["a shrink", observed([bound("data-db-0", "1Gi"), bound("data-db-1", "3Gi")]), req(["data=2Gi"]), /data-db-1 \(3Gi\) already request more than the new size; this tool never shrinks a claim; nothing was changed: ask for at least 3Gi/],
+    [
+      "a shrink",
+      observed([bound("data-db-0", "1Gi"), bound("data-db-1", "3Gi")]),
+      req(["data=2Gi"]),
+      /data-db-1 \(3Gi\) already request more than the new size; this tool never shrinks a claim; nothing was changed: ask for at least 3Gi/,
+    ],
     ["a claim not bound", observed([bound("data-db-0", "1Gi", { phase: "Pending" })]), req(["data=2Gi"]), /data-db-0 \(Pending\) are not Bound/],
-    ["a class without expansion", observed([bound("data-db-0", "1Gi", { storageClass: "fixed" })]), req(["data=2Gi"]), /have storage class "fixed", which does not allow volume expansion; nothing was changed: drop --resize-existing or enable allowVolumeExpansion on the class/],
+    [
+      "a class without expansion",
+      observed([bound("data-db-0", "1Gi", { storageClass: "fixed" })]),
+      req(["data=2Gi"]),
+      /have storage class "fixed", which does not allow volume expansion; nothing was changed: drop --resize-existing or enable allowVolumeExpansion on the class/,
+    ],
     ["a class that does not exist", observed([bound("data-db-0", "1Gi", { storageClass: "gone" })]), req(["data=2Gi"]), /storage class "gone", which does not exist/],
-    ["a quota too small, named", observed([bound("data-db-0", "1Gi"), bound("data-db-1", "1Gi")], { existing: { resourceQuotas: [quotaFull] } }), req(["data=2Gi"]), /growing 2 claim\(s\) needs 2Gi more requests.storage, but resourcequota "team" has 1Gi left \(used 3Gi of 4Gi\); nothing was changed: raise its requests.storage to at least 5Gi/],
+    [
+      "a quota too small, named",
+      observed([bound("data-db-0", "1Gi"), bound("data-db-1", "1Gi")], { existing: { resourceQuotas: [quotaFull] } }),
+      req(["data=2Gi"]),
+      /growing 2 claim\(s\) needs 2Gi more requests.storage, but resourcequota "team" has 1Gi left \(used 3Gi of 4Gi\); nothing was changed: raise its requests.storage to at least 5Gi/,
+    ],
     ["an unknown attributes class", observed([bound("data-db-0", "1Gi")]), req(["data=vac=bronze"]), /volume attributes class "bronze" not found/],
-    ["attributes classes not served", observed([bound("data-db-0", "1Gi")], { existing: { resourceQuotas: [] } }), req(["data=vac=gold"]), /this server does not serve VolumeAttributesClass .* drop vac=/],
-    ["--vac-existing without vac=", observed([bound("data-db-0", "1Gi")]), req(["data=2Gi"], { resize: false, vac: true, waitResize: false, restartPods: false }), /--vac-existing needs a directive that names a volume attributes class/],
+    [
+      "attributes classes not served",
+      observed([bound("data-db-0", "1Gi")], { existing: { resourceQuotas: [] } }),
+      req(["data=vac=gold"]),
+      /this server does not serve VolumeAttributesClass .* drop vac=/,
+    ],
+    [
+      "--vac-existing without vac=",
+      observed([bound("data-db-0", "1Gi")]),
+      req(["data=2Gi"], { resize: false, vac: true, waitResize: false, restartPods: false }),
+      /--vac-existing needs a directive that names a volume attributes class/,
+    ],
     [
       "an interrupted growth dropped by a rerun without the flag",
       observed([bound("data-db-0", "2Gi"), bound("data-db-1", "1Gi")], { journal: journal() }),
@@ -266,7 +381,10 @@ describe("refusals (nothing changes)", () => {
   test("an interrupted growth resumed with the flag continues from the claims' sizes", () => {
     const plan = buildPlan(observed([bound("data-db-0", "2Gi"), bound("data-db-1", "1Gi")], { journal: journal() }), req(["data=2Gi"]));
     assert.deepEqual(plan.refusals, []);
-    assert.deepEqual(plan.existing!.claims.filter((c) => c.grow).map((c) => c.name), ["data-db-1"]);
+    assert.deepEqual(
+      plan.existing!.claims.filter((c) => c.grow).map((c) => c.name),
+      ["data-db-1"],
+    );
   });
 
   test("a quota that cannot be read is a warning, the server still checks it", () => {
@@ -312,7 +430,10 @@ test("restart order: highest ordinal first, only claims with a pod", () => {
     { ordinal: 1, pod: "db-1", leftover: false },
     { ordinal: 7, leftover: true },
   ]);
-  assert.deepEqual(order.map((c) => c.pod), ["db-2", "db-1", "db-0"]);
+  assert.deepEqual(
+    order.map((c) => c.pod),
+    ["db-2", "db-1", "db-0"],
+  );
 });
 
 describe("a pod whose claims wait for a restart is coming up already (not evicted again)", () => {
@@ -349,8 +470,13 @@ test("the plan, per claim (golden)", () => {
     bound("data-db-2", "1536Mi", { vac: "silver" }),
     bound("logs-db-0", "1Gi"),
   ];
-  const quotas: ResourceQuota[] = [{ metadata: { name: "team" }, spec: { hard: { "requests.storage": "20Gi" } }, status: { hard: { "requests.storage": "20Gi" }, used: { "requests.storage": "5632Mi" } } }];
-  const plan = buildPlan(observed(claims, { existing: { resourceQuotas: quotas, volumeAttributesClasses: ["gold"] } }), req(["data=2Gi,vac=gold"], { resize: true, vac: false, waitResize: true, restartPods: true }));
+  const quotas: ResourceQuota[] = [
+    { metadata: { name: "team" }, spec: { hard: { "requests.storage": "20Gi" } }, status: { hard: { "requests.storage": "20Gi" }, used: { "requests.storage": "5632Mi" } } },
+  ];
+  const plan = buildPlan(
+    observed(claims, { existing: { resourceQuotas: quotas, volumeAttributesClasses: ["gold"] } }),
+    req(["data=2Gi,vac=gold"], { resize: true, vac: false, waitResize: true, restartPods: true }),
+  );
   assert.deepEqual(plan.refusals, []);
   assertGolden("plan-existing.txt", renderPlan(plan));
 });

@@ -18,7 +18,10 @@ function inputs(): StorageInputs {
   const pg = sts("postgresql-k8s", "prod").withClaim("pgdata", "2Gi").withClaim("wal", "1Gi", "fast-ssd").replicas(2).retention("Retain", "Delete").live("uid-pg");
   const cache = sts("cache", "dev").withClaim("data", "500M").live("uid-cache");
   const resizing = inNs("prod", claim("pgdata-postgresql-k8s-1", "3Gi", { capacity: "2Gi", storageClass: "standard" }));
-  resizing.status!.conditions = [{ type: "FileSystemResizePending", status: "True" }, { type: "Other", status: "True" }];
+  resizing.status!.conditions = [
+    { type: "FileSystemResizePending", status: "True" },
+    { type: "Other", status: "True" },
+  ];
   const gone = sts("queue", "prod").withClaim("data", "1Gi").live("uid-q");
   const journal: Journal = {
     apiVersion: journalApiVersion,
@@ -60,10 +63,23 @@ describe("buildStorageReport", () => {
   const report = buildStorageReport(inputs());
   const pg = report.items.find((i) => i.name === "postgresql-k8s")!;
   test("every StatefulSet, sorted, and one known only from its journal", () => {
-    assert.deepEqual(report.items.map((i) => [i.namespace, i.name, i.exists]), [["dev", "cache", true], ["prod", "postgresql-k8s", true], ["prod", "queue", false]]);
+    assert.deepEqual(
+      report.items.map((i) => [i.namespace, i.name, i.exists]),
+      [
+        ["dev", "cache", true],
+        ["prod", "postgresql-k8s", true],
+        ["prod", "queue", false],
+      ],
+    );
   });
   test("templates resolve the default class and know expansion", () => {
-    assert.deepEqual(pg.templates.map((t) => [t.name, t.size, t.storageClass, t.defaultClass, t.expandable]), [["pgdata", "2Gi", "standard", true, false], ["wal", "1Gi", "fast-ssd", false, true]]);
+    assert.deepEqual(
+      pg.templates.map((t) => [t.name, t.size, t.storageClass, t.defaultClass, t.expandable]),
+      [
+        ["pgdata", "2Gi", "standard", true, false],
+        ["wal", "1Gi", "fast-ssd", false, true],
+      ],
+    );
   });
   test("claims per ordinal with drift, conditions, pods and leftovers", () => {
     assert.deepEqual(
@@ -134,8 +150,8 @@ function pendingInputs(): StorageInputs {
     ],
     journals: [],
     events: [
-      event("data-queue-0", "uid-data-queue-0", "failed to provision volume with StorageClass \"slow\": quota exceeded", "2026-11-29T11:00:00Z", 1),
-      event("data-queue-0", "uid-data-queue-0", "failed to provision volume with StorageClass \"slow\": rpc error: code = ResourceExhausted desc = no space left in pool", "2026-11-29T11:05:00Z", 4),
+      event("data-queue-0", "uid-data-queue-0", 'failed to provision volume with StorageClass "slow": quota exceeded', "2026-11-29T11:00:00Z", 1),
+      event("data-queue-0", "uid-data-queue-0", 'failed to provision volume with StorageClass "slow": rpc error: code = ResourceExhausted desc = no space left in pool', "2026-11-29T11:05:00Z", 4),
       event("data-queue-0", "uid-an-older-claim", "an older claim of the same name", "2026-11-29T11:10:00Z", 1),
     ],
   };
@@ -147,7 +163,10 @@ describe("show: claims that never bound", () => {
   test("a class that does not exist: stuck, and the commands that re-create the claim from the template", () => {
     const c = claimOf("db")[0]!;
     assert.deepEqual(c.pendingReason, { reason: "StorageClassNotFound", stuck: true, message: 'storage class "nosuch" does not exist' });
-    assert.deepEqual(c.recreateByHand, { command: "kubectl delete pvc data-db-0 -n shop && kubectl delete pod db-0 -n shop", warning: "pod db-0 restarts: the StatefulSet controller creates it again, with a new claim" });
+    assert.deepEqual(c.recreateByHand, {
+      command: "kubectl delete pvc data-db-0 -n shop && kubectl delete pod db-0 -n shop",
+      warning: "pod db-0 restarts: the StatefulSet controller creates it again, with a new claim",
+    });
     assert.equal(c.volumeName, undefined);
   });
   test("ProvisioningFailed: the latest event of this claim (by uid), and no advice when it matches its template", () => {
@@ -156,7 +175,12 @@ describe("show: claims that never bound", () => {
       reason: "ProvisioningFailed",
       stuck: true,
       message: 'the provisioner example.com/slow of storage class "slow" reported ProvisioningFailed',
-      event: { message: 'failed to provision volume with StorageClass "slow": rpc error: code = ResourceExhausted desc = no space left in pool', count: 4, lastTimestamp: "2026-11-29T11:05:00Z", source: "example.com/slow_node-1_1234" },
+      event: {
+        message: 'failed to provision volume with StorageClass "slow": rpc error: code = ResourceExhausted desc = no space left in pool',
+        count: 4,
+        lastTimestamp: "2026-11-29T11:05:00Z",
+        source: "example.com/slow_node-1_1234",
+      },
     });
     assert.equal(c.recreateByHand, undefined);
   });
@@ -168,7 +192,15 @@ describe("show: claims that never bound", () => {
     assert.equal(c3!.recreateByHand!.command, "kubectl delete pvc data-cache-3 -n shop");
   });
   test("ordinals below replicas without a claim get it from the template", () => {
-    assert.deepEqual(report.items.map((i) => [i.name, i.templates[0]!.ordinalsWithoutClaim ?? null]), [["cache", null], ["db", [1, 2]], ["queue", null], ["web", null]]);
+    assert.deepEqual(
+      report.items.map((i) => [i.name, i.templates[0]!.ordinalsWithoutClaim ?? null]),
+      [
+        ["cache", null],
+        ["db", [1, 2]],
+        ["queue", null],
+        ["web", null],
+      ],
+    );
   });
   test("a bound claim never gets such advice", () => {
     const c = claimOf("web")[0]!;

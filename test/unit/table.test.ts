@@ -9,15 +9,30 @@ function reference(headers: readonly string[], rows: readonly (readonly string[]
   const table = new Table({
     head: headers.map((h) => h.toUpperCase()),
     chars: {
-      top: "", "top-mid": "", "top-left": "", "top-right": "",
-      bottom: "", "bottom-mid": "", "bottom-left": "", "bottom-right": "",
-      left: "", "left-mid": "", mid: "", "mid-mid": "",
-      right: "", "right-mid": "", middle: "   ",
+      top: "",
+      "top-mid": "",
+      "top-left": "",
+      "top-right": "",
+      bottom: "",
+      "bottom-mid": "",
+      "bottom-left": "",
+      "bottom-right": "",
+      left: "",
+      "left-mid": "",
+      mid: "",
+      "mid-mid": "",
+      right: "",
+      "right-mid": "",
+      middle: "   ",
     },
     style: { head: [], border: [], "padding-left": 0, "padding-right": 0, compact: true },
   });
   for (const row of rows) table.push([...row]);
-  return `${table.toString().split("\n").map((l) => l.trimEnd()).join("\n")}\n`;
+  return `${table
+    .toString()
+    .split("\n")
+    .map((l) => l.trimEnd())
+    .join("\n")}\n`;
 }
 
 /** A small deterministic generator, so a failure can be reproduced. */
