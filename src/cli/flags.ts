@@ -128,6 +128,12 @@ const confirmFlagDefs: FlagDef[] = [
   { name: "yes", short: "y", type: "boolean", default: false, describe: "Do not ask for confirmation" },
 ];
 const waitFlagDefs: FlagDef[] = [
+  {
+    name: "parallel",
+    type: "int",
+    default: 4,
+    describe: "With -l (or a plan of several): how many StatefulSets change at once, each with its own journal; a failure lets those under way finish and starts no other",
+  },
   { name: "timeout", type: "string", default: "5m", describe: "How long to wait for each step (deletion, adoption): a duration such as 90s, 5m or 1m30s" },
   { name: "output", short: "o", type: "string", values: setOutputs, describe: "json|yaml|name" },
 ];
@@ -190,8 +196,9 @@ export const commandDefs: CommandDef[] = [
   {
     name: "undo",
     describe: "Put the claim templates back as they were one change earlier (existing claims keep their size)",
-    positionals: [statefulSet(true, "StatefulSet name")],
+    positionals: [statefulSet(false, "StatefulSet name (or -l SELECTOR)")],
     flags: [
+      ...selectorFlagDefs,
       { name: "to-revision", type: "int", describe: "The revision to go back to (see history); default: the one before the current" },
       ...confirmFlagDefs,
       { name: "force", type: "boolean", default: false, describe: "Proceed past warnings that are not data-safety refusals" },
@@ -200,6 +207,7 @@ export const commandDefs: CommandDef[] = [
     examples: [
       [`${commandName} undo postgresql-k8s`, "Back one change; also puts back the original after an interrupted set"],
       [`${commandName} undo postgresql-k8s --to-revision=1 --dry-run=client`, "The plan to go back to revision 1, changing nothing"],
+      [`${commandName} undo -l tier=db -n prod`, "Back one change for every StatefulSet labelled tier=db (all planned first; one refused: nothing changes)"],
     ],
   },
   {

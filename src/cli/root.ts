@@ -43,7 +43,22 @@ export type ParsedCommand = Notices &
     | { kind: "show"; flags: KubeFlags; name?: string; allNamespaces: boolean; selector?: string; output: Output }
     | { kind: "rbac"; flags: KubeFlags }
     | { kind: "history"; flags: KubeFlags; name: string; output?: "json" | "yaml" }
-    | { kind: "undo"; flags: KubeFlags; name: string; toRevision?: number; dryRun: DryRun; yes: boolean; force: boolean; timeoutMs: number; output?: "json" | "yaml" | "name" }
+    | {
+        kind: "undo";
+        flags: KubeFlags;
+        /** One StatefulSet by name, or (-l) every one the selector matches. */
+        name?: string;
+        selector?: string;
+        allNamespaces: boolean;
+        toRevision?: number;
+        dryRun: DryRun;
+        yes: boolean;
+        force: boolean;
+        timeoutMs: number;
+        /** --parallel: how many StatefulSets change at once. */
+        parallel: number;
+        output?: "json" | "yaml" | "name";
+      }
     | {
         kind: "diff";
         flags: KubeFlags;
@@ -68,6 +83,7 @@ export type ParsedCommand = Notices &
         yes: boolean;
         force: boolean;
         timeoutMs: number;
+        parallel: number;
         output?: "json" | "yaml" | "name";
         /** --resize-existing, --vac-existing, --wait-resize, --restart-pods; absent when none is given. */
         existing?: ExistingOptions;
@@ -160,6 +176,27 @@ function targets(
   if (allNamespaces) throw new UsageError("-A selects in every namespace and needs -l SELECTOR; for one StatefulSet use -n NAMESPACE");
   if (words.length < 2) throw new UsageError(`${command} needs a StatefulSet name and at least one CLAIM=SIZE[,CLASS] directive, ${example}`);
   return { name: words[0]!, allNamespaces, directives: words.slice(1) };
+}
+
+/** undo's StatefulSet: one by name, or (-l) every one the selector matches. */
+function undoTargets(flag: (name: string) => unknown, toRevision: boolean): { name?: string; selector?: string; allNamespaces: boolean } {
+  const name = flag("statefulset") !== undefined ? String(flag("statefulset")) : undefined;
+  const selector = flag("selector") !== undefined ? String(flag("selector")) : undefined;
+  const allNamespaces = flag("all-namespaces") === true;
+  if (selector !== undefined) {
+    if (selector === "") throw new UsageError("--selector must not be empty");
+    if (name !== undefined) throw new UsageError(`undo takes a StatefulSet name or -l SELECTOR, not both`);
+    if (toRevision) throw new UsageError("--to-revision names a revision of one StatefulSet: give its name instead of -l");
+    return { selector, allNamespaces };
+  }
+  if (allNamespaces) throw new UsageError("-A selects in every namespace and needs -l SELECTOR; for one StatefulSet use -n NAMESPACE");
+  if (name === undefined) throw new UsageError(`undo needs a StatefulSet name or -l SELECTOR, for example: ${commandName} undo postgresql-k8s`);
+  return { name, allNamespaces };
+}
+
+function parallelFlag(value: unknown): number {
+  if (typeof value !== "number" || !Number.isInteger(value) || value < 1) throw new UsageError(`invalid --parallel "${String(value)}": use a whole number of StatefulSets, 1 or more`);
+  return value;
 }
 
 function friendly(message: string, args: readonly string[]): string {
@@ -265,12 +302,13 @@ function parseNormalized(args: readonly string[]): ParsedCommand {
     return {
       kind: "undo",
       flags: kubeFlags(get),
-      name: String(flag("statefulset")),
+      ...undoTargets(flag, to !== undefined),
       ...(to !== undefined ? { toRevision: to as number } : {}),
       dryRun: dryRunValue(argv["dry-run"]),
       yes: flag("yes") === true,
       force: flag("force") === true,
       timeoutMs: durationFlag(String(flag("timeout")), "--timeout"),
+      parallel: parallelFlag(flag("parallel")),
       ...(argv["output"] !== undefined ? { output: oneOf(argv["output"], setOutputs, "--output") } : {}),
     };
   }
@@ -293,6 +331,7 @@ function parseNormalized(args: readonly string[]): ParsedCommand {
       yes: flag("yes") === true,
       force: flag("force") === true,
       timeoutMs: durationFlag(String(flag("timeout")), "--timeout"),
+      parallel: parallelFlag(flag("parallel")),
       ...(argv["output"] !== undefined ? { output: oneOf(argv["output"], setOutputs, "--output") } : {}),
       ...withExisting(argv),
     };

@@ -11,6 +11,7 @@ import { RefusedError } from "../errors";
 import type { DryRun } from "../kube/types";
 import type { Plan } from "../plan/types";
 import type { ChangeView } from "../output/change-view";
+import { statefulSetRef } from "../refs";
 import type { IOStreams } from "../streams";
 import type { CompletedChange } from "./complete-change";
 import type { CommandDeps } from "./deps";
@@ -21,6 +22,8 @@ export interface ChangeFlags {
   dryRun: DryRun;
   yes: boolean;
   timeoutMs: number;
+  /** How many StatefulSets change at once. */
+  parallel: number;
 }
 
 async function confirm(streams: IOStreams, question: string): Promise<boolean> {
@@ -53,22 +56,43 @@ async function confirmChange(run: CompletedChange<ChangeView>, changing: readonl
   if (!(await confirm(streams, question))) throw new RefusedError("cancelled; nothing was changed");
 }
 
-/** One StatefulSet at a time; a plan with nothing to change only removes its stale journal. */
-async function applyEach(run: CompletedChange<ChangeView>, ctx: ApplyContext): Promise<void> {
+/**
+ * The plans, up to --parallel at once (each StatefulSet is independent: its own journal, its own
+ * verification). After a failure the ones under way finish and no other starts; a plan with
+ * nothing to change only removes its stale journal.
+ */
+async function applyEach(run: CompletedChange<ChangeView>, flags: ChangeFlags, deps: CommandDeps, progress: Progress): Promise<void> {
   const { plans, view } = run;
-  for (const [i, plan] of plans.entries()) {
+  let next = 0;
+  let failed = false;
+  const applyOne = async (plan: Plan, at: number) => {
+    const ctx = applyContext(run, flags, deps, run.many ? progress.for(`${plan.target.namespace}/${plan.target.name}: `) : progress);
+    const started = progress.elapsedSeconds();
+    const seconds = () => progress.elapsedSeconds() - started;
     try {
-      if (plan.noChange) {
-        if (plan.steps.length) await applyPlan(plan, ctx);
-        view.applied(plan);
-      } else {
-        view.applied(plan, await applyPlan(plan, ctx));
-      }
+      const result = plan.noChange && !plan.steps.length ? undefined : await applyPlan(plan, ctx);
+      view.applied(plan, at, seconds(), plan.noChange ? undefined : result);
     } catch (e) {
-      throw view.failed(plans, i, e);
+      failed = true;
+      view.failed(plan, at, seconds(), e);
     }
-  }
-  view.finished(plans);
+  };
+  const signal = deps.signal;
+  const worker = async () => {
+    while (!failed && next < plans.length) {
+      const at = next++;
+      // Ctrl-C between two plans: the next one is not started, and the run says so.
+      if (signal?.aborted) {
+        failed = true;
+        view.failed(plans[at]!, at, 0, new RefusedError(`interrupted before ${statefulSetRef(plans[at]!.target.name)} was started`));
+        return;
+      }
+      await applyOne(plans[at]!, at);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(flags.parallel, plans.length) }, worker));
+  const error = view.finished(plans);
+  if (error) throw error;
 }
 
 /** The plans, refused as a whole if any one is refused; else dry-run, confirmed and applied one at a time. */
@@ -89,5 +113,5 @@ export async function runChange(run: CompletedChange<ChangeView>, flags: ChangeF
   }
   // Nothing to change needs no confirmation: at most a stale journal is removed.
   if (changing.length && !flags.yes) await confirmChange(run, changing, deps.streams);
-  await applyEach(run, applyContext(run, flags, deps, progress));
+  await applyEach(run, flags, deps, progress);
 }

@@ -32,6 +32,7 @@ type Ask = { directives: Directive[]; force: boolean; existing?: ExistingClaimsO
 type ChangeRequest =
   | { kind: "file"; plans: Plan[] }
   | { kind: "undo"; name: string; force: boolean; toRevision?: number }
+  | { kind: "undoSelected"; selector: string; allNamespaces: boolean; force: boolean }
   | { kind: "name"; name: string; ask: Ask; prefetchAccess: boolean }
   | { kind: "selector"; selector: string; allNamespaces: boolean; ask: Ask };
 
@@ -77,7 +78,8 @@ function readPlanFile(file: string): Plan[] {
 }
 
 function requestOf(opts: ChangeCommand): ChangeRequest {
-  if (opts.kind === "undo") return { kind: "undo", name: opts.name, force: opts.force, ...(opts.toRevision !== undefined ? { toRevision: opts.toRevision } : {}) };
+  if (opts.kind === "undo" && opts.selector !== undefined) return { kind: "undoSelected", selector: opts.selector, allNamespaces: opts.allNamespaces, force: opts.force };
+  if (opts.kind === "undo") return { kind: "undo", name: opts.name!, force: opts.force, ...(opts.toRevision !== undefined ? { toRevision: opts.toRevision } : {}) };
   if (opts.kind === "set" && opts.planFile !== undefined) return { kind: "file", plans: readPlanFile(opts.planFile) };
   // diff shows what set --force would refuse; only set is forced.
   const ask: Ask = { directives: parseDirectives(opts.directives), force: opts.kind === "set" && opts.force, ...(opts.existing ? { existing: opts.existing } : {}) };
@@ -148,6 +150,12 @@ const planUndo: Planner<Of<"undo">> = async (client, { name, force, toRevision }
   return { plans: [buildUndoPlan(observed, { namespace: client.namespace, name, force, ...(toRevision !== undefined ? { toRevision } : {}) })], user: observed.user };
 };
 
+/** undo -l: each StatefulSet the selector matches goes back one change (and each interrupted one is put back). */
+const planUndoSelected: Planner<Of<"undoSelected">> = async (client, { selector, allNamespaces, force }, _access, deps) => {
+  const targets = await observeMany(client, { selector, allNamespaces, directives: [] }, deps);
+  return { plans: targets.map((t) => buildUndoPlan(t.observed, { namespace: t.namespace, name: t.name, force })), user: targets[0]?.observed.user ?? "unknown" };
+};
+
 const planByName: Planner<Of<"name">> = async (client, { name, ask, prefetchAccess }, access, deps) => {
   // The reviews of a fresh run do not depend on what is read: ask them meanwhile.
   if (prefetchAccess) for (const check of freshRunAccess(client.namespace, name)) void access.ask(check);
@@ -161,7 +169,7 @@ const planBySelector: Planner<Of<"selector">> = async (client, { selector, allNa
 };
 
 /** One planner per kind of request: what it reads and how it plans. */
-const planners: { [K in ChangeRequest["kind"]]: Planner<Of<K>> } = { file: planFile, undo: planUndo, name: planByName, selector: planBySelector };
+const planners: { [K in ChangeRequest["kind"]]: Planner<Of<K>> } = { file: planFile, undo: planUndo, undoSelected: planUndoSelected, name: planByName, selector: planBySelector };
 
 /** The Complete step: `viewFor` chooses the run's one view, once it is known whether the run is over several StatefulSets. */
 export async function completeChange<V>(opts: ChangeCommand, deps: CommandDeps, viewFor: (many: boolean) => V): Promise<CompletedChange<V>> {
@@ -171,7 +179,7 @@ export async function completeChange<V>(opts: ChangeCommand, deps: CommandDeps, 
     const access = new AccessAnswers(client);
     const planner = planners[request.kind] as Planner<ChangeRequest>;
     const { plans, user } = await planner(client, request, access, deps);
-    const many = request.kind === "selector" || plans.length > 1;
+    const many = request.kind === "selector" || request.kind === "undoSelected" || plans.length > 1;
     const nothing = plans.length === 0 && request.kind !== "file";
     return {
       client,
@@ -184,7 +192,9 @@ export async function completeChange<V>(opts: ChangeCommand, deps: CommandDeps, 
         plans.map((p) => p.target.namespace),
       )}`,
       view: viewFor(many),
-      ...(nothing ? { noResources: request.kind === "selector" && request.allNamespaces ? "No resources found" : `No resources found in ${client.namespace} namespace.` } : {}),
+      ...(nothing
+        ? { noResources: (request.kind === "selector" || request.kind === "undoSelected") && request.allNamespaces ? "No resources found" : `No resources found in ${client.namespace} namespace.` }
+        : {}),
     };
   } catch (e) {
     throw commandError(e);

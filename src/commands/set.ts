@@ -10,6 +10,6 @@ import type { CommandDeps } from "./deps";
 export type SetOptions = Extract<ParsedCommand, { kind: "set" }>;
 
 export async function runSet(opts: SetOptions, deps: CommandDeps): Promise<void> {
-  const run = await completeChange(opts, deps, (many) => changeView(deps.streams, opts.output, many, opts.dryRun));
+  const run = await completeChange(opts, deps, (many) => changeView(deps.streams, opts.output, many, opts.dryRun, opts.parallel));
   await runChange(run, opts, deps);
 }

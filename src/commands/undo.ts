@@ -10,6 +10,6 @@ import type { CommandDeps } from "./deps";
 export type UndoOptions = Extract<ParsedCommand, { kind: "undo" }>;
 
 export async function runUndo(opts: UndoOptions, deps: CommandDeps): Promise<void> {
-  const run = await completeChange(opts, deps, (many) => changeView(deps.streams, opts.output, many, opts.dryRun));
+  const run = await completeChange(opts, deps, (many) => changeView(deps.streams, opts.output, many, opts.dryRun, opts.parallel));
   await runChange(run, opts, deps);
 }

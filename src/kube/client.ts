@@ -12,6 +12,7 @@ import { agentPool, certificateAuthority, type ProxyRoute } from "./agents";
 import { apiServerAddress, type ApiServerAddress } from "./api-server";
 import { ConfigError } from "./config-error";
 import type { ResolvedConfig } from "./kubeconfig";
+import { defaultBurst, defaultQps, RateLimiter } from "./rate-limit";
 import { withRetries } from "./retry";
 import { transport, type Transport } from "./transport";
 import { watchEvents } from "./watch";
@@ -79,7 +80,8 @@ export async function connect(flags: KubeFlags, options: ConnectOptions): Promis
   const credentials = new Credentials(config, env);
   const agentFor = agentPool(address, config.cluster, certificateAuthority(config.cluster), proxy);
   const timeoutMs = flags.requestTimeoutMs ?? options.defaultRequestTimeoutMs ?? 30_000;
-  const wire = transport({ address, credentials, agentFor, timeoutMs, verbosity: flags.verbosity ?? 0, onRequest: options.onRequest, log: options.log });
+  const limiter = new RateLimiter(defaultQps, defaultBurst);
+  const wire = transport({ address, credentials, agentFor, timeoutMs, verbosity: flags.verbosity ?? 0, onRequest: options.onRequest, log: options.log, limiter });
   return kubeClient(config, address, wire);
 }
 

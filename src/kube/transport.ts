@@ -7,6 +7,7 @@ import { queryString, type WireRequest } from "./api-request";
 import type { AgentFor } from "./agents";
 import { shown, type ApiServerAddress } from "./api-server";
 import type { Credentials, RequestCredentials } from "./credentials";
+import type { RateLimiter } from "./rate-limit";
 import { apiErrorFromBody, UnreachableError } from "./errors";
 
 export interface TransportOptions {
@@ -19,6 +20,8 @@ export interface TransportOptions {
   verbosity: number;
   onRequest?: (line: string) => void;
   log?: (line: string) => void;
+  /** Client-side rate limiting (QPS and burst), shared by every request of the client. */
+  limiter: RateLimiter;
 }
 
 export interface Transport {
@@ -45,6 +48,7 @@ export function transport(options: TransportOptions): Transport {
 
 async function open(options: TransportOptions, spec: WireRequest, timeoutMs: number, signal?: AbortSignal): Promise<http.IncomingMessage> {
   const { address, credentials } = options;
+  await options.limiter.take();
   options.onRequest?.(`${spec.method} ${spec.path}${queryString(spec.query)}`);
   const path = address.basePath + spec.path + queryString(spec.query);
   // kubectl -v=6: one line per request, no headers, no body, no credential.

@@ -15,8 +15,8 @@ import { toJson, toYaml } from "./yaml";
 
 export type ChangeOutput = "json" | "yaml" | "name";
 
-/** One StatefulSet's outcome in a run: what it became, or why it was not done. */
-type Outcome = { plan: Plan; result?: ApplyResult };
+/** One StatefulSet's outcome in a run: what it became (no result: nothing to change), or why it failed. */
+type Outcome = { plan: Plan; seconds: number; result?: ApplyResult; error?: unknown };
 
 export interface ChangeView {
   /** Nothing matched: kubectl's "No resources found" line. */
@@ -33,12 +33,15 @@ export interface ChangeView {
   review(changing: readonly Plan[], where: string): string;
   /** What is refused without a terminal to ask on. */
   unconfirmed(changing: readonly Plan[]): RefusedError;
-  /** One plan applied (no result: it had nothing to change). */
-  applied(plan: Plan, result?: ApplyResult): void;
-  /** The error a failed plan ends the run with (the rest is not started). */
-  failed(plans: readonly Plan[], at: number, error: unknown): Error;
-  /** Every plan applied (a run that changed nothing prints its plans, as a dry run does). */
-  finished(plans: readonly Plan[]): void;
+  /** Plan `at` applied in `seconds` (no result: it had nothing to change). */
+  applied(plan: Plan, at: number, seconds: number, result?: ApplyResult): void;
+  /** Plan `at` failed: the run starts no other, and ends with an error. */
+  failed(plan: Plan, at: number, seconds: number, error: unknown): void;
+  /**
+   * The run is over: what it did (a run that changed nothing prints its plans, as a dry run
+   * does), and the error it ends with when a plan failed.
+   */
+  finished(plans: readonly Plan[]): Error | undefined;
 }
 
 const suffixOf: Record<DryRun, string> = { none: "", client: " (dry run)", server: " (server dry run)" };
@@ -89,8 +92,8 @@ interface Scope {
   refusal(refused: readonly Plan[], total: number): RefusedError;
   question(changing: readonly Plan[]): string;
   what(changing: readonly Plan[]): string;
-  failed(plans: readonly Plan[], done: readonly Outcome[], error: unknown): Error;
-  finished(plans: readonly Plan[], done: readonly Outcome[], changed: boolean): void;
+  /** The run's end: what it says, and the error it ends with when a plan failed. */
+  finished(plans: readonly Plan[], outcomes: readonly (Outcome | undefined)[], changed: boolean): Error | undefined;
 }
 
 const oneScope: Scope = {
@@ -101,48 +104,65 @@ const oneScope: Scope = {
   },
   question: (changing) => confirmQuestion(changing[0]!),
   what: (changing) => statefulSetRef(changing[0]!.target.name),
-  failed: (_plans, _done, error) => error as Error,
-  finished: () => undefined,
+  finished: (_plans, outcomes) => outcomes.find((o) => o?.error)?.error as Error | undefined,
 };
 
 const where = (plan: Plan) => statefulSetIn(plan.target.name, plan.target.namespace);
 
+const firstPart = (error: unknown) => ((error as Error)?.message ?? String(error)).split(";")[0];
+
 /** The table at the end of a run over several StatefulSets (on stderr: stdout keeps kubectl's lines). */
-function summary(plans: readonly Plan[], done: readonly Outcome[], error?: unknown): string {
-  const result = (i: number) => (i < done.length ? statefulSetVerb(done[i]!.plan) : i === done.length && error ? `failed: ${((error as Error)?.message ?? "").split(";")[0]}` : "not done");
+function summary(plans: readonly Plan[], outcomes: readonly (Outcome | undefined)[]): string {
+  const result = (o: Outcome | undefined) => (!o ? "not done" : o.error !== undefined ? `failed: ${firstPart(o.error)}` : statefulSetVerb(o.plan));
   return renderTable(
-    ["namespace", "statefulset", "result"],
-    plans.map((p, i) => [p.target.namespace, p.target.name, result(i)]),
+    ["namespace", "statefulset", "result", "time"],
+    plans.map((p, i) => [p.target.namespace, p.target.name, result(outcomes[i]), outcomes[i] ? `${outcomes[i]!.seconds.toFixed(1)}s` : ""]),
   );
 }
 
-const manyScope = (errOut: Writable): Scope => ({
+/** Why a run over several StatefulSets stopped: the first failure, what is done, and what a rerun finishes. */
+function stopped(plans: readonly Plan[], outcomes: readonly (Outcome | undefined)[]): Error {
+  const failed = plans.flatMap((_, i) => (outcomes[i]?.error !== undefined ? [outcomes[i]!] : []));
+  const first = failed[0]!;
+  const done = plans.flatMap((p, i) => (outcomes[i] && outcomes[i]!.error === undefined ? [`${statefulSetRef(p.target.name)} ${statefulSetVerb(p)}`] : []));
+  const notDone = plans.flatMap((p, i) => (!outcomes[i] || outcomes[i]!.error !== undefined ? [p.target.name] : []));
+  const others =
+    failed.length > 1
+      ? ` (and ${failed.length - 1} more failed: ${failed
+          .slice(1)
+          .map((o) => o.plan.target.name)
+          .join(", ")})`
+      : "";
+  const message = `stopped at ${where(first.plan)}: ${(first.error as Error).message}${others}; done: ${done.length ? done.join(", ") : "none"}; not done: ${notDone.join(", ")}: run the same command again to finish the rest`;
+  // Something changed (a plan done, or a failure after a change): a stop; else nothing was changed.
+  return done.length || failed.some((o) => o.error instanceof StopError) ? new StopError(message) : new RefusedError(message);
+}
+
+const manyScope = (errOut: Writable, parallel: number): Scope => ({
   warning: (plan, message) => `${where(plan)}: ${message}`,
   refusal: (refused, total) => {
     for (const plan of refused) for (const r of plan.refusals) errOut.write(`refused: ${where(plan)}: ${r.message}\n`);
     return new RefusedError(`${refused.length} of ${total} StatefulSet(s) refused (listed above); nothing was changed: fix them, or narrow the selector`);
   },
-  question: (changing) => `Change the claim templates of ${changing.length} StatefulSets (${changing.map((p) => p.target.name).join(", ")}), one at a time? Their pods keep running.`,
+  question: (changing) =>
+    `Change the claim templates of ${changing.length} StatefulSets (${changing.map((p) => p.target.name).join(", ")}), ${parallel > 1 && changing.length > 1 ? `up to ${Math.min(parallel, changing.length)} at a time` : "one at a time"}? Their pods keep running.`,
   what: (changing) => `${changing.length} StatefulSets`,
-  failed: (plans, done, error) => {
-    errOut.write(summary(plans, done, error));
-    const plan = plans[done.length]!;
-    const doneText = done.map((o) => `${statefulSetRef(o.plan.target.name)} ${statefulSetVerb(o.plan)}`);
-    const notDone = plans.slice(done.length).map((p) => p.target.name);
-    const message = `stopped at ${where(plan)}: ${(error as Error).message}; done: ${doneText.length ? doneText.join(", ") : "none"}; not done: ${notDone.join(", ")}: run the same command again to finish the rest`;
-    return done.length || error instanceof StopError ? new StopError(message) : new RefusedError(message);
+  finished: (plans, outcomes, changed) => {
+    const failed = outcomes.some((o) => o?.error !== undefined);
+    if (changed || failed) errOut.write(summary(plans, outcomes));
+    return failed ? stopped(plans, outcomes) : undefined;
   },
-  finished: (plans, done, changed) => void (changed && errOut.write(summary(plans, done))),
 });
 
 /** The view of one change run: chosen here, once. */
-export function changeView(streams: Pick<IOStreams, "out" | "errOut">, output: ChangeOutput | undefined, many: boolean, dryRun: DryRun): ChangeView {
+export function changeView(streams: Pick<IOStreams, "out" | "errOut">, output: ChangeOutput | undefined, many: boolean, dryRun: DryRun, parallel = 1): ChangeView {
   const { out, errOut } = streams;
   const printer = output === "name" ? namePrinter(out) : output ? dataPrinter(out, output, many) : textPrinter(out);
-  const scope = many ? manyScope(errOut) : oneScope;
+  const scope = many ? manyScope(errOut, parallel) : oneScope;
   const suffix = suffixOf[dryRun];
   const ref = (p: Plan) => statefulSetRef(p.target.name);
-  const done: Outcome[] = [];
+  /** By plan: undefined until the plan is done or failed (a plan never started stays so). */
+  const outcomes: (Outcome | undefined)[] = [];
   return {
     noResources: (message) => errOut.write(`${message}\n`),
     warnings: (plans) => {
@@ -159,16 +179,20 @@ export function changeView(streams: Pick<IOStreams, "out" | "errOut">, output: C
     },
     unconfirmed: (changing) =>
       new RefusedError(`refusing to re-create ${scope.what(changing)} without confirmation: there is no terminal to ask on; review it with kubectl appstorage diff, then pass --yes`),
-    applied: (plan, result) => {
-      const outcome: Outcome = result ? { plan, result } : { plan };
-      done.push(outcome);
+    applied: (plan, at, seconds, result) => {
+      const outcome: Outcome = result ? { plan, seconds, result } : { plan, seconds };
+      outcomes[at] = outcome;
       printer.applied(outcome, result ? `${ref(plan)} ${statefulSetVerb(plan)}\n${existingResultLines(result.existing)}` : `${ref(plan)} unchanged\n`);
     },
-    failed: (plans, _at, error) => scope.failed(plans, done, error),
+    failed: (plan, at, seconds, error) => {
+      outcomes[at] = { plan, seconds, error };
+    },
     finished: (plans) => {
-      const changed = done.some((o) => o.result);
-      printer.finished(done, changed);
-      scope.finished(plans, done, changed);
+      const all = plans.map((_, i) => outcomes[i]);
+      const changed = all.some((o) => o?.result);
+      const error = scope.finished(plans, all, changed);
+      if (!error) printer.finished(all as Outcome[], changed);
+      return error;
     },
   };
 }

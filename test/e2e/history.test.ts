@@ -133,8 +133,12 @@ describe("many StatefulSets at once (-l)", () => {
     const log = join(mkdtempSync(join(tmpdir(), "appstorage-log-")), "requests");
     const set = await runPlugin(["set", "-l", "tier=db", "data=2Gi", "-n", ns, "--yes"], { env: { APPSTORAGE_REQUEST_LOG: log } });
     assert.equal(set.code, 0, set.stderr);
-    assert.equal(set.stdout, ["a", "b", "c"].map((n) => `statefulset.apps/${n} recreated\n`).join(""));
-    assert.match(set.stderr, /NAMESPACE +STATEFULSET +RESULT\n(\S+ +[abc] +recreated\n){3}$/);
+    // Side by side (--parallel, 4 by default): each line as its StatefulSet is done.
+    assert.deepEqual(
+      set.stdout.split("\n").filter(Boolean).sort(),
+      ["a", "b", "c"].map((n) => `statefulset.apps/${n} recreated`),
+    );
+    assert.match(set.stderr, /NAMESPACE +STATEFULSET +RESULT +TIME\n(\S+ +[abc] +recreated +\d+\.\ds\n){3}$/);
     // Read with a constant number of list requests: one list of StatefulSets (and of claims,
     // and of pods) for all three, not one per StatefulSet.
     const lines = readFileSync(log, "utf8").split("\n");
@@ -167,11 +171,11 @@ describe("many StatefulSets at once (-l)", () => {
     assert.deepEqual(uids(ns), before);
   });
 
-  test("a failure stops the run, says which are done; the same command finishes the rest", async (t) => {
+  test("one at a time (--parallel 1): a failure stops the run, says which are done; the same command finishes the rest", async (t) => {
     const ns = await withStatefulSets(t, ["a", "b", "c"]);
     const before = uids(ns);
     const allow = await denyStatefulSetCreate(t, ns, { allowed: "object.metadata.name != 'b'", message: "b is denied by test policy", probe: sts("b", ns).withClaim("d", "1Gi").build() });
-    const r = await runPlugin(["set", "-l", "tier=db", "data=2Gi", "-n", ns, "--yes"]);
+    const r = await runPlugin(["set", "-l", "tier=db", "data=2Gi", "-n", ns, "--yes", "--parallel", "1"]);
     assert.equal(r.code, 1);
     assert.equal(r.stdout, "statefulset.apps/a recreated\n");
     assert.match(
@@ -180,7 +184,7 @@ describe("many StatefulSets at once (-l)", () => {
     );
     assert.equal(templateSize(ns, "c"), "1Gi");
     await allow();
-    const rerun = await runPlugin(["set", "-l", "tier=db", "data=2Gi", "-n", ns, "--yes"]);
+    const rerun = await runPlugin(["set", "-l", "tier=db", "data=2Gi", "-n", ns, "--yes", "--parallel", "1"]);
     assert.equal(rerun.code, 0, rerun.stderr);
     assert.equal(rerun.stdout, "statefulset.apps/a unchanged\nstatefulset.apps/b recreated\nstatefulset.apps/c recreated\n");
     for (const n of ["a", "b", "c"]) assert.equal(templateSize(ns, n), "2Gi");

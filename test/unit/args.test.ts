@@ -36,6 +36,7 @@ describe("parseArgs", () => {
         yes: true,
         force: true,
         timeoutMs: 90_000,
+        parallel: 4,
         output: "json",
       },
     );
@@ -79,6 +80,7 @@ describe("parseArgs", () => {
       yes: false,
       force: false,
       timeoutMs: 300_000,
+      parallel: 4,
     });
     assert.deepEqual(parseArgs(["diff", "-l", "tier=db", "data=2Gi"]), { kind: "diff", flags: {}, selector: "tier=db", allNamespaces: false, directives: ["data=2Gi"] });
     const p = parseArgs(["set", "--plan", "plan.json", "--yes"]);
@@ -89,7 +91,34 @@ describe("parseArgs", () => {
   });
   test("history and undo", () => {
     assert.deepEqual(parseArgs(["history", "db", "-o", "yaml"]), { kind: "history", flags: {}, name: "db", output: "yaml" });
-    assert.deepEqual(parseArgs(["undo", "db", "--to-revision", "2", "--yes"]), { kind: "undo", flags: {}, name: "db", toRevision: 2, dryRun: "none", yes: true, force: false, timeoutMs: 300_000 });
+    assert.deepEqual(parseArgs(["undo", "db", "--to-revision", "2", "--yes"]), {
+      kind: "undo",
+      flags: {},
+      name: "db",
+      allNamespaces: false,
+      toRevision: 2,
+      dryRun: "none",
+      yes: true,
+      force: false,
+      timeoutMs: 300_000,
+      parallel: 4,
+    });
+    assert.deepEqual(parseArgs(["undo", "-l", "tier=db", "-A", "--parallel", "2"]), {
+      kind: "undo",
+      flags: {},
+      selector: "tier=db",
+      allNamespaces: true,
+      dryRun: "none",
+      yes: false,
+      force: false,
+      timeoutMs: 300_000,
+      parallel: 2,
+    });
+    assert.throws(() => parseArgs(["undo", "-l", "tier=db", "--to-revision", "2"]), /--to-revision names a revision of one StatefulSet/);
+    assert.throws(() => parseArgs(["undo", "db", "-l", "tier=db"]), /undo takes a StatefulSet name or -l SELECTOR, not both/);
+    assert.throws(() => parseArgs(["undo", "db", "-A"]), /-A selects in every namespace and needs -l SELECTOR/);
+    assert.throws(() => parseArgs(["undo"]), /undo needs a StatefulSet name or -l SELECTOR/);
+    assert.throws(() => parseArgs(["set", "-l", "a=b", "data=2Gi", "--parallel", "0"]), /invalid --parallel "0"/);
     assert.equal((parseArgs(["undo", "db", "--dry-run"]) as { dryRun: string }).dryRun, "client");
     assert.throws(() => parseArgs(["undo", "db", "--to-revision", "0"]), /invalid --to-revision "0"/);
   });

@@ -39,7 +39,8 @@ describe("completionRequest: what the word under the cursor needs", () => {
       assert.ok(offered.includes(flag), flag);
     }
     assert.ok(offered.includes("--selector") && offered.includes("--all-namespaces"), "set -l SELECTOR [-A]");
-    assert.ok(!values(request("undo", "-")).includes("--selector"), "undo takes one StatefulSet");
+    assert.ok(values(request("undo", "-")).includes("--selector"), "undo -l SELECTOR, as kubectl rollout undo");
+    assert.ok(offered.includes("--parallel") && values(request("undo", "-")).includes("--parallel"), "set and undo --parallel");
     assert.ok(!offered.includes("--version"));
   });
   test("each flag of every command and every kubectl global flag is offered, and is in the command's help", () => {
