@@ -34,7 +34,7 @@ export async function applyPlan(plan: Plan, ctx: ApplyContext): Promise<ApplyRes
   const store = new JournalStore(ctx.client, ns, name, ctx.journalDir, plan.journalSecret);
   const lease = new Lease(store, ctx.now, ctx.holder);
   const state: RunState = { result: startResult(plan), grown: [], restarted: [] };
-  await lease.run(plan.steps, stepRunners(plan, ctx, lease, state), journalStepAfter);
+  await lease.run(plan.steps, stepRunners(plan, ctx, lease, state), journalStepAfter, ctx.signal);
   if (plan.existing) state.result.existing = { claims: claimSummary(plan, state.grown, state.seen), restarted: state.restarted };
   state.result.elapsedSeconds = Number(ctx.progress.elapsedSeconds().toFixed(3));
   return state.result;

@@ -5,7 +5,9 @@ export function withDeadline(parent: AbortSignal, ms: number, onTimeout: () => E
   const controller = new AbortController();
   const timer = setTimeout(() => controller.abort(onTimeout()), ms);
   const onParent = () => controller.abort(parent.reason);
-  parent.addEventListener("abort", onParent, { once: true });
+  // A Ctrl-C that came before this wait began stops it too (an abort event is sent only once).
+  if (parent.aborted) onParent();
+  else parent.addEventListener("abort", onParent, { once: true });
   return {
     signal: controller.signal,
     done: () => {

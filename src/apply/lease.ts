@@ -69,11 +69,12 @@ export class Lease {
   /**
    * Runs the steps in their order under the lease: after each, the journal records the step it
    * reached (`reached`), so a rerun starts there; a failure releases the lease at once, for the
-   * rerun; renewal stops when the run ends.
+   * rerun; renewal stops when the run ends. After Ctrl-C (`signal`) no further step starts.
    */
-  async run<S extends string>(steps: readonly S[], runners: Record<S, () => Promise<void>>, reached: Partial<Record<S, JournalStep>>): Promise<void> {
+  async run<S extends string>(steps: readonly S[], runners: Record<S, () => Promise<void>>, reached: Partial<Record<S, JournalStep>>, signal: AbortSignal): Promise<void> {
     try {
       for (const step of steps) {
+        signal.throwIfAborted();
         await runners[step]();
         const after = reached[step];
         if (after) await this.save(after);
