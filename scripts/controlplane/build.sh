@@ -3,14 +3,18 @@
 # outside the repository, keyed by that release and its go.sum hash, so a second run (or a second
 # clone on the same machine) does not rebuild. Prints the bin directory as its last line of stdout.
 #
-#   build.sh [SPEC]          SPEC: a minor (1.32), an exact release (1.32.9 or v1.32.9), oldest,
-#                            or newest (the default)
+#   build.sh [SPEC]          SPEC: a minor (1.32), an exact release (1.32.9 or v1.32.9, or a
+#                            pre-release such as v1.38.0-beta.0), oldest, or newest (the default)
 #   build.sh --resolve SPEC  prints the release SPEC names, builds nothing
 #   build.sh --list          prints "MINOR RELEASE" for every pinned minor, oldest first
 #
 # The pinned release of each supported minor is versions/MINOR.mod (with its .sum), written by
 # pin.sh; go builds from it with -modfile. A release that is not pinned (another patch of a
 # minor) is pinned on the fly into the cache, through the module proxy.
+# A pre-release of a minor not yet released is pinned in versions/prerelease/MINOR.mod: only its
+# minor or its exact release asks for it; it is never newest, oldest or in --list (so neither CI
+# nor npm test builds it). A pin's toolchain line (pin.sh writes one when a release needs a newer
+# Go) is the GOTOOLCHAIN of that pin's build alone.
 set -euo pipefail
 cd "$(dirname "$0")"
 here="$(pwd)"
@@ -36,21 +40,26 @@ resolve() {
     oldest) minor="$(list | head -n 1 | cut -d' ' -f1)" ;;
     *)
       spec="${spec#v}"
-      [[ "$spec" =~ ^1\.([0-9]+)(\.[0-9]+)?$ ]] ||
-        die "\"$1\" is not a Kubernetes version; give a minor such as 1.32, a release such as 1.32.9, oldest or newest (pinned: $(supported))"
+      [[ "$spec" =~ ^1\.([0-9]+)(\.[0-9]+(-(alpha|beta|rc)\.[0-9]+)?)?$ ]] ||
+        die "\"$1\" is not a Kubernetes version; give a minor such as 1.32, a release such as 1.32.9 or 1.38.0-beta.0, oldest or newest (pinned: $(supported))"
       ((BASH_REMATCH[1] >= oldest_supported)) || die "Kubernetes $spec is older than 1.$oldest_supported, the oldest this project supports (pinned: $(supported))"
       minor="1.${BASH_REMATCH[1]}"
       if [[ -n "${BASH_REMATCH[2]}" ]]; then
         release="v$spec"
-        if [[ -f "versions/$minor.mod" && "$(pinned_release "versions/$minor.mod")" == "$release" ]]; then
-          modfile="$here/versions/$minor.mod"
-        else
-          modfile=""
-        fi
+        modfile=""
+        local f
+        for f in "versions/$minor.mod" "versions/prerelease/$minor.mod"; do
+          if [[ -f "$f" && "$(pinned_release "$f")" == "$release" ]]; then modfile="$here/$f"; fi
+        done
+        return 0
+      fi
+      if [[ ! -f "versions/$minor.mod" && -f "versions/prerelease/$minor.mod" ]]; then
+        modfile="$here/versions/prerelease/$minor.mod"
+        release="$(pinned_release "$modfile")"
         return 0
       fi
       [[ -f "versions/$minor.mod" ]] ||
-        die "Kubernetes $minor is not pinned (pinned: $(supported)); give an exact release such as $minor.0 to build it once, or pin it with scripts/controlplane/pin.sh v$minor.PATCH"
+        die "Kubernetes $minor is not pinned (pinned: $(supported)); give an exact release such as $minor.0 to build it once, or pin it with scripts/controlplane/pin.sh v$minor.PATCH (a pre-release such as v$minor.0-beta.0 is pinned into versions/prerelease)"
       ;;
   esac
   modfile="$here/versions/$minor.mod"
@@ -88,8 +97,11 @@ minor="${version#v*.}"; minor="${minor%%.*}"
 pkg=k8s.io/component-base/version
 ldflags="-s -w -X $pkg.gitVersion=$version -X $pkg.gitMajor=$major -X $pkg.gitMinor=$minor -X $pkg.gitTreeState=clean"
 ldflags="$ldflags -X k8s.io/client-go/pkg/version.gitVersion=$version"
+# The pin's own Go toolchain, if it names one, for this build only (otherwise the machine's Go).
+toolchain="$(awk '$1=="toolchain" {print $2; exit}' "$modfile")"
+[[ -z "$toolchain" ]] || export GOTOOLCHAIN="$toolchain"
 start=$SECONDS
-echo "building control plane $version into $bin (first time only, about 10 minutes on 2 cores)" >&2
+echo "building control plane $version into $bin${toolchain:+ with $toolchain} (first time only, about 10 minutes on 2 cores)" >&2
 CGO_ENABLED=0 go build -modfile="$modfile" -trimpath -ldflags "$ldflags" -o "$tmp/" \
   k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager ./cmd/etcd >&2 ||
   { rm -rf "$tmp"; die "building $version failed (see above)"; }

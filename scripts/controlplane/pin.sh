@@ -4,20 +4,31 @@
 #   scripts/controlplane/pin.sh v1.37.2            replaces the 1.37 pin
 #   scripts/controlplane/pin.sh v1.32.10 OUT.mod   pins into OUT.mod/OUT.sum instead (build.sh does
 #                                                  this, in its cache, for a patch that is not pinned)
+#   GOTOOLCHAIN=go1.27.3 scripts/controlplane/pin.sh v1.38.0-beta.0
+#                                                  pins a pre-release into versions/prerelease/1.38.mod,
+#                                                  which build.sh builds only when asked for 1.38 (or that
+#                                                  exact release): never newest, --list or CI
+# GOTOOLCHAIN=goX.Y.Z (a release that needs a newer Go than this machine's) is used for the pin and
+# written into the .mod as its toolchain line; build.sh builds that pin, and only that one, with it.
 # k8s.io/kubernetes refers to its staging modules (k8s.io/api, ...) by relative path in its own
 # replace block; a consumer must replace each of them with the matching v0.X.Y release.
 # go.mod beside this script only marks the module root (cmd/etcd, tools.go); it names no release.
 set -euo pipefail
 cd "$(dirname "$0")"
-version="${1:?usage: pin.sh vMAJOR.MINOR.PATCH [OUT.mod] (a k8s.io/kubernetes release)}"
-[[ "$version" =~ ^v1\.[0-9]+\.[0-9]+$ ]] || { echo "pin.sh: \"$version\" is not a release like v1.32.9" >&2; exit 2; }
-minor="${version#v}"; minor="${minor%.*}"
-out="${2:-versions/$minor.mod}"
+version="${1:?usage: pin.sh vMAJOR.MINOR.PATCH[-PRERELEASE] [OUT.mod] (a k8s.io/kubernetes release)}"
+[[ "$version" =~ ^v1\.[0-9]+\.[0-9]+(-(alpha|beta|rc)\.[0-9]+)?$ ]] ||
+  { echo "pin.sh: \"$version\" is not a release like v1.32.9 or v1.38.0-beta.0" >&2; exit 2; }
+minor="${version%%-*}"; minor="${minor#v}"; minor="${minor%.*}"
+if [[ "$version" == *-* ]]; then out="${2:-versions/prerelease/$minor.mod}"; else out="${2:-versions/$minor.mod}"; fi
+toolchain=""
+if [[ "${GOTOOLCHAIN:-}" =~ ^go[0-9]+\.[0-9]+\.[0-9]+$ ]]; then toolchain="$GOTOOLCHAIN"; fi
 staging_version="v0.${version#v1.}"
 # The release's own go.mod, fetched through the go command (and its configured module proxy).
 info="$(cd "$(mktemp -d)" && go mod download -json "k8s.io/kubernetes@${version}" 2>&1)" || true
 modfile="$(echo "$info" | sed -n 's/^[[:space:]]*"GoMod": "\(.*\)",$/\1/p')"
 [[ -n "$modfile" ]] || { echo "pin.sh: cannot download k8s.io/kubernetes ${version}: $(echo "$info" | sed -n 's/^[[:space:]]*"Error": "\([^\\]*\).*/\1/p' | head -n 1)" >&2; exit 1; }
+needs="$(echo "$info" | sed -n 's/.*requires go \\u003e= \([0-9.]*\).*/\1/p' | head -n 1)"
+[[ -z "$needs" ]] || { echo "pin.sh: k8s.io/kubernetes ${version} needs Go ${needs} or newer, this is $(go env GOVERSION); run it with GOTOOLCHAIN=go${needs%.*}.N (a go${needs%.*} release the module proxy serves), e.g. GOTOOLCHAIN=go${needs} $0 $*" >&2; exit 1; }
 mod="$(cat "$modfile")"
 mkdir -p "$(dirname "$out")"
 {
@@ -25,6 +36,7 @@ mkdir -p "$(dirname "$out")"
   echo "module kubectl-appstorage/controlplane"
   echo
   echo "go $(echo "$mod" | awk '/^go /{print $2; exit}')"
+  [[ -z "$toolchain" ]] || echo "toolchain $toolchain"
   echo
   echo "require k8s.io/kubernetes ${version}"
   echo
@@ -34,4 +46,18 @@ mkdir -p "$(dirname "$out")"
   echo ")"
 } > "$out"
 rm -f "${out%.mod}.sum"
-go mod tidy -modfile="$out"
+log="$(mktemp)"
+if ! go mod tidy -modfile="$out" >"$log" 2>&1; then
+  # Typically a module the release needs that the module proxy refuses (a new staging module, or a
+  # dependency version it does not serve): say which, and leave no half-made pin behind.
+  refused="$(grep -oE '[^[:space:]]+@v[^:[:space:]]+: reading [^[:space:]]+: (403|404|410)' "$log" | sed 's/: reading.*//' | sort -u | paste -sd, - | sed 's/,/, /g')"
+  rm -f "$out" "${out%.mod}.sum"
+  rmdir "$(dirname "$out")" 2>/dev/null || true
+  if [[ -n "$refused" ]]; then
+    echo "pin.sh: cannot pin k8s.io/kubernetes ${version}: the module proxy does not serve ${refused}, which it needs; nothing was pinned (go mod tidy's output: $log)" >&2
+  else
+    echo "pin.sh: cannot pin k8s.io/kubernetes ${version}: go mod tidy failed; nothing was pinned (its output: $log)" >&2
+  fi
+  exit 1
+fi
+rm -f "$log"
