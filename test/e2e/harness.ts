@@ -45,6 +45,19 @@ export function serves(groupVersion: string, resource: string): boolean {
   return (JSON.parse(r.stdout) as { resources: { name: string }[] }).resources.some((x) => x.name === resource);
 }
 
+let pinned: string | undefined;
+/**
+ * kubectl of the pinned Kubernetes release (scripts/kubectl/build.sh, built once): what the
+ * plugin is compared with. The machine's kubectl (PATH) stays for plugin discovery and setup.
+ */
+export function pinnedKubectl(): string {
+  if (pinned) return pinned;
+  const r = spawnSync("bash", [join(root, "scripts", "kubectl", "build.sh")], { encoding: "utf8", stdio: ["ignore", "pipe", "inherit"] });
+  if (r.status !== 0) throw new Error("scripts/kubectl/build.sh failed: the parity tests compare with the kubectl of the pinned release");
+  pinned = join(r.stdout.trim().split("\n").pop()!, "kubectl");
+  return pinned;
+}
+
 export function kubectl(args: string[], opts: { input?: string; kubeconfig?: string } = {}): string {
   return execFileSync("kubectl", ["--kubeconfig", opts.kubeconfig ?? kubeconfig(), ...args], {
     encoding: "utf8",

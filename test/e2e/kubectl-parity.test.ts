@@ -16,7 +16,7 @@ import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { load } from "js-yaml";
 import { sts } from "../fixtures/builders";
-import { apply, kubeconfig, kubectl, kubectlTry, plugin, userKubeconfig } from "./harness";
+import { apply, kubeconfig, kubectl, kubectlTry, pinnedKubectl, plugin, userKubeconfig } from "./harness";
 
 interface Answer {
   ok: boolean;
@@ -300,9 +300,9 @@ function run(c: Omit<Case, "args">, cmd: string, args: string[]): Promise<{ code
 type Run = Omit<Case, "args"> & { args: string[] };
 
 async function viaKubectl(c: Run): Promise<Answer> {
-  const who = await run(c, "kubectl", ["auth", "whoami", "-o", "json", ...c.args]);
+  const who = await run(c, pinnedKubectl(), ["auth", "whoami", "-o", "json", ...c.args]);
   if (who.code !== 0) return { ok: false, detail: who.stderr.trim() };
-  const list = await run(c, "kubectl", ["get", "statefulsets", "-o", "json", ...c.args]);
+  const list = await run(c, pinnedKubectl(), ["get", "statefulsets", "-o", "json", ...c.args]);
   if (list.code !== 0) return { ok: false, detail: list.stderr.trim() };
   const namespaces = [...new Set((JSON.parse(list.stdout) as { items: { metadata: { namespace: string } }[] }).items.map((i) => i.metadata.namespace))];
   assert.equal(namespaces.length, 1, `kubectl listed one namespace: ${namespaces.join(", ")}`);
@@ -559,5 +559,5 @@ describe("-v 6", () => {
 // Kept honest: the proxy case must really have started a proxy, the exec case a plugin.
 test("the setup is what the cases claim", () => {
   assert.ok(proxyPort > 0);
-  assert.ok(spawnSync("kubectl", ["version", "--client"]).status === 0);
+  assert.ok(spawnSync(pinnedKubectl(), ["version", "--client"]).status === 0, "the kubectl of the pinned release runs");
 });

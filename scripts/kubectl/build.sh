@@ -1,0 +1,37 @@
+#!/usr/bin/env bash
+# Builds kubectl from the pinned Kubernetes release (k8s.io/kubernetes/cmd/kubectl at the version
+# of the newest control plane pin, checked below) into a cache outside the repository. The
+# benchmarks and the kubectl-parity tests compare the plugin with this kubectl; the machine's
+# kubectl stays for plugin discovery. Prints the bin directory as its last line. Run by .ci/run.
+# To move it with the control plane: copy scripts/controlplane/versions/MINOR.mod here as go.mod
+# (module kubectl-appstorage/kubectl, without etcd), keep tools.go, and run go mod tidy.
+set -euo pipefail
+cd "$(dirname "$0")"
+version="$(go list -m -f '{{.Version}}' k8s.io/kubernetes)"
+newest="$(../controlplane/build.sh --resolve newest)"
+[[ "$version" == "$newest" ]] || { echo "kubectl: scripts/kubectl pins k8s.io/kubernetes $version, the control plane's newest pin is $newest: re-pin it (see the header of this script)" >&2; exit 1; }
+cache="${APPSTORAGE_CACHE:-$HOME/.cache/kubectl-appstorage}"
+bin="$cache/kubectl/$version-$(sha256sum go.sum | cut -c1-12)/bin"
+if [[ -x "$bin/kubectl" ]]; then
+  echo "$bin"
+  exit 0
+fi
+mkdir -p "$(dirname "$bin")"
+# One build at a time (worktrees and test runs share the cache); a waiter finds it built.
+exec 9>"$(dirname "$bin").lock"
+flock 9
+if [[ ! -x "$bin/kubectl" ]]; then
+  major="${version#v}"; major="${major%%.*}"
+  minor="${version#v*.}"; minor="${minor%%.*}"
+  ldflags="-s -w"
+  for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
+    ldflags="$ldflags -X $pkg.gitVersion=$version -X $pkg.gitMajor=$major -X $pkg.gitMinor=$minor -X $pkg.gitTreeState=clean"
+  done
+  start=$SECONDS
+  echo "building kubectl $version into $bin (first time only, a few minutes on 2 cores)" >&2
+  rm -rf "$bin.tmp" && mkdir -p "$bin.tmp"
+  CGO_ENABLED=0 go build -trimpath -ldflags "$ldflags" -o "$bin.tmp/kubectl" k8s.io/kubernetes/cmd/kubectl >&2
+  rm -rf "$bin" && mv "$bin.tmp" "$bin"
+  echo "built kubectl $version in $((SECONDS - start))s" >&2
+fi
+echo "$bin"
