@@ -73,7 +73,7 @@ build_sidecars() {
 }
 
 driver_hash() {
-  (cd "$here/csi" && find . -type f \( -name '*.go' -o -name go.mod -o -name go.sum \) | LC_ALL=C sort | xargs sha256sum) |
+  (cd "$here/csi" && find . -type f \( -name '*.go' ! -name '*_test.go' -o -name go.mod -o -name go.sum \) | LC_ALL=C sort | xargs sha256sum) |
     sha256sum | cut -c1-12
 }
 
@@ -157,9 +157,10 @@ cmd_up() {
   local sock="$root/plugins/$driver_name/csi.sock" i name
   start_driver "$state" "$root" "$node" "${flags[@]}"
   # The sidecars act with KUBECONFIG (a cluster admin), so they need no RBAC objects of their own.
+  # Topology is GA in external-provisioner v6: volumes carry the node's topology without a flag.
   start "$state/run" "$state/logs" csi-provisioner "$bin/csi-provisioner" \
     --kubeconfig "$kubeconfig" --csi-address "$sock" --leader-election=false \
-    --feature-gates=Topology=true --extra-create-metadata --timeout=60s --retry-interval-max=30s --v=2
+    --extra-create-metadata --timeout=60s --retry-interval-max=30s --v=2
   start "$state/run" "$state/logs" csi-resizer "$bin/csi-resizer" \
     --kubeconfig "$kubeconfig" --csi-address "$sock" --leader-election=false \
     --timeout=60s --retry-interval-max=30s --v=2
@@ -246,12 +247,23 @@ cmd_down() {
   rmdir "$root/plugins/$driver_name" 2>/dev/null || true
 }
 
+sanity_cleanup() {
+  local tmp=$1
+  cmd_down "$tmp/state" "$tmp/kubelet"
+  # Never remove through a mount that is left: that would delete inside the volume.
+  if awk -v dir="$tmp/" 'index($2, dir) == 1 {found = 1} END {exit !found}' /proc/mounts; then
+    log "mounts are left under $tmp; not removing it"
+  else
+    rm -rf "$tmp"
+  fi
+}
+
 cmd_sanity() {
   bin="$(cmd_build | tail -n 1)"
   local tmp rc=0
   tmp="$(mktemp -d "${TMPDIR:-/tmp}/appstorage-csi-sanity.XXXXXX")"
   # shellcheck disable=SC2064 # expand now: tmp is local
-  trap "cmd_down '$tmp/state' '$tmp/kubelet'; rm -rf '$tmp'" EXIT
+  trap "sanity_cleanup '$tmp'" EXIT
   start_driver "$tmp/state" "$tmp/kubelet" sanity-node
   # Sizes of whole GiB: above xfs's 300 MiB minimum, so the sizes asked are the sizes made.
   "$bin/csi-sanity" --csi.endpoint "unix://$tmp/kubelet/plugins/$driver_name/csi.sock" \
