@@ -19,9 +19,9 @@
 #   csi.sh down STATE_DIR KUBELET_ROOT
 #       stops the sidecars and the driver, unmounts what the driver mounted, detaches the loop devices
 #       of STATE_DIR/volumes, removes the sockets. Idempotent.
-#   csi.sh sanity
+#   csi.sh sanity [CSI-SANITY FLAGS...]
 #       runs csi-sanity against a fresh driver in a temporary directory and cleans up; exits with
-#       csi-sanity's code.
+#       csi-sanity's code. Flags go to csi-sanity (for example --ginkgo.v, --ginkgo.focus=Expand).
 #
 # kubelet: the driver registers itself through KUBELET_ROOT/plugins_registry (no node-driver-registrar);
 # the driver and kubelet must agree on KUBELET_ROOT (kubelet --root-dir).
@@ -249,7 +249,7 @@ cmd_down() {
 
 sanity_cleanup() {
   local tmp=$1
-  cmd_down "$tmp/state" "$tmp/kubelet"
+  cmd_down "$tmp/state" "$tmp/k"
   # Never remove through a mount that is left: that would delete inside the volume.
   if awk -v dir="$tmp/" 'index($2, dir) == 1 {found = 1} END {exit !found}' /proc/mounts; then
     log "mounts are left under $tmp; not removing it"
@@ -261,15 +261,16 @@ sanity_cleanup() {
 cmd_sanity() {
   bin="$(cmd_build | tail -n 1)"
   local tmp rc=0
-  tmp="$(mktemp -d "${TMPDIR:-/tmp}/appstorage-csi-sanity.XXXXXX")"
+  # Short names: the sockets' paths must stay under a Unix socket's 107 bytes.
+  tmp="$(mktemp -d "${TMPDIR:-/tmp}/csi-sanity.XXXXXX")"
   # shellcheck disable=SC2064 # expand now: tmp is local
   trap "sanity_cleanup '$tmp'" EXIT
-  start_driver "$tmp/state" "$tmp/kubelet" sanity-node
+  start_driver "$tmp/state" "$tmp/k" sanity-node
   # Sizes of whole GiB: above xfs's 300 MiB minimum, so the sizes asked are the sizes made.
-  "$bin/csi-sanity" --csi.endpoint "unix://$tmp/kubelet/plugins/$driver_name/csi.sock" \
+  "$bin/csi-sanity" --csi.endpoint "unix://$tmp/k/plugins/$driver_name/csi.sock" \
     --csi.mountdir "$tmp/target" --csi.stagingdir "$tmp/staging" \
     --csi.testvolumesize $((1 << 30)) --csi.testvolumeexpandsize $((2 << 30)) \
-    --ginkgo.no-color >&2 || rc=$?
+    --ginkgo.no-color "$@" >&2 || rc=$?
   if ((rc != 0)); then log "csi-sanity failed (exit $rc); the driver's log:"; tail -n 40 "$tmp/state/logs/appstorage-csi-driver.log" >&2; fi
   return "$rc"
 }
@@ -278,6 +279,6 @@ case "${1:-}" in
   build) cmd_build ;;
   up) shift; cmd_up "$@" ;;
   down) shift; cmd_down "$@" ;;
-  sanity) cmd_sanity ;;
+  sanity) shift; cmd_sanity "$@" ;;
   *) echo "usage: scripts/node/csi.sh build | up STATE_DIR KUBECONFIG NODE_NAME KUBELET_ROOT [--expand-at-mount] | down STATE_DIR KUBELET_ROOT | sanity" >&2; exit 2 ;;
 esac
