@@ -15,14 +15,18 @@
 #       all WaitForFirstConsumer. KUBECONFIG must be a cluster admin (system:masters): the sidecars
 #       run with it, so no RBAC objects are created. --expand-at-mount: the driver grows a filesystem
 #       only when the volume is mounted, never while a pod uses it, so an expanded claim keeps the
-#       FileSystemResizePending condition until its pod is restarted.
+#       FileSystemResizePending condition until its pod is restarted. When all three already run for
+#       STATE_DIR, up only applies the objects again (stop first to change the mode).
 #   csi.sh down STATE_DIR KUBELET_ROOT
 #       stops the sidecars and the driver, unmounts what the driver mounted, detaches the loop devices
-#       of STATE_DIR/volumes, removes the sockets. Idempotent.
+#       of STATE_DIR/volumes, removes the sockets. Idempotent. The volumes' files stay (they are data).
 #   csi.sh sanity [CSI-SANITY FLAGS...]
 #       runs csi-sanity against a fresh driver in a temporary directory and cleans up; exits with
 #       csi-sanity's code. Flags go to csi-sanity (for example --ginkgo.v, --ginkgo.focus=Expand).
 #
+# Volumes: a sparse file of the claim's size rounded up to a MiB, xfs (the classes' fstype; at least
+# 300 MiB, mkfs.xfs's minimum) or ext4 (at least 16 MiB; grows only at mount here: no CAP_SYS_RESOURCE).
+# A class parameter expansion=online|at-mount sets the mode per volume, over the driver's flag.
 # kubelet: the driver registers itself through KUBELET_ROOT/plugins_registry (no node-driver-registrar);
 # the driver and kubelet must agree on KUBELET_ROOT (kubelet --root-dir).
 # apt: e2fsprogs xfsprogs util-linux mount
@@ -151,10 +155,23 @@ cmd_up() {
     esac
   done
   [[ -f "$kubeconfig" ]] || die "kubeconfig $kubeconfig does not exist"
+  kubeconfig="$(cd "$(dirname "$kubeconfig")" && pwd)/$(basename "$kubeconfig")" # the sidecars run elsewhere
   state="$(mkdir -p "$state" && cd "$state" && pwd)"
   root="$(mkdir -p "$root" && cd "$root" && pwd)"
   bin="$(cmd_build | tail -n 1)"
-  local sock="$root/plugins/$driver_name/csi.sock" i name
+  local sock="$root/plugins/$driver_name/csi.sock" i name running=0
+  for name in appstorage-csi-driver csi-provisioner csi-resizer; do
+    pid_alive "$state/run" "$name" && running=$((running + 1))
+  done
+  if ((running == 3)); then
+    log "the driver and the sidecars already run for $state; applying the storage classes again"
+    apply_objects "$kubeconfig"
+    return 0
+  fi
+  if ((running > 0)); then
+    log "found a partial driver and sidecars in $state; starting them again"
+    for name in csi-resizer csi-provisioner appstorage-csi-driver; do stop "$state/run" "$name"; done
+  fi
   start_driver "$state" "$root" "$node" "${flags[@]}"
   # The sidecars act with KUBECONFIG (a cluster admin), so they need no RBAC objects of their own.
   # Topology is GA in external-provisioner v6: volumes carry the node's topology without a flag.
@@ -173,7 +190,15 @@ cmd_up() {
     sleep 0.1
   done
   ((i < 300)) || die "the sidecars did not reach the driver in 30s (logs in $state/logs)"
-  kubectl --kubeconfig "$kubeconfig" apply -f - >&2 <<YAML
+  apply_objects "$kubeconfig"
+  log "driver and sidecars up (logs in $state/logs, volumes in $state/volumes)"
+}
+
+# apply_objects KUBECONFIG: the CSIDriver and the storage classes. Every class names its filesystem:
+# xfs, because on this machine kind only xfs grows while mounted (a mounted ext4 grows only for a
+# process with CAP_SYS_RESOURCE, which the machine's root lacks).
+apply_objects() {
+  kubectl --kubeconfig "$1" apply -f - >&2 <<YAML
 apiVersion: storage.k8s.io/v1
 kind: CSIDriver
 metadata:
@@ -219,7 +244,6 @@ allowVolumeExpansion: false
 volumeBindingMode: WaitForFirstConsumer
 reclaimPolicy: Delete
 YAML
-  log "driver and sidecars up (logs in $state/logs, volumes in $state/volumes)"
 }
 
 # Loop devices whose backing file is under DIR, one a line.
