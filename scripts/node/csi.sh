@@ -47,8 +47,9 @@ log() { echo "csi: $*" >&2; }
 # external-provisioner's go.mod has replace directives, which `go install MOD@VERSION` refuses.
 build_module() {
   local mod=$1 version=$2 pkg=$3 out=$4 ldflags=$5 dir work
-  dir="$(go mod download -json "$mod@$version" | sed -n 's/^\t"Dir": "\(.*\)",$/\1/p')"
-  [[ -n "$dir" && -d "$dir" ]] || die "the Go module proxy did not give $mod@$version (go mod download -json $mod@$version)"
+  # Outside any module, so that no go.mod around the caller has a say.
+  dir="$(cd / && go mod download -json "$mod@$version" | sed -n 's/^\t"Dir": "\(.*\)",$/\1/p')" || true
+  [[ -n "$dir" && -d "$dir" ]] || die "the Go module proxy did not give $mod@$version (see: go mod download -json $mod@$version)"
   work="$(mktemp -d)"
   cp -r "$dir/." "$work/" && chmod -R u+w "$work"
   # -mod=mod: a module zip keeps only vendor/modules.txt, not the vendored code.
@@ -64,7 +65,8 @@ build_sidecars() {
   key="$(echo "$provisioner_version $resizer_version $sanity_version $(go env GOVERSION)" | sha256sum | cut -c1-12)"
   bin="$cache/csi-sidecars-$key/bin"
   if [[ ! -x "$bin/csi-provisioner" || ! -x "$bin/csi-resizer" || ! -x "$bin/csi-sanity" ]]; then
-    tmp="$bin.tmp.$$"; rm -rf "$tmp"; mkdir -p "$tmp"
+    rm -rf "$bin".tmp.* # what a failed or killed build left (the lock is held)
+    tmp="$bin.tmp.$$"; mkdir -p "$tmp"
     start=$SECONDS
     log "building csi-provisioner $provisioner_version, csi-resizer $resizer_version and csi-sanity $sanity_version (first time only, about 12 minutes on 2 busy cores)"
     build_module "$provisioner_mod" "$provisioner_version" cmd/csi-provisioner "$tmp/csi-provisioner" "-X main.version=$provisioner_version"
@@ -90,7 +92,8 @@ cmd_build() {
   key="$(echo "$sidecars_bin $(driver_hash) $(go env GOVERSION)" | sha256sum | cut -c1-12)"
   bin="$cache/csi-$key/bin"
   if [[ ! -x "$bin/appstorage-csi-driver" ]]; then
-    tmp="$bin.tmp.$$"; rm -rf "$tmp"; mkdir -p "$tmp"
+    rm -rf "$bin".tmp.*
+    tmp="$bin.tmp.$$"; mkdir -p "$tmp"
     start=$SECONDS
     (cd "$here/csi" && CGO_ENABLED=0 nice go build -trimpath -ldflags "-s -w" -o "$tmp/appstorage-csi-driver" .) >&2 ||
       { rm -rf "$tmp"; die "building the driver failed (see above)"; }
