@@ -130,10 +130,20 @@ stop() {
   rm -f "$f"
 }
 
+# The driver's tools (see "apt:" at the top).
+check_tools() {
+  local tool missing=()
+  for tool in mkfs.xfs xfs_growfs mkfs.ext4 e2fsck resize2fs losetup mount umount; do
+    command -v "$tool" >/dev/null || missing+=("$tool") # on PATH: the driver runs them from there
+  done
+  ((${#missing[@]} == 0)) || die "${missing[*]} not found: install the Debian packages xfsprogs, e2fsprogs, util-linux and mount"
+}
+
 # start_driver STATE_DIR KUBELET_ROOT NODE_NAME [DRIVER FLAGS...]: starts the driver and waits for its socket.
 start_driver() {
   local state=$1 root=$2 node=$3; shift 3
   local sock="$root/plugins/$driver_name/csi.sock" i
+  check_tools
   mkdir -p "$state/logs" "$state/run" "$state/volumes"
   pid_alive "$state/run" appstorage-csi-driver && die "the driver already runs for $state (pid $(cat "$state/run/appstorage-csi-driver.pid")); run csi.sh down $state $root first"
   start "$state/run" "$state/logs" appstorage-csi-driver "$bin/appstorage-csi-driver" \
