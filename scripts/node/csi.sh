@@ -15,14 +15,18 @@
 #       all WaitForFirstConsumer. KUBECONFIG must be a cluster admin (system:masters): the sidecars
 #       run with it, so no RBAC objects are created. --expand-at-mount: the driver grows a filesystem
 #       only when the volume is mounted, never while a pod uses it, so an expanded claim keeps the
-#       FileSystemResizePending condition until its pod is restarted.
+#       FileSystemResizePending condition until its pod is restarted. When all three already run for
+#       STATE_DIR, up only applies the objects again (stop first to change the mode).
 #   csi.sh down STATE_DIR KUBELET_ROOT
 #       stops the sidecars and the driver, unmounts what the driver mounted, detaches the loop devices
-#       of STATE_DIR/volumes, removes the sockets. Idempotent.
-#   csi.sh sanity
+#       of STATE_DIR/volumes, removes the sockets. Idempotent. The volumes' files stay (they are data).
+#   csi.sh sanity [CSI-SANITY FLAGS...]
 #       runs csi-sanity against a fresh driver in a temporary directory and cleans up; exits with
-#       csi-sanity's code.
+#       csi-sanity's code. Flags go to csi-sanity (for example --ginkgo.v, --ginkgo.focus=Expand).
 #
+# Volumes: a sparse file of the claim's size rounded up to a MiB, xfs (the classes' fstype; at least
+# 300 MiB, mkfs.xfs's minimum) or ext4 (at least 16 MiB; grows only at mount here: no CAP_SYS_RESOURCE).
+# A class parameter expansion=online|at-mount sets the mode per volume, over the driver's flag.
 # kubelet: the driver registers itself through KUBELET_ROOT/plugins_registry (no node-driver-registrar);
 # the driver and kubelet must agree on KUBELET_ROOT (kubelet --root-dir).
 # apt: e2fsprogs xfsprogs util-linux mount
@@ -43,8 +47,9 @@ log() { echo "csi: $*" >&2; }
 # external-provisioner's go.mod has replace directives, which `go install MOD@VERSION` refuses.
 build_module() {
   local mod=$1 version=$2 pkg=$3 out=$4 ldflags=$5 dir work
-  dir="$(go mod download -json "$mod@$version" | sed -n 's/^\t"Dir": "\(.*\)",$/\1/p')"
-  [[ -n "$dir" && -d "$dir" ]] || die "the Go module proxy did not give $mod@$version (go mod download -json $mod@$version)"
+  # Outside any module, so that no go.mod around the caller has a say.
+  dir="$(cd / && go mod download -json "$mod@$version" | sed -n 's/^\t"Dir": "\(.*\)",$/\1/p')" || true
+  [[ -n "$dir" && -d "$dir" ]] || die "the Go module proxy did not give $mod@$version (see: go mod download -json $mod@$version)"
   work="$(mktemp -d)"
   cp -r "$dir/." "$work/" && chmod -R u+w "$work"
   # -mod=mod: a module zip keeps only vendor/modules.txt, not the vendored code.
@@ -60,7 +65,8 @@ build_sidecars() {
   key="$(echo "$provisioner_version $resizer_version $sanity_version $(go env GOVERSION)" | sha256sum | cut -c1-12)"
   bin="$cache/csi-sidecars-$key/bin"
   if [[ ! -x "$bin/csi-provisioner" || ! -x "$bin/csi-resizer" || ! -x "$bin/csi-sanity" ]]; then
-    tmp="$bin.tmp.$$"; rm -rf "$tmp"; mkdir -p "$tmp"
+    rm -rf "$bin".tmp.* # what a failed or killed build left (the lock is held)
+    tmp="$bin.tmp.$$"; mkdir -p "$tmp"
     start=$SECONDS
     log "building csi-provisioner $provisioner_version, csi-resizer $resizer_version and csi-sanity $sanity_version (first time only, about 12 minutes on 2 busy cores)"
     build_module "$provisioner_mod" "$provisioner_version" cmd/csi-provisioner "$tmp/csi-provisioner" "-X main.version=$provisioner_version"
@@ -86,7 +92,8 @@ cmd_build() {
   key="$(echo "$sidecars_bin $(driver_hash) $(go env GOVERSION)" | sha256sum | cut -c1-12)"
   bin="$cache/csi-$key/bin"
   if [[ ! -x "$bin/appstorage-csi-driver" ]]; then
-    tmp="$bin.tmp.$$"; rm -rf "$tmp"; mkdir -p "$tmp"
+    rm -rf "$bin".tmp.*
+    tmp="$bin.tmp.$$"; mkdir -p "$tmp"
     start=$SECONDS
     (cd "$here/csi" && CGO_ENABLED=0 nice go build -trimpath -ldflags "-s -w" -o "$tmp/appstorage-csi-driver" .) >&2 ||
       { rm -rf "$tmp"; die "building the driver failed (see above)"; }
@@ -123,10 +130,20 @@ stop() {
   rm -f "$f"
 }
 
+# The driver's tools (see "apt:" at the top).
+check_tools() {
+  local tool missing=()
+  for tool in mkfs.xfs xfs_growfs mkfs.ext4 e2fsck resize2fs losetup mount umount; do
+    command -v "$tool" >/dev/null || missing+=("$tool") # on PATH: the driver runs them from there
+  done
+  ((${#missing[@]} == 0)) || die "${missing[*]} not found: install the Debian packages xfsprogs, e2fsprogs, util-linux and mount"
+}
+
 # start_driver STATE_DIR KUBELET_ROOT NODE_NAME [DRIVER FLAGS...]: starts the driver and waits for its socket.
 start_driver() {
   local state=$1 root=$2 node=$3; shift 3
   local sock="$root/plugins/$driver_name/csi.sock" i
+  check_tools
   mkdir -p "$state/logs" "$state/run" "$state/volumes"
   pid_alive "$state/run" appstorage-csi-driver && die "the driver already runs for $state (pid $(cat "$state/run/appstorage-csi-driver.pid")); run csi.sh down $state $root first"
   start "$state/run" "$state/logs" appstorage-csi-driver "$bin/appstorage-csi-driver" \
@@ -151,10 +168,23 @@ cmd_up() {
     esac
   done
   [[ -f "$kubeconfig" ]] || die "kubeconfig $kubeconfig does not exist"
+  kubeconfig="$(cd "$(dirname "$kubeconfig")" && pwd)/$(basename "$kubeconfig")" # the sidecars run elsewhere
   state="$(mkdir -p "$state" && cd "$state" && pwd)"
   root="$(mkdir -p "$root" && cd "$root" && pwd)"
   bin="$(cmd_build | tail -n 1)"
-  local sock="$root/plugins/$driver_name/csi.sock" i name
+  local sock="$root/plugins/$driver_name/csi.sock" i name running=0
+  for name in appstorage-csi-driver csi-provisioner csi-resizer; do
+    pid_alive "$state/run" "$name" && running=$((running + 1))
+  done
+  if ((running == 3)); then
+    log "the driver and the sidecars already run for $state; applying the storage classes again"
+    apply_objects "$kubeconfig"
+    return 0
+  fi
+  if ((running > 0)); then
+    log "found a partial driver and sidecars in $state; starting them again"
+    for name in csi-resizer csi-provisioner appstorage-csi-driver; do stop "$state/run" "$name"; done
+  fi
   start_driver "$state" "$root" "$node" "${flags[@]}"
   # The sidecars act with KUBECONFIG (a cluster admin), so they need no RBAC objects of their own.
   # Topology is GA in external-provisioner v6: volumes carry the node's topology without a flag.
@@ -173,7 +203,15 @@ cmd_up() {
     sleep 0.1
   done
   ((i < 300)) || die "the sidecars did not reach the driver in 30s (logs in $state/logs)"
-  kubectl --kubeconfig "$kubeconfig" apply -f - >&2 <<YAML
+  apply_objects "$kubeconfig"
+  log "driver and sidecars up (logs in $state/logs, volumes in $state/volumes)"
+}
+
+# apply_objects KUBECONFIG: the CSIDriver and the storage classes. Every class names its filesystem:
+# xfs, because on this machine kind only xfs grows while mounted (a mounted ext4 grows only for a
+# process with CAP_SYS_RESOURCE, which the machine's root lacks).
+apply_objects() {
+  kubectl --kubeconfig "$1" apply -f - >&2 <<YAML
 apiVersion: storage.k8s.io/v1
 kind: CSIDriver
 metadata:
@@ -219,7 +257,6 @@ allowVolumeExpansion: false
 volumeBindingMode: WaitForFirstConsumer
 reclaimPolicy: Delete
 YAML
-  log "driver and sidecars up (logs in $state/logs, volumes in $state/volumes)"
 }
 
 # Loop devices whose backing file is under DIR, one a line.
@@ -249,7 +286,7 @@ cmd_down() {
 
 sanity_cleanup() {
   local tmp=$1
-  cmd_down "$tmp/state" "$tmp/kubelet"
+  cmd_down "$tmp/state" "$tmp/k"
   # Never remove through a mount that is left: that would delete inside the volume.
   if awk -v dir="$tmp/" 'index($2, dir) == 1 {found = 1} END {exit !found}' /proc/mounts; then
     log "mounts are left under $tmp; not removing it"
@@ -261,15 +298,16 @@ sanity_cleanup() {
 cmd_sanity() {
   bin="$(cmd_build | tail -n 1)"
   local tmp rc=0
-  tmp="$(mktemp -d "${TMPDIR:-/tmp}/appstorage-csi-sanity.XXXXXX")"
+  # Short names: the sockets' paths must stay under a Unix socket's 107 bytes.
+  tmp="$(mktemp -d "${TMPDIR:-/tmp}/csi-sanity.XXXXXX")"
   # shellcheck disable=SC2064 # expand now: tmp is local
   trap "sanity_cleanup '$tmp'" EXIT
-  start_driver "$tmp/state" "$tmp/kubelet" sanity-node
+  start_driver "$tmp/state" "$tmp/k" sanity-node
   # Sizes of whole GiB: above xfs's 300 MiB minimum, so the sizes asked are the sizes made.
-  "$bin/csi-sanity" --csi.endpoint "unix://$tmp/kubelet/plugins/$driver_name/csi.sock" \
+  "$bin/csi-sanity" --csi.endpoint "unix://$tmp/k/plugins/$driver_name/csi.sock" \
     --csi.mountdir "$tmp/target" --csi.stagingdir "$tmp/staging" \
     --csi.testvolumesize $((1 << 30)) --csi.testvolumeexpandsize $((2 << 30)) \
-    --ginkgo.no-color >&2 || rc=$?
+    --ginkgo.no-color "$@" >&2 || rc=$?
   if ((rc != 0)); then log "csi-sanity failed (exit $rc); the driver's log:"; tail -n 40 "$tmp/state/logs/appstorage-csi-driver.log" >&2; fi
   return "$rc"
 }
@@ -278,6 +316,6 @@ case "${1:-}" in
   build) cmd_build ;;
   up) shift; cmd_up "$@" ;;
   down) shift; cmd_down "$@" ;;
-  sanity) cmd_sanity ;;
+  sanity) shift; cmd_sanity "$@" ;;
   *) echo "usage: scripts/node/csi.sh build | up STATE_DIR KUBECONFIG NODE_NAME KUBELET_ROOT [--expand-at-mount] | down STATE_DIR KUBELET_ROOT | sanity" >&2; exit 2 ;;
 esac

@@ -9,8 +9,8 @@ import { join } from "node:path";
 import { test } from "node:test";
 
 // Specs csi-sanity runs for this driver: all but those of capabilities it does not have (snapshots,
-// cloning, listing, staging, ...). A lower count means specs stopped running, which is no pass.
-const minSpecsRun = 50;
+// cloning, listing, staging, ...): 39 of 92 with csi-test v5.4.0. Fewer means specs stopped running, which is no pass.
+const minSpecsRun = 39;
 
 function mountsUnder(dir: string): string[] {
   return readFileSync("/proc/mounts", "utf8")
@@ -29,7 +29,7 @@ function loopsUnder(dir: string): string[] {
 
 test("csi-sanity passes against appstorage-csi-driver and leaves no mount or loop device behind", { timeout: 40 * 60_000 }, () => {
   // csi.sh sanity makes its temporary folder under TMPDIR: here, a folder of this test's own.
-  const tmp = mkdtempSync(join(tmpdir(), "appstorage-csi-sanity-test-"));
+  const tmp = mkdtempSync(join(tmpdir(), "csi-test-"));
   try {
     assert.deepEqual(mountsUnder(tmp), []);
     assert.deepEqual(loopsUnder(tmp), []);

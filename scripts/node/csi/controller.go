@@ -78,7 +78,7 @@ func (c *controller) CreateVolume(_ context.Context, req *csi.CreateVolumeReques
 	// The metadata is written last: a backing file without it is a creation that did not finish,
 	// and is made again from scratch.
 	file := d.backingFile(id)
-	f, err := os.Create(file)
+	f, err := os.OpenFile(file, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o600)
 	if err == nil {
 		err = f.Truncate(size) // sparse: takes the disk space the data takes
 		if cerr := f.Close(); err == nil {

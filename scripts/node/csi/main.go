@@ -97,6 +97,9 @@ func main() {
 
 // listenUnix removes a socket left behind by a killed instance, then listens on path.
 func listenUnix(path string) (net.Listener, error) {
+	if len(path) > 107 { // sun_path holds 108 bytes with the terminating NUL
+		return nil, fmt.Errorf("socket path %s is %d bytes, more than a Unix socket takes (107): use a shorter --kubelet-root", path, len(path))
+	}
 	if err := os.MkdirAll(filepath.Dir(path), 0o750); err != nil {
 		return nil, err
 	}
