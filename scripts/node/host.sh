@@ -28,8 +28,9 @@ mountpoints() { awk '{print $2}' /proc/mounts; }
 links() { ip -o link show | awk -F': ' '{print $2}' | sed 's/@.*//' | sort; }
 netns() { ls -1 /run/netns 2>/dev/null | sort || true; }
 loops() { losetup -a -O NAME,BACK-FILE --noheadings 2>/dev/null | sort || true; }
-# Top-level cgroups of every hierarchy (kubelet makes kubepods there).
-cgroups() { find /sys/fs/cgroup -mindepth 2 -maxdepth 2 -type d 2>/dev/null | sort; }
+# kubelet's cgroups in every hierarchy (kubepods, with the QoS classes and pods below it). Only
+# these: a cgroup someone else makes meanwhile is none of the node's business.
+cgroups() { find /sys/fs/cgroup -mindepth 2 -maxdepth 2 -type d -name 'kubepods*' 2>/dev/null | sort; }
 ruleset() { nft list ruleset 2>/dev/null || true; }
 paths() {
   local p
@@ -66,7 +67,8 @@ restore() {
   local state=$1 rec="$1/host" now
   [[ -f "$rec/done" ]] || return 0
   local owned=("$state" "${hardwired[@]}")
-  # 1. Processes left in the cgroups the node made (containers whose shim is gone), then the cgroups.
+  # 1. Processes left in the kubepods cgroups the node made (containers whose shim is gone), then
+  # the cgroups.
   local cg pid
   for cg in $(comm -13 "$rec/cgroups" <(cgroups)); do
     for pid in $(find "$cg" -name cgroup.procs -exec cat {} + 2>/dev/null); do kill -KILL "$pid" 2>/dev/null || true; done
