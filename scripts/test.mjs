@@ -1,4 +1,4 @@
-// Runs one test suite with node's test runner: `node scripts/test.mjs unit|e2e [--version V] [files...]`.
+// Runs one test suite with node's test runner: `node scripts/test.mjs unit|e2e|node [--version V] [files...]`.
 // Node 20's runner takes no globs, so the files are listed here. For e2e, the local control
 // plane is brought up first if it is not running, and stopped again afterwards if this run
 // started it (tests also bring it up on their own, so one file can be run alone).
@@ -7,6 +7,10 @@
 // ~/.cache/kubectl-appstorage/cluster-V, unless APPSTORAGE_PORT_BASE/APPSTORAGE_CLUSTER_DIR say
 // otherwise), with the reduced fault matrix of test/e2e/reliability.test.ts
 // (APPSTORAGE_FAULT_MATRIX=reduced unless set): the full one runs on the default control plane.
+// node: test/node on a cluster with a real node (scripts/cluster up --node), beside the e2e suite's
+// control plane (ports from 18440, state in ~/.cache/kubectl-appstorage/cluster-node unless
+// APPSTORAGE_PORT_BASE/APPSTORAGE_CLUSTER_DIR say otherwise); brought down at the end if this run
+// started it. One node per host: another cluster's node must be down first.
 import { spawnSync } from "node:child_process";
 import { readdirSync } from "node:fs";
 import { homedir } from "node:os";
@@ -20,8 +24,8 @@ if (at >= 0) {
   argv.splice(at, argv[at].includes("=") ? 1 : 2);
 }
 const suite = argv[0];
-if ((suite !== "unit" && suite !== "e2e") || (version !== undefined && (suite !== "e2e" || !version || version.startsWith("-")))) {
-  console.error("usage: node scripts/test.mjs unit|e2e [--version MINOR|RELEASE|oldest|newest] [files...]");
+if ((suite !== "unit" && suite !== "e2e" && suite !== "node") || (version !== undefined && (suite !== "e2e" || !version || version.startsWith("-")))) {
+  console.error("usage: node scripts/test.mjs unit|e2e [--version MINOR|RELEASE|oldest|newest] [files...] | node [files...]");
   process.exit(2);
 }
 if (version) {
@@ -29,6 +33,12 @@ if (version) {
   process.env.APPSTORAGE_PORT_BASE ??= "17440";
   process.env.APPSTORAGE_CLUSTER_DIR ??= join(homedir(), ".cache", "kubectl-appstorage", `cluster-${version}`);
   process.env.APPSTORAGE_FAULT_MATRIX ??= "reduced";
+}
+if (suite === "node") {
+  process.env.APPSTORAGE_PORT_BASE ??= "18440";
+  process.env.APPSTORAGE_CLUSTER_DIR ??= join(homedir(), ".cache", "kubectl-appstorage", "cluster-node");
+  // test/e2e/harness.ts brings the cluster up with --node.
+  process.env.APPSTORAGE_NODE = "1";
 }
 const dir = join("test", suite);
 const files =
@@ -44,6 +54,15 @@ if (files.length === 0) {
 }
 
 let startedHere = false;
+if (suite === "node") {
+  const status = spawnSync("bash", ["scripts/cluster", "status"], { stdio: "ignore" });
+  const up = spawnSync("bash", ["scripts/cluster", "up", "--node"], { stdio: ["ignore", "ignore", "inherit"] });
+  if (up.status !== 0) {
+    console.error("could not start the cluster with a node (scripts/cluster up --node); node tests not run");
+    process.exit(1);
+  }
+  startedHere = status.status !== 0;
+}
 if (suite === "e2e") {
   const status = spawnSync("bash", ["scripts/cluster", "status"], { stdio: "ignore" });
   if (status.status === 0 && version) {
@@ -60,12 +79,12 @@ if (suite === "e2e") {
   }
 }
 
-if (suite === "e2e") {
+if (suite !== "unit") {
   const v = spawnSync("bash", ["scripts/cluster", "status"], { encoding: "utf8" }).stdout.match(/^server: (.*)$/m)?.[1];
-  console.error(`e2e on Kubernetes ${v ?? "(unknown version)"}${process.env.APPSTORAGE_FAULT_MATRIX === "reduced" ? ", reduced fault matrix" : ""}`);
+  console.error(`${suite} on Kubernetes ${v ?? "(unknown version)"}${suite === "node" ? ` with a node (${process.env.APPSTORAGE_CLUSTER_DIR})` : ""}${process.env.APPSTORAGE_FAULT_MATRIX === "reduced" ? ", reduced fault matrix" : ""}`);
 }
 const args = ["--require", "./test/register.cjs", "--test", "--test-reporter=spec"];
-if (suite === "e2e") args.push("--test-concurrency=1");
+if (suite !== "unit") args.push("--test-concurrency=1");
 const run = spawnSync(process.execPath, [...args, ...files], { stdio: "inherit" });
 if (startedHere) spawnSync("bash", ["scripts/cluster", "down"], { stdio: "inherit" });
 process.exit(run.status ?? 1);

@@ -13,10 +13,13 @@ export const root = resolve(__dirname, "..", "..");
 export const plugin = process.env["APPSTORAGE_PLUGIN"] ?? join(root, "dist", "kubectl-appstorage");
 let kubeconfigPath: string | undefined;
 
-/** Brings the control plane up if needed (idempotent) and returns the admin kubeconfig. */
+/** Whether the tests run on a cluster with a real node (APPSTORAGE_NODE=1: node scripts/test.mjs node). */
+export const onNode = process.env["APPSTORAGE_NODE"] === "1";
+
+/** Brings the control plane (and with onNode the node) up if needed (idempotent) and returns the admin kubeconfig. */
 export function kubeconfig(): string {
   if (kubeconfigPath) return kubeconfigPath;
-  const up = spawnSync("bash", [join(root, "scripts", "cluster"), "up"], { encoding: "utf8", stdio: ["ignore", "pipe", "inherit"] });
+  const up = spawnSync("bash", [join(root, "scripts", "cluster"), "up", ...(onNode ? ["--node"] : [])], { encoding: "utf8", stdio: ["ignore", "pipe", "inherit"] });
   if (up.status !== 0) throw new Error("scripts/cluster up failed");
   kubeconfigPath = up.stdout.trim().split("\n").pop()!;
   return kubeconfigPath;
