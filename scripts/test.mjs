@@ -81,7 +81,9 @@ if (suite === "e2e") {
 
 if (suite !== "unit") {
   const v = spawnSync("bash", ["scripts/cluster", "status"], { encoding: "utf8" }).stdout.match(/^server: (.*)$/m)?.[1];
-  console.error(`${suite} on Kubernetes ${v ?? "(unknown version)"}${suite === "node" ? ` with a node (${process.env.APPSTORAGE_CLUSTER_DIR})` : ""}${process.env.APPSTORAGE_FAULT_MATRIX === "reduced" ? ", reduced fault matrix" : ""}`);
+  console.error(
+    `${suite} on Kubernetes ${v ?? "(unknown version)"}${suite === "node" ? ` with a node (${process.env.APPSTORAGE_CLUSTER_DIR})` : ""}${process.env.APPSTORAGE_FAULT_MATRIX === "reduced" ? ", reduced fault matrix" : ""}`,
+  );
 }
 const args = ["--require", "./test/register.cjs", "--test", "--test-reporter=spec"];
 if (suite !== "unit") args.push("--test-concurrency=1");
