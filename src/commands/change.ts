@@ -1,7 +1,8 @@
 // The run every change shares (`set`, `set -l`, `set --plan`, `undo`), as one straight sequence:
-// refuse (one plan refused: nothing changes), dry run, preflight, confirm, then apply one
-// StatefulSet at a time, each with its own journal. The first failure stops the run; the same
-// command run again finishes the rest. What is printed is the view's business, chosen once.
+// refuse (one plan refused: nothing changes), dry run, preflight, confirm, then apply up to
+// --parallel StatefulSets at a time, each with its own journal. A failure lets those under way
+// finish and starts no other; the same command run again finishes the rest. What is printed is
+// the view's business, chosen once.
 import { applyPlan, type ApplyContext } from "../apply/apply";
 import { holderFor } from "../holder";
 import { serverDryRun } from "../apply/dry-run";
@@ -95,7 +96,7 @@ async function applyEach(run: CompletedChange<ChangeView>, flags: ChangeFlags, d
   if (error) throw error;
 }
 
-/** The plans, refused as a whole if any one is refused; else dry-run, confirmed and applied one at a time. */
+/** The plans, refused as a whole if any one is refused; else dry-run, confirmed, and applied up to --parallel at a time. */
 export async function runChange(run: CompletedChange<ChangeView>, flags: ChangeFlags, deps: CommandDeps): Promise<void> {
   const { plans, view } = run;
   if (run.noResources) return view.noResources(run.noResources);
