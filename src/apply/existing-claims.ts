@@ -140,6 +140,19 @@ function stopped(plan: Plan, done: ExistingClaimsResult["claims"], why: string):
 
 type Outcome = "done" | "filesystem-resize-pending" | "failed" | "waiting";
 
+/**
+ * FileSystemResizePending is what every claim reports between the resizer's part and kubelet's:
+ * kubelet grows the file system of a mounted volume online at its next pod sync (seconds to a
+ * minute and a half after), and only a driver that grows file systems at mount only refuses, which
+ * kubelet records as NodeResizeError (seen on a real node, 1.37). So a claim waits for a restart
+ * only once kubelet tried and failed, or when no pod of it runs for kubelet to try in (a leftover
+ * claim above replicas): otherwise --restart-pods would restart pods kubelet is about to finish.
+ */
+function kubeletMayGrowOnline(c: ExistingClaim, current: PersistentVolumeClaim): boolean {
+  const failed = current.status?.conditions?.some((x) => x.type === "NodeResizeError" && x.status === "True") === true;
+  return !failed && c.pod !== undefined && !c.leftover;
+}
+
 function outcome(c: ExistingClaim, current: PersistentVolumeClaim | undefined): { outcome: Outcome; text: string } {
   if (!current || current.metadata.uid !== c.uid) return { outcome: "failed", text: "no longer exists (or was replaced)" };
   const request = current.spec.resources?.requests?.["storage"];
@@ -153,6 +166,9 @@ function outcome(c: ExistingClaim, current: PersistentVolumeClaim | undefined): 
   const vacDone = vac === undefined || current.status?.currentVolumeAttributesClassName === vac;
   if (sized && vacDone) return { outcome: "done", text: `resized: capacity ${capacity}${vac !== undefined ? `, volume attributes class ${vac}` : ""}` };
   if (state === "filesystem-resize-pending" && vacDone) {
+    if (kubeletMayGrowOnline(c, current)) {
+      return { outcome: "waiting", text: `capacity ${capacity} of ${request}, FileSystemResizePending: waiting for kubelet to grow the file system in the running pod` };
+    }
     return { outcome: "filesystem-resize-pending", text: `FileSystemResizePending (capacity ${capacity} of ${request}): the file system grows when its pod restarts` };
   }
   const parts = [`capacity ${capacity ?? "<none>"} of ${request}`];
@@ -163,7 +179,7 @@ function outcome(c: ExistingClaim, current: PersistentVolumeClaim | undefined): 
 
 /**
  * Follows every claim the plan touches until its capacity reaches its request (and its
- * attributes class is applied) or it reports FileSystemResizePending, printing each claim's
+ * attributes class is applied) or it waits for a pod restart (kubeletMayGrowOnline), printing each claim's
  * progress when it changes. Bounded by the timeout. Returns the claims as last seen.
  */
 export async function waitResize(plan: Plan, ctx: ClaimsContext): Promise<Map<string, PersistentVolumeClaim>> {

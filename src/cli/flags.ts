@@ -90,7 +90,11 @@ function existingClaimFlagDefs(command: "set" | "diff"): FlagDef[] {
       describe: "Also grow every existing claim of the named templates that is smaller than the new size (and set its vac=), before the StatefulSet is swapped; never shrinks",
     },
     { name: "vac-existing", type: "boolean", describe: "Also set the volume attributes class (vac=NAME) of existing claims, without growing them" },
-    { name: "wait-resize", type: "boolean", describe: `Afterwards, follow each claim until its capacity reaches its request or it reports FileSystemResizePending${bound}` },
+    {
+      name: "wait-resize",
+      type: "boolean",
+      describe: `Afterwards, follow each claim until its capacity reaches its request or it waits for a pod restart (FileSystemResizePending that kubelet could not finish online)${bound}`,
+    },
     {
       name: "restart-pods",
       type: "boolean",

@@ -591,14 +591,12 @@ function simulateNode(ns: string, resize: () => boolean): { stop: () => Promise<
     if (resize()) {
       for (const c of s.claims) {
         if (c.spec.resources?.requests?.["storage"] !== "2Gi" || c.status?.capacity?.["storage"] !== "1Gi" || resizePending(c)) continue;
-        const status =
-          c.metadata.name === "data-db-0"
-            ? { capacity: { storage: "2Gi" } }
-            : {
-                conditions: [
-                  { type: "FileSystemResizePending", status: "True", lastTransitionTime: stamp(), message: "Waiting for user to (re-)start a pod to finish file system resize of volume on node." },
-                ],
-              };
+        // db-1 and db-2 as kubelet leaves them when the driver grows file systems only at mount.
+        const pending = [
+          { type: "FileSystemResizePending", status: "True", lastTransitionTime: stamp(), message: "Waiting for user to (re-)start a pod to finish file system resize of volume on node." },
+          { type: "NodeResizeError", status: "True", lastTransitionTime: stamp(), message: "failed to expand pvc with rpc error: code = FailedPrecondition" },
+        ];
+        const status = c.metadata.name === "data-db-0" ? { capacity: { storage: "2Gi" } } : { conditions: pending };
         await claimStatus(ns, c.metadata.name!, status);
       }
     }

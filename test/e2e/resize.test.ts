@@ -61,8 +61,14 @@ function claimStatus(ns: string, claim: string, status: Record<string, unknown>)
   kubectl(["patch", "pvc", claim, "-n", ns, "--subresource=status", "--type=merge", "-p", JSON.stringify({ status })]);
 }
 
+// As kubelet leaves a claim whose driver grows file systems only at mount: it tried to grow it in the
+// running pod, and the driver refused (NodeResizeError); only a restart finishes it (test/node sees
+// the real one).
 const fileSystemResizePending = () => ({
-  conditions: [{ type: "FileSystemResizePending", status: "True", lastTransitionTime: stamp(), message: "Waiting for user to (re-)start a pod to finish file system resize of volume on node." }],
+  conditions: [
+    { type: "FileSystemResizePending", status: "True", lastTransitionTime: stamp(), message: "Waiting for user to (re-)start a pod to finish file system resize of volume on node." },
+    { type: "NodeResizeError", status: "True", lastTransitionTime: stamp(), message: "failed to expand pvc with rpc error: code = FailedPrecondition" },
+  ],
 });
 
 /** The plugin running in the background, with its stderr readable while it runs. */

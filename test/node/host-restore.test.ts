@@ -1,0 +1,119 @@
+// scripts/cluster down leaves the host as scripts/cluster up --node found it. The snapshot here is
+// taken independently of scripts/node/host.sh (which records and restores): sysctls, netfilter
+// (iptables-save and nft), links, network namespaces, mounts, loop devices, kubepods cgroups, and
+// the paths kubelet and containerd hard-wire. In between, a pod with a CSI volume runs (mounts, a
+// loop device, a veth, a network namespace, cgroups), and is still running when down starts.
+import assert from "node:assert/strict";
+import { execFileSync, spawnSync } from "node:child_process";
+import { existsSync, readdirSync, readFileSync } from "node:fs";
+import { join } from "node:path";
+import { describe, test } from "node:test";
+import { root } from "../e2e/harness";
+
+const cluster = join(root, "scripts", "cluster");
+// Counters and random values that change by themselves.
+const volatile = /^(fs\.(dentry-state|file-nr|inode-nr|inode-state|aio-nr|quota\.)|kernel\.(ns_last_pid|random\.|pty\.nr)|net\.netfilter\.nf_conntrack_count)/;
+const paths = ["/var/lib/kubelet", "/var/log/containers", "/var/log/pods", "/var/lib/cni", "/run/containerd", "/run/netns", "/var/lib/containerd", "/usr/libexec/kubernetes", "/etc/cni", "/opt/cni"];
+
+const sh = (cmd: string, args: string[]) => {
+  const r = spawnSync(cmd, args, { encoding: "utf8" });
+  return r.status === 0 ? r.stdout : `(${cmd} failed: ${r.stderr})`;
+};
+
+function find(dir: string, depth: number): string[] {
+  if (depth === 0 || !existsSync(dir)) return [];
+  let out: string[] = [];
+  for (const e of readdirSync(dir, { withFileTypes: true })) {
+    const p = join(dir, e.name);
+    out.push(p);
+    if (e.isDirectory()) out = out.concat(find(p, depth - 1));
+  }
+  return out;
+}
+
+function snapshot(): Record<string, string[]> {
+  const cgroups = find("/sys/fs/cgroup", 2).filter((p) => /kubepods|pod[0-9a-f-]{36}/.test(p) && !p.split("/").pop()!.includes("."));
+  return {
+    sysctl: sh("sysctl", ["-a"])
+      .split("\n")
+      .filter((l) => l && !volatile.test(l))
+      .sort(),
+    iptables: sh("iptables-save", [])
+      .split("\n")
+      .filter((l) => l && !l.startsWith("#")),
+    nft: sh("nft", ["list", "ruleset"]).split("\n"),
+    links: sh("ip", ["-o", "link", "show"])
+      .split("\n")
+      .map((l) => l.split(": ")[1]?.replace(/@.*/, "") ?? "")
+      .filter(Boolean)
+      .sort(),
+    netns: existsSync("/run/netns") ? readdirSync("/run/netns").sort() : [],
+    mounts: readFileSync("/proc/mounts", "utf8").split("\n").filter(Boolean).sort(),
+    loops: sh("losetup", ["-a"]).split("\n").filter(Boolean).sort(),
+    cgroups: cgroups.sort(),
+    paths: paths.flatMap((p) => (existsSync(p) ? [p, ...find(p, 2)] : [])).sort(),
+  };
+}
+
+describe("node: scripts/cluster down restores the host", { timeout: 600_000 }, () => {
+  test("the host after up --node, a running pod with a volume, and down is the host before", () => {
+    // This suite's own cluster may be up (scripts/test.mjs node starts it): the comparison starts
+    // from no node at all.
+    execFileSync("bash", [cluster, "down"], { stdio: ["ignore", "ignore", "inherit"] });
+    const before = snapshot();
+    const up = spawnSync("bash", [cluster, "up", "--node"], { encoding: "utf8", stdio: ["ignore", "pipe", "inherit"] });
+    assert.equal(up.status, 0, "scripts/cluster up --node");
+    const kc = up.stdout.trim().split("\n").pop()!;
+    const k = (args: string[], input?: string) => execFileSync("kubectl", ["--kubeconfig", kc, ...args], { encoding: "utf8", input });
+    k(
+      ["create", "-f", "-"],
+      JSON.stringify({
+        apiVersion: "v1",
+        kind: "List",
+        items: [
+          {
+            apiVersion: "v1",
+            kind: "PersistentVolumeClaim",
+            metadata: { name: "host-restore", namespace: "default" },
+            spec: { accessModes: ["ReadWriteOnce"], resources: { requests: { storage: "1Gi" } } },
+          },
+          {
+            apiVersion: "v1",
+            kind: "Pod",
+            metadata: { name: "host-restore", namespace: "default" },
+            spec: {
+              containers: [
+                {
+                  name: "app",
+                  image: "appstorage.local/workload:1",
+                  imagePullPolicy: "Never",
+                  command: ["sh", "-c", "echo data > /data/f; sleep 3600"],
+                  volumeMounts: [{ name: "v", mountPath: "/data" }],
+                },
+              ],
+              volumes: [{ name: "v", persistentVolumeClaim: { claimName: "host-restore" } }],
+            },
+          },
+        ],
+      }),
+    );
+    k(["wait", "--for=condition=Ready", "pod/host-restore", "--timeout=120s"]);
+    assert.equal(k(["exec", "host-restore", "--", "cat", "/data/f"]), "data\n");
+    const during = snapshot();
+    // The node did change the host (or this test would prove nothing).
+    for (const part of ["sysctl", "mounts", "links", "netns", "cgroups", "loops", "paths"]) {
+      assert.notDeepEqual(during[part], before[part], `a running node changes ${part}`);
+    }
+
+    execFileSync("bash", [cluster, "down"], { stdio: ["ignore", "ignore", "inherit"] });
+    const after = snapshot();
+    // Every part's differences at once, as lines: what down left changed.
+    const left = Object.keys(before).flatMap((part) => {
+      const was = new Set(before[part]);
+      const is = new Set(after[part]);
+      return [...after[part]!.filter((l) => !was.has(l)).map((l) => `${part}: + ${l}`), ...before[part]!.filter((l) => !is.has(l)).map((l) => `${part}: - ${l}`)];
+    });
+    assert.deepEqual(left, [], "the host after down as before up --node");
+    for (const part of Object.keys(before)) assert.deepEqual(after[part], before[part], `${part} after down as before up --node`);
+  });
+});

@@ -1,0 +1,185 @@
+// Helpers for the tests on a real node (node scripts/test.mjs node): StatefulSets of the locally made
+// workload image whose pods write a file onto their volume, and what a user reads
+// back from running pods: container ids, restart counts, the file's checksum, the filesystem's size.
+import type { Pod, StatefulSet } from "../../src/kube/types";
+import { spawn } from "node:child_process";
+import { apply, eventually, kubeconfig, kubectl, kubectlJson, kubectlTry, pods } from "../e2e/harness";
+
+export const workloadImage = "appstorage.local/workload:1";
+export interface WorkloadOptions {
+  replicas?: number;
+  size?: string;
+  claim?: string;
+  storageClass?: string;
+  podManagementPolicy?: "OrderedReady" | "Parallel";
+  minReadySeconds?: number;
+}
+
+/**
+ * A StatefulSet whose pods write /data/payload once (1 MiB of random bytes: a new, empty volume
+ * would get other bytes, so an equal checksum after a change is the same data), and are
+ * Ready while the file is there and /tmp/unready is not (a test makes a pod not Ready by creating
+ * it). SIGTERM ends the container at once with exit code 0: a graceful termination.
+ */
+export function workload(name: string, opts: WorkloadOptions = {}): StatefulSet {
+  const claim = opts.claim ?? "data";
+  const script = [
+    "[ -f /data/payload ] || { head -c 1048576 /dev/urandom > /data/payload.new && sync && mv /data/payload.new /data/payload; }",
+    "sync",
+    "trap 'exit 0' TERM",
+    "while :; do sleep 1 & wait $!; done",
+  ].join("\n");
+  return {
+    apiVersion: "apps/v1",
+    kind: "StatefulSet",
+    metadata: { name },
+    spec: {
+      replicas: opts.replicas ?? 1,
+      serviceName: name,
+      selector: { matchLabels: { app: name } },
+      ...(opts.podManagementPolicy ? { podManagementPolicy: opts.podManagementPolicy } : {}),
+      ...(opts.minReadySeconds !== undefined ? { minReadySeconds: opts.minReadySeconds } : {}),
+      template: {
+        metadata: { labels: { app: name } },
+        spec: {
+          terminationGracePeriodSeconds: 10,
+          containers: [
+            {
+              name: "app",
+              image: workloadImage,
+              imagePullPolicy: "Never",
+              command: ["sh", "-c", script],
+              volumeMounts: [{ name: claim, mountPath: "/data" }],
+              readinessProbe: { exec: { command: ["sh", "-c", "test -f /data/payload && test ! -f /tmp/unready"] }, periodSeconds: 1, failureThreshold: 1 },
+            },
+          ],
+        },
+      },
+      volumeClaimTemplates: [
+        {
+          metadata: { name: claim },
+          spec: {
+            accessModes: ["ReadWriteOnce"],
+            ...(opts.storageClass ? { storageClassName: opts.storageClass } : {}),
+            resources: { requests: { storage: opts.size ?? "1Gi" } },
+          },
+        },
+      ],
+    },
+  } as StatefulSet;
+}
+
+const ready = (p: Pod) => p.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True") ?? false;
+
+/** Pod name -> what identifies the running container: pod uid, container id, restart count. */
+export interface Running {
+  uid: string;
+  containerID: string;
+  restartCount: number;
+  ready: boolean;
+}
+
+export function running(ns: string, name: string): Record<string, Running> {
+  const out: Record<string, Running> = {};
+  for (const p of pods(ns)) {
+    if (!new RegExp(`^${name}-\\d+$`).test(p.metadata.name ?? "")) continue;
+    const c = (p.status?.["containerStatuses"] as { containerID?: string; restartCount?: number }[] | undefined)?.[0];
+    out[p.metadata.name!] = { uid: p.metadata.uid!, containerID: c?.containerID ?? "", restartCount: c?.restartCount ?? -1, ready: ready(p) };
+  }
+  return out;
+}
+
+/** Waits until `name` has `replicas` pods, all Running and Ready (or only those given), and returns them. */
+export async function allReady(ns: string, name: string, replicas: number, timeoutMs = 120_000): Promise<Record<string, Running>> {
+  return eventually(
+    `${replicas} pod(s) of ${ns}/${name} Running and Ready`,
+    () => {
+      const r = running(ns, name);
+      return Object.keys(r).length === replicas && Object.values(r).every((p) => p.ready && p.containerID) ? r : undefined;
+    },
+    timeoutMs,
+  ).catch((e) => {
+    throw new Error(`${(e as Error).message}\n${kubectlTry(["get", "pods,pvc", "-n", ns, "-o", "wide"]).stdout}${kubectlTry(["get", "events", "-n", ns]).stdout}`);
+  });
+}
+
+export function exec(ns: string, pod: string, script: string): string {
+  return kubectl(["exec", "-n", ns, pod, "-c", "app", "--", "sh", "-c", script]);
+}
+
+/** The sha256 of /data/payload, read in the running container. */
+export function payloadSha(ns: string, pod: string): string {
+  return exec(ns, pod, "sha256sum /data/payload").split(/\s+/)[0]!;
+}
+
+/** The size of the filesystem at /data in the pod, in bytes (df -k). */
+export function fsBytes(ns: string, pod: string): number {
+  const line = exec(ns, pod, "df -k /data").trim().split("\n").pop()!;
+  return Number(line.trim().split(/\s+/)[1]) * 1024;
+}
+
+export const GiB = 2 ** 30;
+
+/** Whether a filesystem of `bytes` is what a volume of `gib` GiB gives (ext4/xfs keep some for metadata). */
+export function aboutGiB(bytes: number, gib: number): boolean {
+  return bytes > gib * GiB * 0.9 && bytes <= gib * GiB;
+}
+
+/** A claim's phase, capacity and the conditions that hold (status True: 1.37 also writes Unused=False). */
+export function claimStatus(ns: string, claim: string): { phase?: string; capacity?: string; conditions: string[] } {
+  const c = kubectlJson<{ status?: { phase?: string; capacity?: { storage?: string }; conditions?: { type: string; status: string }[] } }>(["get", "pvc", claim, "-n", ns]);
+  return { phase: c.status?.phase, capacity: c.status?.capacity?.storage, conditions: (c.status?.conditions ?? []).filter((x) => x.status === "True").map((x) => x.type) };
+}
+
+export function create(obj: unknown, ns: string): void {
+  apply(obj, ns);
+}
+
+/** One pod as a watch saw it at one moment. */
+export interface PodSeen {
+  name: string;
+  uid: string;
+  deleting: boolean;
+  /** The container's exit code once it terminated, else "". */
+  exitCode: string;
+  ready: boolean;
+}
+
+/** Watches the namespace's pods (kubectl get -w) until stop(); every change seen, in order. */
+export function watchPods(ns: string): { seen: PodSeen[]; stop: () => Promise<void> } {
+  const line = '{.metadata.name} {.metadata.uid} {.metadata.deletionTimestamp}|{.status.containerStatuses[0].state.terminated.exitCode}|{.status.conditions[?(@.type=="Ready")].status}{"\\n"}';
+  const child = spawn("kubectl", ["--kubeconfig", kubeconfig(), "get", "pods", "-n", ns, "-w", "-o", `jsonpath=${line}`], { stdio: ["ignore", "pipe", "ignore"] });
+  const seen: PodSeen[] = [];
+  let buf = "";
+  child.stdout.on("data", (d: Buffer) => {
+    buf += d.toString();
+    let i: number;
+    while ((i = buf.indexOf("\n")) >= 0) {
+      const l = buf.slice(0, i);
+      buf = buf.slice(i + 1);
+      const [head = "", exitCode = "", ready = ""] = l.split("|");
+      const [name = "", uid = "", deletion = ""] = head.split(" ");
+      if (name) seen.push({ name, uid, deleting: deletion !== "", exitCode, ready: ready === "True" });
+    }
+  });
+  return {
+    seen,
+    stop: () =>
+      new Promise((res) => {
+        child.on("close", () => res());
+        child.kill();
+      }),
+  };
+}
+
+/** The most pods of `names` down (not Ready, or being deleted, or missing) at once over a watch. */
+export function maxDown(seen: PodSeen[], names: string[]): number {
+  const up = new Map<string, boolean>(names.map((n) => [n, true]));
+  let most = 0;
+  for (const s of seen) {
+    if (!up.has(s.name)) continue;
+    up.set(s.name, s.ready && !s.deleting);
+    most = Math.max(most, [...up.values()].filter((v) => !v).length);
+  }
+  return most;
+}
