@@ -15,6 +15,7 @@ import { createHash } from "node:crypto";
 import { basename, join, resolve } from "node:path";
 import { crc32, deflateRawSync } from "node:zlib";
 import YAML from "yaml";
+import { archiveName } from "./release-names.mjs";
 import { bundleMain, bundlePlugin, completionShim, injectBlob, nodeRuntime, nodeVersion, pkg, pluginCodeCache, rcodesign, root, seaBlob, signAdhoc } from "./sea.mjs";
 
 const runtimes = JSON.parse(readFileSync(join(root, "scripts", "sea", "runtimes.json"), "utf8"));
@@ -140,7 +141,7 @@ for (const p of platforms) {
     chmodSync(join(stage, doc), 0o644);
   }
   const files = [exe, shim, "LICENSE", "README.md"];
-  const archive = join(out, `kubectl-appstorage_${version}_${p.os}_${p.arch}.${p.os === "windows" ? "zip" : "tar.gz"}`);
+  const archive = join(out, archiveName(version, p.os, p.arch));
   if (p.os === "windows") {
     writeZip(
       archive,
