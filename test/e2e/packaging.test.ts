@@ -500,7 +500,7 @@ describe("the krew release", () => {
     }
     before(() => {
       exe = unpack(platform("linux", "arm64")!, "kubectl-appstorage");
-      assert.ok(existsSync("/usr/bin/qemu-aarch64"), "qemu-aarch64 is missing: apt-get install qemu-user libc6-arm64-cross libstdc++6-arm64-cross (.ci/run does)");
+      assert.ok(existsSync("/usr/bin/qemu-aarch64"), "qemu-aarch64 is missing: apt-get install qemu-user libc6-arm64-cross libstdc++6-arm64-cross (npm run setup does)");
       assert.ok(existsSync(join(sysroot, "lib", "ld-linux-aarch64.so.1")), "the arm64 C library is missing: apt-get install libc6-arm64-cross libstdc++6-arm64-cross");
       // An aarch64 ELF (e_machine 183).
       assert.equal(readFileSync(exe).readUInt16LE(18), 183);
