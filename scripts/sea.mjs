@@ -87,7 +87,7 @@ export function seaBlob({ node, main, assets, out, codeCache }) {
  * A copy of the runtime with the blob injected. Linux binaries are stripped of debug data, and
  * darwin binaries of their local symbols (kept: every exported symbol, which addons link against),
  * or their archives would pass 40 MiB. Injecting drops a darwin binary's signature (postject
- * removes LC_CODE_SIGNATURE): signAdhoc() signs it again.
+ * removes LC_CODE_SIGNATURE): release.mjs signs it again, ad hoc, with scripts/sea/macho-sign.mjs.
  */
 export function injectBlob({ runtime, blob, out, os }) {
   const tmp = `${out}.tmp`;
@@ -110,28 +110,6 @@ export function injectBlob({ runtime, blob, out, os }) {
   chmodSync(tmp, 0o755);
   renameSync(tmp, out);
   return { stripped };
-}
-
-/**
- * rcodesign (crates.io apple-codesign), built once by scripts/rcodesign/build.sh into the cache;
- * undefined with the reason when it cannot be had (no cargo, no crates.io).
- */
-export function rcodesign() {
-  const r = spawnSync("bash", [join(root, "scripts", "rcodesign", "build.sh")], { encoding: "utf8", stdio: ["ignore", "pipe", "inherit"] });
-  if (r.status !== 0) return { error: `scripts/rcodesign/build.sh failed (exit ${r.status})` };
-  return { bin: join(r.stdout.trim().split("\n").pop(), "rcodesign") };
-}
-
-/**
- * Signs a darwin binary again, ad hoc (what `codesign --sign -` does on a Mac: no identity, the
- * code directory's page hashes only). macOS on Apple silicon runs no unsigned binary, and kills one
- * whose pages do not match their hashes. rcodesign's own `verify` rejects every ad-hoc signature
- * (it fails on the empty CMS slot that codesign writes too), so test/e2e/packaging.test.ts checks
- * the result with its own reading of the code directory (test/e2e/macho.ts).
- */
-export function signAdhoc({ tool, file, identifier }) {
-  const signed = spawnSync(tool, ["sign", "--binary-identifier", identifier, file], { encoding: "utf8" });
-  if (signed.status !== 0) throw new Error(`rcodesign sign ${file} failed:\n${signed.stderr}`);
 }
 
 /**

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Builds actionlint (github.com/rhysd/actionlint/cmd/actionlint, release pinned in go.mod) into a
 # cache outside the repository, for test/unit/workflow.test.ts, which checks the release workflow
-# with it. Prints the bin directory as its last line. Run by .ci/run; the test runs it too when
+# with it. Prints the bin directory as its last line. Run by scripts/setup; the test runs it too when
 # the cache is empty.
 set -euo pipefail
 cd "$(dirname "$0")"

@@ -3,7 +3,7 @@
 # manifest validator (cmd/validate-krew-manifest, what krew-index runs on every manifest), into a
 # cache outside the repository, for the packaging test that validates the rendered manifest and
 # installs and upgrades the release the way users do. Prints the bin directory as its last line.
-# Run by .ci/run; the test runs it too when the cache is empty.
+# Run by scripts/setup; the test runs it too when the cache is empty.
 set -euo pipefail
 cd "$(dirname "$0")"
 version="$(go list -m -f '{{.Version}}' sigs.k8s.io/krew)"

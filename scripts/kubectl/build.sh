@@ -2,7 +2,8 @@
 # Builds kubectl from the pinned Kubernetes release (k8s.io/kubernetes/cmd/kubectl at the version
 # of the newest control plane pin, checked below) into a cache outside the repository. The
 # benchmarks and the kubectl-parity tests compare the plugin with this kubectl; the machine's
-# kubectl stays for plugin discovery. Prints the bin directory as its last line. Run by .ci/run.
+# kubectl stays for plugin discovery. Prints the bin directory as its last line. Run by
+# scripts/setup (npm run setup, which npm test and .ci/run run).
 # To move it with the control plane: copy scripts/controlplane/versions/MINOR.mod here as go.mod
 # (module kubectl-appstorage/kubectl, without etcd), keep tools.go, and run go mod tidy.
 set -euo pipefail

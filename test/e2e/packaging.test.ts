@@ -1,8 +1,9 @@
 // Packaging as users meet it: the single executable with no Node.js anywhere, kubectl finding it
 // as a plugin, shell completion through kubectl, and the krew release: krew's own manifest
 // validator, an install and an upgrade with a real krew (built from the Go module proxy by
-// scripts/krew/build.sh), the darwin binaries' ad-hoc signatures (made by rcodesign, checked
-// by test/e2e/macho.ts) and the linux/arm64 binary run under qemu-user.
+// scripts/krew/build.sh), the darwin binaries' ad-hoc signatures (made by the release with
+// scripts/sea/macho-sign.mjs, checked by test/e2e/macho.ts, which shares no code with it) and the
+// linux/arm64 binary run under qemu-user.
 import assert from "node:assert/strict";
 import { execFileSync, spawn, spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
@@ -328,30 +329,36 @@ describe("the krew release", () => {
       }
     });
 
-    // rcodesign's own verify is no second opinion: it rejects every ad-hoc signature, valid or not
-    // ("CMS error: missing further values", on the empty CMS slot that Apple's codesign writes too).
-    test("a stale or missing signature fails the check", () => {
-      const p = darwin()[0]!;
-      const exe = unpack(p, p.bin);
-      const bytes = readFileSync(exe);
-      // Stale: one byte of a page changed after signing (what an injection after signing does).
-      const stale = Buffer.from(bytes);
-      stale[5 * 4096 + 17] ^= 0xff;
-      // Unsigned: the LC_CODE_SIGNATURE load command removed (the last one, as linkers write it).
-      const unsigned = Buffer.from(bytes);
-      const ncmds = unsigned.readUInt32LE(16);
-      let at = 32;
-      for (let i = 0; i < ncmds - 1; i++) at += unsigned.readUInt32LE(at + 4);
-      assert.equal(unsigned.readUInt32LE(at), 0x1d, "LC_CODE_SIGNATURE is the last load command");
-      const size = unsigned.readUInt32LE(at + 4);
-      unsigned.fill(0, at, at + size);
-      unsigned.writeUInt32LE(ncmds - 1, 16);
-      unsigned.writeUInt32LE(unsigned.readUInt32LE(20) - size, 20);
-      for (const [name, data, reason] of [
-        ["stale", stale, /page 5 .*does not match its hash.*stale signature/],
-        ["unsigned", unsigned, /no LC_CODE_SIGNATURE/],
-      ] as const) {
-        assert.throws(() => verifyCodeSignature(data), reason, name);
+    test("a stale or missing signature fails the check, on both architectures", () => {
+      for (const p of darwin()) {
+        const exe = unpack(p, p.bin);
+        const bytes = readFileSync(exe);
+        const id = p.selector.matchLabels.arch;
+        // Stale: one byte of a page changed after signing (what an injection after signing does),
+        // in the runtime's code and in the injected blob.
+        const stale = Buffer.from(bytes);
+        stale[5 * 4096 + 17] ^= 0xff;
+        const blob = machoSection(bytes, "NODE_SEA", "__NODE_SEA_BLOB");
+        const blobPage = Math.floor((blob.offset + blob.size / 2) / 4096);
+        const staleBlob = Buffer.from(bytes);
+        staleBlob[blobPage * 4096 + 100] ^= 0x01;
+        // Unsigned: the LC_CODE_SIGNATURE load command removed (the last one, as linkers write it).
+        const unsigned = Buffer.from(bytes);
+        const ncmds = unsigned.readUInt32LE(16);
+        let at = 32;
+        for (let i = 0; i < ncmds - 1; i++) at += unsigned.readUInt32LE(at + 4);
+        assert.equal(unsigned.readUInt32LE(at), 0x1d, `${id}: LC_CODE_SIGNATURE is the last load command`);
+        const size = unsigned.readUInt32LE(at + 4);
+        unsigned.fill(0, at, at + size);
+        unsigned.writeUInt32LE(ncmds - 1, 16);
+        unsigned.writeUInt32LE(unsigned.readUInt32LE(20) - size, 20);
+        for (const [name, data, reason] of [
+          ["stale", stale, /page 5 .*does not match its hash.*stale signature/],
+          ["stale blob", staleBlob, new RegExp(`page ${blobPage} .*does not match its hash.*stale signature`)],
+          ["unsigned", unsigned, /no LC_CODE_SIGNATURE/],
+        ] as const) {
+          assert.throws(() => verifyCodeSignature(data), reason, `${id}: ${name}`);
+        }
       }
     });
 
@@ -493,7 +500,7 @@ describe("the krew release", () => {
     }
     before(() => {
       exe = unpack(platform("linux", "arm64")!, "kubectl-appstorage");
-      assert.ok(existsSync("/usr/bin/qemu-aarch64"), "qemu-aarch64 is missing: apt-get install qemu-user libc6-arm64-cross libstdc++6-arm64-cross (.ci/run does)");
+      assert.ok(existsSync("/usr/bin/qemu-aarch64"), "qemu-aarch64 is missing: apt-get install qemu-user libc6-arm64-cross libstdc++6-arm64-cross (npm run setup does)");
       assert.ok(existsSync(join(sysroot, "lib", "ld-linux-aarch64.so.1")), "the arm64 C library is missing: apt-get install libc6-arm64-cross libstdc++6-arm64-cross");
       // An aarch64 ELF (e_machine 183).
       assert.equal(readFileSync(exe).readUInt16LE(18), 183);

@@ -3,8 +3,8 @@
 // release from the Go module proxy, once, into the cache): the syntax, the expressions and their
 // contexts, job needs, the inputs of the actions it knows, and, through shellcheck, every run:
 // script. actionlint runs shellcheck only when it finds it on PATH and silently skips those checks
-// otherwise, so this test requires it (Debian package shellcheck; .ci/run installs it) and proves
-// it is in use on a script with a finding of its own.
+// otherwise, so this test requires it (Debian package shellcheck; npm run setup installs it) and
+// proves it is in use on a script with a finding of its own.
 import assert from "node:assert/strict";
 import { execFileSync, spawnSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
@@ -26,7 +26,7 @@ after(() => rmSync(tmp, { recursive: true, force: true }));
 
 test("shellcheck is on PATH, so actionlint checks the run: scripts too", () => {
   const r = spawnSync("shellcheck", ["--version"], { encoding: "utf8" });
-  assert.equal(r.status, 0, "shellcheck is missing: apt-get install shellcheck (.ci/run does); without it actionlint skips every run: script");
+  assert.equal(r.status, 0, "shellcheck is missing: apt-get install shellcheck (npm run setup does); without it actionlint skips every run: script");
 });
 
 test("actionlint finds nothing in the release workflow", () => {
