@@ -1,6 +1,7 @@
 // Before any change: every permission the plan's steps use (SelfSubjectAccessReview, each asked
 // once), and the server's own answer to each claim patch.
 import { dryRunClaimPatches } from "../apply/dry-run";
+import { dryRunCopyPod } from "../apply/migrate";
 import type { Progress } from "../apply/progress";
 import { RefusedError } from "../errors";
 import type { KubeClient } from "../kube/client";
@@ -47,4 +48,6 @@ export async function preflight(access: AccessAnswers, plan: Plan, progress: Pro
   }
   // The server's own answer to each claim patch (admission, quotas, validation), before any change.
   if (plan.steps.includes("grow-claims")) await dryRunClaimPatches(access.client, plan, progress);
+  // The copy pods run as root: admission (Pod Security) answers now, before any change.
+  if (plan.steps.includes("migrate")) await dryRunCopyPod(access.client, plan);
 }
