@@ -90,8 +90,13 @@ export async function migrateClaims(plan: Plan, ctx: ApplyContext, lease: Lease)
     if (m.verified) Object.assign(move.result, { files: m.verified.files, bytes: m.verified.bytes });
     out.claims.push(move.result);
   }
-  // Every claim moved: the StatefulSet exists (a rerun after the last start finds it), its pods adopted.
-  await ensureStatefulSet(plan, ctx);
+  // Every claim moved: the StatefulSet exists (a rerun after the last start finds it), every pod adopted and Ready.
+  const sts = await ensureStatefulSet(plan, ctx);
+  const members = Array.from({ length: replicasOf(sts) }, (_, i) => `${plan.target.name}-${ordinalStart(sts) + i}`);
+  await bounded(ctx, `waiting for the pods of ${statefulSetRef(plan.target.name)} to be adopted and Ready`, (signal) =>
+    waitPods(ctx.client, plan.target.namespace, labelSelector(sts), (pods) => members.every((p) => controlledBy(pods.get(p), sts.metadata.uid!) && isReady(pods.get(p))), signal),
+  );
+  ctx.progress.say(`verified: ${members.length} pod(s) Ready and controlled by ${statefulSetRef(plan.target.name)} (uid ${sts.metadata.uid}); ${out.claims.length} claim(s) on their new volumes`);
   return out;
 }
 

@@ -96,6 +96,14 @@ export function renderStorageReport(report: StorageReport, opts: { wide: boolean
     .join("");
   if (notes) text += `\n${notes}`;
   for (const s of report.items) {
+    if (!s.keptVolumes?.length) continue;
+    text += `\nold volumes of ${statefulSetRef(s.name)}${opts.namespaces ? ` in namespace ${s.namespace}` : ""} kept by --migrate-existing, with their data (delete each once satisfied):\n`;
+    text += renderTable(
+      ["volume", "claim", "ordinal", "capacity", "class", "status", "kept since", "delete with"],
+      s.keptVolumes.map((v) => [v.name, v.claim, v.ordinal !== undefined ? String(v.ordinal) : "", v.capacity ?? "", v.storageClass ?? "", v.phase ?? "", v.retainedAt ?? "", v.deleteCommand]),
+    );
+  }
+  for (const s of report.items) {
     const p = s.pendingChange;
     if (!p) continue;
     text += `\npending change of ${statefulSetRef(s.name)} in namespace ${s.namespace}: ${p.request.join(" ")} (step ${p.step}, started ${p.startedAt} by ${p.by})`;
