@@ -59,7 +59,9 @@ interface Move {
   m: MigrationClaim;
   ns: string;
   name: string;
-  /** Seconds the pod was down, once it is back. */
+  /** Saves the journal now (what a phase learned half-way that a rerun needs). */
+  save: () => Promise<void>;
+  /** When this run stopped the pod (progress clock), for how long it was down. */
   stoppedAt?: number;
   result: MigrationResult["claims"][number];
 }
@@ -78,7 +80,15 @@ export async function migrateClaims(plan: Plan, ctx: ApplyContext, lease: Lease)
   const migration: Migration = structuredClone(lease.migration ?? plan.migration!);
   const out: MigrationResult = { claims: [] };
   for (const m of migration.claims) {
-    const move: Move = { plan, ctx, m, ns: plan.target.namespace, name: plan.target.name, result: { claim: m.claim, ordinal: m.ordinal, oldVolume: m.volume } };
+    const move: Move = {
+      plan,
+      ctx,
+      m,
+      ns: plan.target.namespace,
+      name: plan.target.name,
+      save: () => lease.saveMigration(migration),
+      result: { claim: m.claim, ordinal: m.ordinal, oldVolume: m.volume },
+    };
     const order = phaseOrder(m);
     for (const next of order.slice(order.indexOf(m.phase) + 1) as Exclude<MigrationPhase, "pending">[]) {
       ctx.signal.throwIfAborted();
@@ -297,7 +307,9 @@ async function holdNewVolume(move: Move, volume: string): Promise<void> {
   const pv = await getVolume(ctx.client, volume);
   if (!pv) throw new StopError(`volume ${volume} (the copy of claim ${m.claim}) is gone; the old claim and volume ${m.volume} are kept: run the command again to plan anew`);
   if (pv.spec.persistentVolumeReclaimPolicy === "Retain") return;
+  // Saved before the patch: a rerun after a kill right after it still gives the policy back.
   m.newVolumePolicy = pv.spec.persistentVolumeReclaimPolicy ?? "Delete";
+  await move.save();
   await patchVolume(ctx.client, volume, { spec: { persistentVolumeReclaimPolicy: "Retain" } });
 }
 
