@@ -110,7 +110,10 @@ describe("set --migrate-existing: refused before anything changes", () => {
     await boundDb(t, blockNs, cls, { mode: "Block" });
     const block = await runPlugin(["set", "db", `data=1Gi,${other}`, "--migrate-existing", "-n", blockNs, "--yes"]);
     assert.notEqual(block.code, 0);
-    assert.match(block.stderr, /^error: claim data-db-0 of statefulset.apps\/db is a block volume \(volumeMode Block\): --migrate-existing copies files and does not support block volumes yet \(and 1 more refusal\(s\)\)\n$/);
+    assert.match(
+      block.stderr,
+      /^error: claim data-db-0 of statefulset.apps\/db is a block volume \(volumeMode Block\): --migrate-existing copies files and does not support block volumes yet \(and 1 more refusal\(s\)\)\n$/,
+    );
 
     const onceNs = namespace(t, "mig");
     await boundDb(t, onceNs, cls, { access: "ReadWriteOncePod" });
