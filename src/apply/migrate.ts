@@ -22,6 +22,8 @@ import type { Migration, MigrationClaim, MigrationPhase, MigrationResult, Plan }
 import { statefulSetRef } from "../refs";
 import type { ApplyContext } from "./context";
 import { withDeadline } from "./deadline";
+import type { Progress } from "./progress";
+import { bytesOf as quantityBytes } from "../plan/quantity";
 import type { Lease } from "./lease";
 
 const retryMs = 2000;
@@ -51,6 +53,48 @@ const sleep = (ms: number, signal: AbortSignal) =>
     const t = setTimeout(resolve, ms);
     signal.addEventListener("abort", () => (clearTimeout(t), resolve()), { once: true });
   });
+
+/**
+ * Before a shrink whose data kubelet's stats could not measure: a pod per claim measures it (du),
+ * and a claim whose data does not fit the new size refuses the run, before anything changes. The
+ * pods are the tool's own and are removed.
+ */
+export async function measureShrinks(client: KubeClient, plan: Plan, wait: { timeoutMs: number; signal: AbortSignal; progress: Progress }): Promise<void> {
+  const ns = plan.target.namespace;
+  for (const m of plan.migration?.claims.filter((c) => c.measure && c.phase === "pending") ?? []) {
+    const body = copyPod(m, ns, plan.target.name, "measure", plan.migration!.copyImage);
+    const podName = body.metadata.name!;
+    wait.progress.say(`claim ${m.claim}: measuring its data with pod ${podName}, before anything changes`);
+    let created: Pod | undefined;
+    try {
+      created = await createPod(client, ns, body);
+    } catch (e) {
+      if (!isAlreadyExists(e)) throw new RefusedError(`could not measure the data of claim ${m.claim}: ${(e as Error).message.split("\n")[0]}; nothing was changed`);
+    }
+    const d = withDeadline(
+      wait.signal,
+      wait.timeoutMs,
+      () =>
+        new RefusedError(
+          `timed out after ${wait.timeoutMs / 1000}s measuring the data of claim ${m.claim} (pod ${podName} did not finish: kubectl describe pod ${podName} -n ${ns}); nothing was changed`,
+        ),
+    );
+    let done: Pod | undefined;
+    try {
+      done = await waitPod(client, ns, podName, (p) => copyPodDone(p), d.signal);
+    } finally {
+      d.done();
+      const gone = done ?? created ?? (await getPod(client, ns, podName));
+      if (gone?.metadata.uid) await deleteCopyPod(client, ns, podName, gone.metadata.uid);
+    }
+    const bytes = parseCopyReport(done!)?.bytes;
+    if (done?.status?.phase !== "Succeeded" || bytes === undefined) throw new RefusedError(`could not measure the data of claim ${m.claim} (pod ${podName} failed); nothing was changed`);
+    const limit = Number(quantityBytes(m.to.size) ?? 0n);
+    if (bytes > limit)
+      throw new RefusedError(`claim ${m.claim} holds ${bytes} bytes (measured), more than the new size ${m.to.size} (${limit} bytes): choose a size of at least ${bytes} bytes; nothing was changed`);
+    wait.progress.say(`claim ${m.claim}: its data takes ${bytes} bytes, which fits ${m.to.size}`);
+  }
+}
 
 /** One claim's move: the plan, the context, and the claim as the journal keeps it. */
 interface Move {

@@ -115,8 +115,8 @@ async function observeVolumes(client: KubeClient, ns: string, sts: StatefulSet |
       for (const [key, used] of await volumeUsageOnNode(client, node)) if (key.startsWith(`${ns}/`)) volumeUsage[key.slice(ns.length + 1)] = used;
     }
   } catch (e) {
-    if (isForbidden(e) || (e as { code?: number }).code === 404 || (e as { code?: number }).code === 503) return { podNodes, volumeUsageError: firstLine(e) };
-    throw e;
+    // Forbidden, not served, or a node the API server will not proxy to (a loopback address): unknown.
+    return { podNodes, volumeUsageError: firstLine(e) };
   }
   return { podNodes, volumeUsage };
 }

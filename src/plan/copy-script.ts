@@ -2,6 +2,8 @@
 // image) or any POSIX userland with stat -c, sha256sum and awk. /src is the claim (read-only),
 // /dst the new volume; the report goes to the termination message as one line of JSON.
 //
+// MODE=measure: the bytes the data takes ({bytes}, du), when kubelet's volume stats cannot tell.
+//
 // MODE=copy, while the pod still runs: empties /dst (an interrupted earlier copy; the new
 // volume holds nothing else), checks the data fits, copies everything with cp -a (owners,
 // modes, times, symlinks, special files), reports {since, bytes}: since is when it began, by
@@ -30,6 +32,9 @@ manifest() (
   } | grep -v '\(^\||\| \)\./lost+found\(/.*\)\{0,1\}$' | LC_ALL=C sort
 )
 case "${"${MODE:-}"}" in
+measure)
+  report "{\"bytes\":$(($(du -sk "$SRC" | awk '{ print $1 }') * 1024))}"
+  ;;
 copy)
   since=$(date +%s)
   find "$DST" -mindepth 1 -maxdepth 1 ! -name lost+found -exec rm -rf {} +

@@ -78,6 +78,12 @@ export function planMigration(base: ExistingClaimsBase, observed: Observed, requ
       continue;
     }
     const used = observed.volumeUsage?.[effect.name];
+    const shrinks = compareQuantities(parseQuantity(to.size), parseQuantity(claim.status?.capacity?.["storage"] ?? effect.request ?? to.size)) < 0;
+    if (shrinks && used === undefined) {
+      warnings.push(
+        `claim ${effect.name} shrinks to ${to.size}: kubelet's volume stats could not tell how much data it holds (${observed.volumeUsageError ?? "its pod is not running"}), so set measures it with a pod before anything changes`,
+      );
+    }
     const pod = effect.leftover ? undefined : effect.pod;
     const node = pod ? observed.podNodes?.[pod] : undefined;
     claims.push({
@@ -92,6 +98,7 @@ export function planMigration(base: ExistingClaimsBase, observed: Observed, requ
       from: { ...(effect.request ? { size: effect.request } : {}), ...(claim.spec.storageClassName ? { storageClass: claim.spec.storageClassName } : {}) },
       to: { size: to.size, ...(to.storageClass ? { storageClass: to.storageClass } : {}) },
       ...(used !== undefined ? { usedBytes: used } : {}),
+      ...(shrinks && used === undefined ? { measure: true } : {}),
       offline: (claim.spec.accessModes ?? []).includes("ReadWriteOncePod"),
       phase: "pending",
       ...(claim.metadata.labels ? { labels: claim.metadata.labels } : {}),
@@ -119,15 +126,9 @@ function claimRefusal(claim: PersistentVolumeClaim, size: string, observed: Obse
   }
   const capacity = claim.status?.capacity?.["storage"] ?? claim.spec.resources?.requests?.["storage"];
   if (capacity && compareQuantities(parseQuantity(size), parseQuantity(capacity)) >= 0) return undefined;
-  // A smaller volume: the data must fit, measured.
+  // A smaller volume: the data must fit, measured (here, or by a pod before anything changes).
   const used = observed.volumeUsage?.[name];
-  if (used === undefined) {
-    return {
-      message: `claim ${name} would shrink to ${size}, and how much data it holds could not be measured (${observed.volumeUsageError ?? "its pod is not running, so kubelet reports no usage"}); shrink only a claim whose pod runs, with get on nodes/proxy (kubectl appstorage rbac prints it)`,
-      forceable: false,
-    };
-  }
-  if (used > bytesOf(size)) {
+  if (used !== undefined && used > bytesOf(size)) {
     return { message: `claim ${name} holds ${used} bytes, more than the new size ${size} (${bytesOf(size)} bytes): choose a size of at least ${used} bytes`, forceable: false };
   }
   return undefined;
@@ -166,7 +167,10 @@ export function movedClaim(m: MigrationClaim & { labels?: Record<string, string>
   };
 }
 
-export type CopyMode = "copy" | "sync";
+export type CopyMode = "copy" | "sync" | "measure";
+
+/** The pod that measures a claim's data before a shrink (only the claim mounted, read-only). */
+export const measurePodName = (claim: string) => bounded("appstorage-measure-", claim);
 
 /**
  * A copy pod: the claim mounted read-only at /src, the new volume at /dst, on the node of the
@@ -179,7 +183,7 @@ export function copyPod(m: MigrationClaim, ns: string, statefulSet: string, mode
     apiVersion: "v1",
     kind: "Pod",
     metadata: {
-      name: copyPodName(m.claim),
+      name: mode === "measure" ? measurePodName(m.claim) : copyPodName(m.claim),
       namespace: ns,
       labels: { ...managedBy, [migrationLabels.statefulSet]: statefulSet, [migrationLabels.claim]: m.claim },
       annotations: { "appstorage.kubectl.io/copy": mode },
@@ -199,15 +203,12 @@ export function copyPod(m: MigrationClaim, ns: string, statefulSet: string, mode
           command: ["/bin/sh", "-c", copyScript],
           env,
           terminationMessagePolicy: "File",
-          volumeMounts: [
-            { name: "src", mountPath: "/src", readOnly: true },
-            { name: "dst", mountPath: "/dst" },
-          ],
+          volumeMounts: [{ name: "src", mountPath: "/src", readOnly: true }, ...(mode === "measure" ? [] : [{ name: "dst", mountPath: "/dst" }])],
         },
       ],
       volumes: [
         { name: "src", persistentVolumeClaim: { claimName: m.claim, readOnly: true } },
-        { name: "dst", persistentVolumeClaim: { claimName: newVolumeClaimName(m.claim) } },
+        ...(mode === "measure" ? [] : [{ name: "dst", persistentVolumeClaim: { claimName: newVolumeClaimName(m.claim) } }]),
       ],
     },
   };

@@ -328,6 +328,8 @@ export interface MigrationClaim {
   to: { size: string; storageClass?: string };
   /** Bytes used on the volume (kubelet's volume stats), when read. */
   usedBytes?: number;
+  /** A shrink whose data the stats could not measure: a pod measures it before anything changes. */
+  measure?: boolean;
   /** The claim's labels, given to it again when it is re-created on the new volume. */
   labels?: Record<string, string>;
   /** ReadWriteOncePod: no copy while the pod runs; the replica is down for the whole copy. */

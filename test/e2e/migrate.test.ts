@@ -91,18 +91,23 @@ describe("set --migrate-existing: refused before anything changes", () => {
     assertNothingChanged(ns, before, rv);
   });
 
-  test("a shrink whose data cannot be measured (no pod runs here), a block volume, ReadWriteOncePod without --yes", async (t) => {
+  test("a shrink whose data cannot be measured here (no node runs the measuring pod), a block volume, ReadWriteOncePod without --yes", async (t) => {
     const ns = namespace(t, "mig");
     const cls = storageClassFor(t, ns, { expandable: true });
     const other = storageClassFor(t, ns, { expandable: false });
     await boundDb(t, ns, cls);
     const before = uids(ns);
     const rv = getSts(ns, "db").metadata.resourceVersion;
-    const shrink = await runPlugin(["set", "db", "data=512Mi", "--migrate-existing", "-n", ns, "--yes"]);
+    // No node here: the pod that would measure the data never runs, and the run stops at --timeout.
+    const shrink = await runPlugin(["set", "db", "data=512Mi", "--migrate-existing", "--timeout", "5s", "-n", ns, "--yes"]);
     assert.notEqual(shrink.code, 0);
     assert.match(
       shrink.stderr,
-      /^error: claim data-db-0 would shrink to 512Mi, and how much data it holds could not be measured \(its pod is not running, so kubelet reports no usage\); shrink only a claim whose pod runs/,
+      /Warning: claim data-db-1 shrinks to 512Mi: kubelet's volume stats could not tell how much data it holds \(its pod is not running\), so set measures it with a pod before anything changes\n/,
+    );
+    assert.match(
+      shrink.stderr,
+      /\nerror: timed out after 5s measuring the data of claim data-db-1 \(pod appstorage-measure-data-db-1 did not finish: kubectl describe pod appstorage-measure-data-db-1 -n [\w-]+\); nothing was changed\n$/,
     );
     assertNothingChanged(ns, before, rv);
 

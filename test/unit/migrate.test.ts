@@ -74,10 +74,19 @@ describe("--migrate-existing: the plan", () => {
     );
   });
 
-  test("a shrink whose data could not be measured is refused, and says why", () => {
-    const plan = buildPlan(observed(db(), { volumeUsage: undefined, volumeUsageError: 'nodes "node-a" is forbidden' }), request(["data=512Mi"]));
-    assert.equal(plan.refusals.length, 3);
-    assert.match(plan.refusals[0]!.message, /would shrink to 512Mi, and how much data it holds could not be measured \(nodes "node-a" is forbidden\)/);
+  test("a shrink whose data kubelet's stats could not tell: measured by a pod before anything changes, said in a warning", () => {
+    const plan = buildPlan(observed(db(), { volumeUsage: undefined, volumeUsageError: "address not allowed" }), request(["data=512Mi"]));
+    assert.deepEqual(plan.refusals, []);
+    assert.deepEqual(
+      plan.migration!.claims.map((c) => c.measure),
+      [true, true, true],
+    );
+    assert.match(
+      plan.warnings.join("\n"),
+      /claim data-db-0 shrinks to 512Mi: kubelet's volume stats could not tell how much data it holds \(address not allowed\), so set measures it with a pod before anything changes/,
+    );
+    // Not a shrink: nothing to measure.
+    assert.ok(buildPlan(observed(db(), { volumeUsage: undefined }), request(["data=1Gi,slow"])).migration!.claims.every((c) => !c.measure));
   });
 
   test("block volumes and ReadWriteOncePod (without --yes) are refused", () => {
