@@ -15,21 +15,50 @@
 // a manifest of each side (type, owner, group, mode, mtime and size of every entry but
 // symlinks; owner and target of every symlink; sha256 of every regular file), sorted, hashed.
 // Equal digests: exit 0 with {files, bytes, src, dst}; else exit 2 with the first differences.
+//
+// The sha256 of a file unchanged since the first copy is not read again while the pod is down:
+// the first copy hashes both sides once it is done (the pod still runs) into a folder on the new
+// volume (removed before the final copy reports). A source file's hash is reused only when its
+// change time is from before the first copy began and is still the one seen when it was hashed;
+// a new volume's file only when the final copy did not write it and its change time is the one
+// seen. Everything else is read again. Without that folder (a rerun), every file is read.
 // A symlink's own time is not compared (cp keeps its target, not its time); /lost+found at the
 // top is the file system's own and is left out. Names with a newline are not supported.
 export const copyScript = String.raw`set -eu
 SRC=${"${SRC:-/src}"}; DST=${"${DST:-/dst}"}; OUT=${"${OUT:-/dev/termination-log}"}; TMP=${"${TMPDIR:-/tmp}"}
+CACHE=.kubectl-appstorage-verify
 report() { printf '%s' "$1" > "$OUT"; }
+# Seconds since boot, to the hundredth: how long the copy and the verification took, by the node's clock.
+uptime_s() { cut -d' ' -f1 /proc/uptime; }
+took() { awk -v a="$1" -v b="$(uptime_s)" 'BEGIN { printf "%.2f", b - a }'; }
 fail() { m=$(printf '%s' "$1" | tr -d '"\\' | tr '\n' ' '); report "{\"error\":\"$m\"}"; echo "$1" >&2; exit 1; }
-# Every entry below the current directory, one line each (FORMAT: stat's, else the name), /lost+found left out.
-entries() { if [ $# -gt 0 ]; then find . -mindepth 1 -exec stat -c "$1" {} +; else find . -mindepth 1; fi | grep -v '\(^\||\)\./lost+found\(/.*\)\{0,1\}$' || true; }
+# Lines that name /lost+found at the top or the hash folder (at the end of the line, after "|", "  " or at its start) are left out.
+mine() { grep -v '\(^\||\| \)\./\(lost+found\|'"$CACHE"'\)\(/.*\)\{0,1\}$' || true; }
+# Every entry below the current directory, one line each (FORMAT: stat's, else the name).
+entries() { if [ $# -gt 0 ]; then find . -mindepth 1 -exec stat -c "$1" {} +; else find . -mindepth 1; fi | mine; }
+# "stamp|sha256|path" of every regular file below the current directory: the stamp (change time, to the nanosecond) is taken before it is read.
+stamps() { find . -type f -exec stat -c '%z|%n' {} + | mine > "$1.stat"; find . -type f -exec sha256sum {} + | mine > "$1.sha"; awk 'FILENAME == ARGV[1] { i = index($0, "|"); s[substr($0, i + 1)] = substr($0, 1, i - 1); next } { p = substr($0, 67); if (p in s) print s[p] "|" substr($0, 1, 64) "|" p }' "$1.stat" "$1.sha" > "$1"; }
+# sha256 lines of the regular files below the current directory, reusing a cached hash where it is still good (see above).
+hashes() (
+  side=$1; cached="$DST/$CACHE/$side"
+  if [ ! -f "$cached" ]; then find . -type f -exec sha256sum {} + | mine; return; fi
+  entries '%z|%Z|%F|%n' | awk -F'|' '$3 ~ /^regular/' > "$TMP/$side.now"
+  : > "$TMP/$side.fresh"
+  awk -v side="$side" -v from="${"${from:-0}"}" -v fresh="$TMP/$side.fresh" '
+    FILENAME == ARGV[1] { i = index($0, "|"); st = substr($0, 1, i - 1); r = substr($0, i + 1); cs[substr(r, 66)] = st; ch[substr(r, 66)] = substr(r, 1, 64); next }
+    FILENAME == ARGV[2] { written[$0] = 1; next }
+    { i = index($0, "|"); st = substr($0, 1, i - 1); r = substr($0, i + 1); j = index(r, "|"); ct = substr(r, 1, j - 1); r = substr(r, j + 1); k = index(r, "|"); p = substr(r, k + 1)
+      if ((p in cs) && cs[p] == st && !(p in written) && (side == "dst" || ct + 0 < from + 0)) print ch[p] "  " p; else print p > fresh }
+  ' "$cached" "$TMP/written" "$TMP/$side.now"
+  while IFS= read -r p; do sha256sum "$p"; done < "$TMP/$side.fresh"
+)
 manifest() (
   cd "$1"
   {
     find . ! -type l -exec stat -c '%F|%u|%g|%a|%Y|%s|%n' {} + | awk -F'|' -v OFS='|' '$1 == "directory" { $6 = "-" } { print }'
     find . -type l -exec stat -c 'link|%u|%g|%N' {} +
-    find . -type f -exec sha256sum {} +
-  } | grep -v '\(^\||\| \)\./lost+found\(/.*\)\{0,1\}$' | LC_ALL=C sort
+    hashes "$2"
+  } | mine | LC_ALL=C sort
 )
 case "${"${MODE:-}"}" in
 measure)
@@ -41,13 +70,29 @@ copy)
   need=$(du -sk "$SRC" | awk '{ print $1 }')
   free=$(df -Pk "$DST" | awk 'NR == 2 { print $4 }')
   [ "$need" -le "$free" ] || fail "the data takes $((need * 1024)) bytes and the new volume has $((free * 1024)) bytes free: choose a larger size"
+  t0=$(uptime_s)
   cp -a "$SRC/." "$DST/"
-  report "{\"since\":$since,\"bytes\":$((need * 1024))}"
+  sync
+  seconds=$(took "$t0")
+  # The hashes of both sides while the pod still runs: the final copy reads again only what changed.
+  mkdir "$DST/$CACHE"
+  (cd "$SRC" && stamps "$TMP/src.cache") &
+  a=$!
+  (cd "$DST" && stamps "$TMP/dst.cache") &
+  b=$!
+  wait "$a"
+  wait "$b"
+  cp "$TMP/src.cache" "$DST/$CACHE/src"
+  cp "$TMP/dst.cache" "$DST/$CACHE/dst"
+  sync
+  report "{\"since\":$since,\"bytes\":$((need * 1024)),\"seconds\":$seconds}"
   ;;
 sync)
   [ -n "${"${SINCE:-}"}" ] || fail "SINCE is not set: the first copy did not report when it began"
   from=$((SINCE - 1))
+  t0=$(uptime_s)
   : > "$TMP/dirs"
+  : > "$TMP/written"
   cd "$DST"
   entries > "$TMP/dst.list"
   while IFS= read -r p; do
@@ -65,6 +110,7 @@ sync)
     else
       rm -rf "$DST/$p"
       cp -a "$p" "$DST/$p"
+      echo "$p" >> "$TMP/written"
     fi
     echo "${"${p%/*}"}" >> "$TMP/dirs"
   done < "$TMP/src.list"
@@ -72,21 +118,27 @@ sync)
   chown "$(stat -c %u:%g "$SRC")" "$DST"
   chmod "$(stat -c %a "$SRC")" "$DST"
   touch -r "$SRC" "$DST"
-  manifest "$SRC" > "$TMP/src.manifest" &
+  sync
+  copied=$(took "$t0")
+  t1=$(uptime_s)
+  manifest "$SRC" src > "$TMP/src.manifest" &
   a=$!
-  manifest "$DST" > "$TMP/dst.manifest" &
+  manifest "$DST" dst > "$TMP/dst.manifest" &
   b=$!
   wait "$a"
   wait "$b"
+  rm -rf "${"${DST:?}"}/$CACHE"
+  touch -r "$SRC" "$DST"
+  sync
   s=$(sha256sum < "$TMP/src.manifest" | cut -d' ' -f1)
   d=$(sha256sum < "$TMP/dst.manifest" | cut -d' ' -f1)
   counts=$(awk -F'|' '$1 ~ /^regular/ { n++; b += $6 } END { printf "%d,%.0f", n, b }' "$TMP/src.manifest")
-  head="\"files\":${"${counts%,*}"},\"bytes\":${"${counts#*,}"},\"src\":\"$s\",\"dst\":\"$d\""
+  head="\"files\":${"${counts%,*}"},\"bytes\":${"${counts#*,}"},\"src\":\"$s\",\"dst\":\"$d\",\"seconds\":$copied,\"verifySeconds\":$(took "$t1")"
   if [ "$s" = "$d" ]; then report "{$head}"; exit 0; fi
   diff=$(diff "$TMP/src.manifest" "$TMP/dst.manifest" | grep '^[-+][^-+]' | head -n 4 | tr -d '"\\' | tr '\n\t' '  ' | cut -c 1-600 || true)
   report "{$head,\"diff\":\"$diff\"}"
   exit 2
   ;;
-*) fail "MODE must be copy or sync" ;;
+*) fail "MODE must be copy, sync or measure" ;;
 esac
 `;

@@ -217,6 +217,9 @@ export function copyPod(m: MigrationClaim, ns: string, statefulSet: string, mode
 /** What a copy pod reported: the first copy's start and bytes, or the verification's counts and digests. */
 export interface CopyReport {
   since?: number;
+  /** How long the copy itself took in the pod (and the verification), by the node's clock. */
+  seconds?: number;
+  verifySeconds?: number;
   bytes?: number;
   files?: number;
   src?: string;

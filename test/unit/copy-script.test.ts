@@ -73,6 +73,8 @@ describe("copy script", () => {
   test("copy, then changes while the pod still runs, then the final copy: both sides verify equal", () => {
     const dirs = fresh();
     populate(dirs.src);
+    // Two seconds, so that what populate wrote is from before the first copy began (change times are compared to the second).
+    execFileSync("sleep", ["2"]);
     writeFileSync(join(dirs.dst, "left-by-an-interrupted-copy"), "stale");
     const first = run({ MODE: "copy" }, dirs);
     assert.equal(first.code, 0, first.stderr);
@@ -100,6 +102,15 @@ describe("copy script", () => {
     assert.equal(sync.report["files"], 7);
     assert.equal(sync.report["bytes"], 10_000 + 5000 + 10 + 0 + 23 + 10 + 21);
     assert.equal(readFileSync(join(dirs.dst, "same-size.txt"), "utf8"), "9876543210");
+    // While the pod was down only what changed was read again: an unchanged file's hashes came from the first copy.
+    const reread = (side: string) =>
+      readFileSync(join(dirs.work, `${side}.fresh`), "utf8")
+        .trim()
+        .split("\n")
+        .sort();
+    assert.deepEqual(reread("src"), ["./dir-to-file", "./empty", "./new.txt", "./renamed/kept.txt", "./same-size.txt", "./base/sub/b.dat"].sort());
+    assert.deepEqual(reread("dst"), ["./dir-to-file", "./empty", "./new.txt", "./renamed/kept.txt", "./same-size.txt", "./base/sub/b.dat"].sort());
+    assert.ok(!existsSync(join(dirs.dst, ".kubectl-appstorage-verify")), "the hashes' folder is gone from the new volume");
     assert.equal(readFileSync(join(dirs.dst, "renamed/kept.txt"), "utf8"), "kept through a rename");
     assert.ok(!existsSync(join(dirs.dst, "gone.txt")) && !existsSync(join(dirs.dst, "rename-me")));
   });
