@@ -12,6 +12,7 @@ import { claimSummary, growClaims, waitResize } from "./existing-claims";
 import { JournalStore } from "./journal-store";
 import { Lease } from "./lease";
 import { createDesired, deleteOriginal, recordEvent, verifyAdoption, waitGone } from "./recreate";
+import { migrateClaims } from "./migrate";
 import { restartPods } from "./restart";
 
 export type { ApplyContext } from "./context";
@@ -79,6 +80,11 @@ function stepRunners(plan: Plan, ctx: ApplyContext, lease: Lease, state: RunStat
       state.result.claims = verified.claims;
     },
     record: async () => recordEvent(plan, await statefulSet(), ctx),
+    migrate: async () => {
+      state.result.migration = await migrateClaims(plan, ctx, lease);
+      state.current = undefined;
+      state.result.uid = (await statefulSet()).metadata.uid!;
+    },
     "remove-journal": async () => {
       await lease.remove();
       progress.say("removed the journal");

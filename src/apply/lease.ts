@@ -2,7 +2,7 @@
 // it, renewed while the run works so that a second run knows this one is alive, and released at
 // once when the run fails on its own (not killed) so that the rerun need not wait the lease out.
 import { leaseSeconds } from "../plan/journal";
-import type { Journal, JournalStep } from "../plan/types";
+import type { Journal, JournalStep, Migration } from "../plan/types";
 import type { JournalStore } from "./journal-store";
 
 export class Lease {
@@ -21,6 +21,18 @@ export class Lease {
   /** The step the journal records, once it is held. */
   get step(): JournalStep | undefined {
     return this.held ? this.journal?.step : undefined;
+  }
+
+  /** The moves of --migrate-existing as the journal holds them (a rerun's progress), once held. */
+  get migration(): Migration | undefined {
+    return this.held ? this.journal?.migration : undefined;
+  }
+
+  /** Records how far the moves got (the journal's step becomes migrating), and renews the lease. */
+  saveMigration(migration: Migration): Promise<void> {
+    if (!this.journal || !this.held) return Promise.resolve();
+    this.journal = { ...this.journal, migration: structuredClone(migration) };
+    return this.save("migrating");
   }
 
   private expiry(): string {

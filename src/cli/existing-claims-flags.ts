@@ -4,6 +4,7 @@
 import type { ExistingClaimsOptions as ExistingOptions } from "../plan/types";
 import { UsageError } from "../errors";
 import { lastValue } from "./flags";
+import { defaultCopyImage } from "../plan/migrate";
 
 /** The options, or undefined when no flag was given (the plan then leaves existing claims alone). */
 export function existingClaimFlags(argv: Record<string, unknown>): ExistingOptions | undefined {
@@ -12,6 +13,15 @@ export function existingClaimFlags(argv: Record<string, unknown>): ExistingOptio
   const vac = on("vac-existing");
   const restartPods = on("restart-pods");
   const waitResize = on("wait-resize") || restartPods;
+  const image = lastValue(argv["copy-image"]);
+  if (image !== undefined && !on("migrate-existing")) throw new UsageError("--copy-image is the image of the copy pods of --migrate-existing; add --migrate-existing, or drop --copy-image");
+  if (on("migrate-existing")) {
+    if (resize || vac || waitResize)
+      throw new UsageError("--migrate-existing moves the existing claims to new volumes of the new size and class: drop --resize-existing, --vac-existing, --wait-resize and --restart-pods");
+    if (image !== undefined && (typeof image !== "string" || image.trim() === "")) throw new UsageError("--copy-image needs an image, for example --copy-image docker.io/library/busybox:1.37.0");
+    const copyImage = typeof image === "string" ? image : defaultCopyImage;
+    return { resize: false, vac: false, waitResize: false, restartPods: false, migrate: { copyImage, acceptDowntime: on("yes") } };
+  }
   if (!resize && !vac && !waitResize) return undefined;
   if (!resize && !vac) throw new UsageError(`--${restartPods ? "restart-pods" : "wait-resize"} works on the claims that --resize-existing or --vac-existing change; add one of them`);
   return { resize, vac, waitResize, restartPods };

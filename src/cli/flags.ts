@@ -78,6 +78,8 @@ export const kubeFlagDefs: FlagDef[] = [
 /** yargs adds --help itself; completion offers it from here. */
 export const helpFlagDef: FlagDef = { name: "help", short: "h", type: "boolean", describe: "Show help" };
 
+import { defaultCopyImage } from "../plan/migrate";
+
 const existingGroup = "Existing claims:";
 
 /** --resize-existing, --vac-existing, --wait-resize, --restart-pods; diff has no --timeout to name. */
@@ -100,6 +102,13 @@ function existingClaimFlagDefs(command: "set" | "diff"): FlagDef[] {
       type: "boolean",
       describe: "Then restart the pods of FileSystemResizePending claims through the Eviction API, one at a time, highest ordinal first (implies --wait-resize)",
     },
+    {
+      name: "migrate-existing",
+      type: "boolean",
+      describe:
+        "Also move every existing claim of the named templates to a new volume of the new class and size, with its data, one replica at a time, highest ordinal first (copied while the pod runs, verified file by file; the old volume is kept with reclaim policy Retain)",
+    },
+    { name: "copy-image", type: "string", describe: `With --migrate-existing: the image of the copy pods, with sh, cp, find, stat, sha256sum, awk, du and df (default ${defaultCopyImage})` },
   ].map((f) => ({ ...f, group: existingGroup }) as FlagDef);
 }
 

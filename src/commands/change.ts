@@ -107,7 +107,8 @@ export async function runChange(run: CompletedChange<ChangeView>, flags: ChangeF
   const progress = new Progress(deps.streams.errOut);
   const changing = plans.filter((p) => !p.noChange);
   // Every plan's reviews at once: a -l run over many StatefulSets waits for one round, not one per object.
-  await Promise.all(changing.map((plan) => preflight(run.access, plan, progress)));
+  const measuring = flags.dryRun === "server" ? undefined : { timeoutMs: flags.timeoutMs, signal: deps.signal ?? new AbortController().signal };
+  await Promise.all(changing.map((plan) => preflight(run.access, plan, progress, measuring)));
   if (flags.dryRun === "server") {
     for (const plan of changing) await serverDryRun(run.client, plan, progress);
     return view.checked(plans);

@@ -7,13 +7,16 @@ import {
   getStorageClass,
   listClaims,
   listPodMetadata,
+  listPods,
   listResourceQuotas,
   listStatefulSets,
   listStorageClasses,
   listVolumeAttributesClassNames,
   namespaceExists,
+  volumeUsageOnNode,
   whoAmI,
 } from "../kube/read";
+import { labelSelector } from "../plan/objects";
 import { listJournals, readJournal } from "./journals";
 import type { StatefulSet, StorageClass } from "../kube/types";
 import { matchesSelector } from "../plan/selector";
@@ -96,6 +99,28 @@ async function observeExistingClaims(client: KubeClient, options: ExistingClaims
   return { ...q, ...vacs };
 }
 
+/**
+ * For --migrate-existing: the node of each running pod of the StatefulSet (its copy pods run
+ * there) and the bytes used on each claim's volume, from kubelet's volume stats (a shrink must
+ * fit). Reading the stats needs get on nodes/proxy; without it, the reason is kept.
+ */
+async function observeVolumes(client: KubeClient, ns: string, sts: StatefulSet | undefined): Promise<Pick<Observed, "volumeUsage" | "volumeUsageError" | "podNodes">> {
+  if (!sts) return {};
+  const pods = await listPods(client, ns, labelSelector(sts));
+  const podNodes: Record<string, string> = {};
+  for (const p of pods) if (p.spec?.nodeName && p.status?.phase === "Running") podNodes[p.metadata.name!] = p.spec.nodeName;
+  const volumeUsage: Record<string, number> = {};
+  try {
+    for (const node of new Set(Object.values(podNodes))) {
+      for (const [key, used] of await volumeUsageOnNode(client, node)) if (key.startsWith(`${ns}/`)) volumeUsage[key.slice(ns.length + 1)] = used;
+    }
+  } catch (e) {
+    // Forbidden, not served, or a node the API server will not proxy to (a loopback address): unknown.
+    return { podNodes, volumeUsageError: firstLine(e) };
+  }
+  return { podNodes, volumeUsage };
+}
+
 export interface ObserveRequest {
   name: string;
   directives: readonly Directive[];
@@ -118,12 +143,14 @@ export async function observe(client: KubeClient, request: ObserveRequest, deps:
   if (!statefulSet && !journal && !(await namespaceExists(client, ns))) {
     throw new RefusedError(`namespace "${ns}" not found; check -n, or list namespaces with: kubectl get namespaces`);
   }
+  const volumes = request.existing?.migrate ? await observeVolumes(client, ns, statefulSet) : {};
   return {
     statefulSet,
     claims,
     pods,
     ...classes,
     ...found,
+    ...volumes,
     ...(existing ? { existing } : {}),
     holderGone: journal && deps.holderDead ? deps.holderDead(journal.holder) : false,
     user,
@@ -213,6 +240,9 @@ export async function observeMany(client: KubeClient, request: ObserveManyReques
     });
   };
   for (const s of statefulSets) add(s.metadata.namespace ?? client.namespace, s.metadata.name!, s);
+  if (request.existing?.migrate) {
+    for (const t of targets.values()) Object.assign(t.observed, await observeVolumes(client, t.namespace, t.observed.statefulSet));
+  }
   // A StatefulSet deleted by an interrupted run: only its journal knows it, with the labels it had.
   for (const { journal } of journals ?? []) {
     if (!targets.has(`${journal.namespace}/${journal.name}`) && matchesSelector(journal.original.metadata.labels, request.selector)) add(journal.namespace, journal.name, undefined);

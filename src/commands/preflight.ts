@@ -1,6 +1,7 @@
 // Before any change: every permission the plan's steps use (SelfSubjectAccessReview, each asked
 // once), and the server's own answer to each claim patch.
 import { dryRunClaimPatches } from "../apply/dry-run";
+import { dryRunCopyPod, measureShrinks } from "../apply/migrate";
 import type { Progress } from "../apply/progress";
 import { RefusedError } from "../errors";
 import type { KubeClient } from "../kube/client";
@@ -33,7 +34,7 @@ export class AccessAnswers {
 }
 
 /** Every permission the plan's steps use, and the server's answer to each claim patch, before any change. */
-export async function preflight(access: AccessAnswers, plan: Plan, progress: Progress): Promise<void> {
+export async function preflight(access: AccessAnswers, plan: Plan, progress: Progress, wait?: { timeoutMs: number; signal: AbortSignal }): Promise<void> {
   const checks = requiredAccess(plan);
   const answers = await Promise.all(checks.map((c) => access.ask(c)));
   const missing = checks.filter((_, i) => !answers[i]);
@@ -47,4 +48,8 @@ export async function preflight(access: AccessAnswers, plan: Plan, progress: Pro
   }
   // The server's own answer to each claim patch (admission, quotas, validation), before any change.
   if (plan.steps.includes("grow-claims")) await dryRunClaimPatches(access.client, plan, progress);
+  // The copy pods run as root: admission (Pod Security) answers now, before any change.
+  if (plan.steps.includes("migrate")) await dryRunCopyPod(access.client, plan);
+  // A shrink whose data kubelet's stats could not measure: measured by a pod (not in a server dry run, which writes nothing).
+  if (plan.steps.includes("migrate") && wait) await measureShrinks(access.client, plan, { ...wait, progress });
 }

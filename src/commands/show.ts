@@ -4,9 +4,10 @@ import { RefusedError } from "../errors";
 import type { ParsedCommand } from "../cli/root";
 import type { KubeClient } from "../kube/client";
 import { isForbidden } from "../kube/errors";
-import { getStatefulSet, listClaimProvisioningFailures, listClaims, listPods, listStatefulSets, listStorageClasses, namespaceExists } from "../kube/read";
+import { getStatefulSet, listClaimProvisioningFailures, listClaims, listPods, listStatefulSets, listStorageClasses, listVolumes, namespaceExists } from "../kube/read";
+import { journalLabel } from "../plan/journal";
 import { listJournals } from "./journals";
-import type { KubeEvent, StatefulSet } from "../kube/types";
+import type { KubeEvent, PersistentVolume, StatefulSet } from "../kube/types";
 import type { Journal } from "../plan/types";
 import { buildStorageReport } from "../report/storage-report";
 import { print } from "../output/printer";
@@ -40,7 +41,7 @@ export async function runShow(opts: ShowOptions, deps: CommandDeps): Promise<voi
   const warn = (m: string) => warnings.push(m);
   const statefulSetsRead: Promise<StatefulSet[]> = opts.name ? getStatefulSet(client, client.namespace, opts.name).then((s) => (s ? [s] : [])) : listStatefulSets(client, ns, opts.selector);
   let storageClassesUnknown = false;
-  const [statefulSets, claims, pods, storageClasses, journals, events] = await Promise.all([
+  const [statefulSets, claims, pods, storageClasses, journals, events, keptVolumes] = await Promise.all([
     statefulSetsRead,
     listClaims(client, ns),
     listPods(client, ns),
@@ -56,13 +57,21 @@ export async function runShow(opts: ShowOptions, deps: CommandDeps): Promise<voi
       warn("you may not list events, so provisioning failures of Pending claims are not shown");
       return [];
     }),
+    // Old volumes kept by --migrate-existing (cluster scope: a namespace admin may not list them, and then no such volume is shown).
+    listVolumes(client, `${journalLabel.key}=${journalLabel.value}`).then(
+      (all) => (ns === undefined ? all : all.filter((v) => v.metadata.labels?.["appstorage.kubectl.io/namespace"] === ns)),
+      (e): PersistentVolume[] => {
+        if (!isForbidden(e)) throw e;
+        return [];
+      },
+    ),
   ]).catch((e: unknown) => {
     // As kubectl: the server's answer (the first list it refused), and where a namespace admin can look instead.
     if (isForbidden(e) && opts.allNamespaces) throw new RefusedError(`${(e as Error).message.split("\n")[0]}; list one namespace with -n NAMESPACE instead of -A`);
     throw e;
   });
   const wanted = opts.name ? journals.filter((j) => j.name === opts.name) : journals;
-  const report = buildStorageReport({ statefulSets, claims, pods, storageClasses, storageClassesUnknown, journals: wanted, events });
+  const report = buildStorageReport({ statefulSets, claims, pods, storageClasses, storageClassesUnknown, journals: wanted, events, keptVolumes });
   for (const w of warnings) deps.streams.errOut.write(`Warning: ${w}\n`);
   if (!opts.allNamespaces && report.items.length === 0 && !(await namespaceExists(client, client.namespace))) {
     throw new RefusedError(`namespace "${client.namespace}" not found; check -n, or list namespaces with: kubectl get namespaces`);

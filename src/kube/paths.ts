@@ -10,3 +10,4 @@ export const claimsPath = collection("/api/v1", "persistentvolumeclaims");
 export const podsPath = collection("/api/v1", "pods");
 export const resourceQuotasPath = collection("/api/v1", "resourcequotas");
 export const eventsPath = collection("/api/v1", "events");
+export const volumesPath = (name = "") => `/api/v1/persistentvolumes${name ? `/${encodeURIComponent(name)}` : ""}`;

@@ -4,8 +4,19 @@
 // Nothing here writes (src/kube/write.ts does, for src/apply alone).
 import type { KubeClient } from "./client";
 import { isGone, isNotFound } from "./errors";
-import { type AccessCheck, type KubeEvent, type KubeObject, type ObjectList, type PersistentVolumeClaim, type Pod, type ResourceQuota, type StatefulSet, type StorageClass } from "./types";
-import { claimsPath, eventsPath, podsPath, resourceQuotasPath, secretsPath, statefulSetsPath } from "./paths";
+import {
+  type AccessCheck,
+  type KubeEvent,
+  type KubeObject,
+  type ObjectList,
+  type PersistentVolume,
+  type PersistentVolumeClaim,
+  type Pod,
+  type ResourceQuota,
+  type StatefulSet,
+  type StorageClass,
+} from "./types";
+import { claimsPath, eventsPath, podsPath, resourceQuotasPath, secretsPath, statefulSetsPath, volumesPath } from "./paths";
 
 /** Lists every page (500 at a time) of a collection. */
 export async function listAll<T>(client: KubeClient, path: string, query: Record<string, string | undefined> = {}, accept?: string): Promise<T[]> {
@@ -120,15 +131,16 @@ export async function waitList<T extends KubeObject>(
   labelSelector: string | undefined,
   check: (objects: Map<string, T>) => boolean,
   signal: AbortSignal,
+  fieldSelector?: string,
 ): Promise<Map<string, T>> {
   while (!signal.aborted) {
-    const list = await client.request<ObjectList<T>>({ method: "GET", path, query: { labelSelector } });
+    const list = await client.request<ObjectList<T>>({ method: "GET", path, query: { labelSelector, fieldSelector } });
     const objects = new Map((list.items ?? []).map((o) => [o.metadata.name!, o]));
     if (check(objects)) return objects;
     try {
       const done = await client.watch<T>(
         path,
-        { labelSelector, resourceVersion: list.metadata.resourceVersion, timeoutSeconds: 60 },
+        { labelSelector, fieldSelector, resourceVersion: list.metadata.resourceVersion, timeoutSeconds: 60 },
         (e) => {
           if (e.type === "BOOKMARK" || e.type === "ERROR") return false;
           if (e.type === "DELETED") objects.delete(e.object.metadata.name!);
@@ -215,4 +227,48 @@ export type SecretObject = KubeObject & { data?: Record<string, string> };
 /** The Secrets a label selector matches, in one namespace or all (paged). */
 export function listSecrets(client: KubeClient, ns: string | undefined, labelSelector: string): Promise<SecretObject[]> {
   return listAll<SecretObject>(client, secretsPath(ns), { labelSelector });
+}
+
+export function getPod(client: KubeClient, ns: string, name: string): Promise<Pod | undefined> {
+  return getIfExists(client, podsPath(ns, name));
+}
+
+export function getVolume(client: KubeClient, name: string): Promise<PersistentVolume | undefined> {
+  return getIfExists(client, volumesPath(name));
+}
+
+/** PersistentVolumes with a label selector (cluster scope). */
+export function listVolumes(client: KubeClient, labelSelector: string): Promise<PersistentVolume[]> {
+  return listAll(client, volumesPath(), { labelSelector });
+}
+
+/** Waits until check(pod) holds for one pod (undefined: it does not exist). */
+export async function waitPod(client: KubeClient, ns: string, name: string, check: (pod: Pod | undefined) => boolean, signal: AbortSignal): Promise<Pod | undefined> {
+  const pods = await waitList<Pod>(client, podsPath(ns), undefined, (all) => check(all.get(name)), signal, `metadata.name=${name}`);
+  return pods.get(name);
+}
+
+/** Waits until check(claim) holds for one claim (undefined: it does not exist). */
+export async function waitClaim(
+  client: KubeClient,
+  ns: string,
+  name: string,
+  check: (claim: PersistentVolumeClaim | undefined) => boolean,
+  signal: AbortSignal,
+): Promise<PersistentVolumeClaim | undefined> {
+  const claims = await waitList<PersistentVolumeClaim>(client, claimsPath(ns), undefined, (all) => check(all.get(name)), signal, `metadata.name=${name}`);
+  return claims.get(name);
+}
+
+/** Bytes used on the volumes of a node's pods, by namespace/claim (kubelet's stats summary, through the API server's node proxy). */
+export async function volumeUsageOnNode(client: KubeClient, node: string): Promise<Map<string, number>> {
+  const summary = await client.request<{ pods?: { volume?: { pvcRef?: { name?: string; namespace?: string }; usedBytes?: number }[] }[] }>({
+    method: "GET",
+    path: `/api/v1/nodes/${encodeURIComponent(node)}/proxy/stats/summary`,
+  });
+  const used = new Map<string, number>();
+  for (const pod of summary.pods ?? []) {
+    for (const v of pod.volume ?? []) if (v.pvcRef?.name && v.usedBytes !== undefined) used.set(`${v.pvcRef.namespace}/${v.pvcRef.name}`, v.usedBytes);
+  }
+  return used;
 }

@@ -95,8 +95,24 @@ export interface StatefulSet extends KubeObject {
 }
 
 export interface Pod extends KubeObject {
-  spec?: { nodeName?: string; volumes?: { name: string; persistentVolumeClaim?: { claimName: string } }[]; [key: string]: unknown };
-  status?: { phase?: string; conditions?: { type: string; status: string }[]; [key: string]: unknown };
+  spec?: { nodeName?: string; volumes?: { name: string; persistentVolumeClaim?: { claimName: string; readOnly?: boolean } }[]; [key: string]: unknown };
+  status?: {
+    phase?: string;
+    conditions?: { type: string; status: string }[];
+    containerStatuses?: { name: string; state?: { terminated?: { exitCode?: number; message?: string } } }[];
+    [key: string]: unknown;
+  };
+}
+
+export interface PersistentVolume extends KubeObject {
+  spec: {
+    capacity?: Record<string, string>;
+    persistentVolumeReclaimPolicy?: string;
+    storageClassName?: string;
+    claimRef?: { namespace?: string; name?: string; uid?: string; resourceVersion?: string; apiVersion?: string; kind?: string };
+    [key: string]: unknown;
+  };
+  status?: { phase?: string; [key: string]: unknown };
 }
 
 export interface StorageClass extends KubeObject {

@@ -3,8 +3,8 @@
 import type { WriteRequest } from "./api-request";
 import type { KubeClient } from "./client";
 import { isNotFound } from "./errors";
-import type { DryRun, KubeObject, PersistentVolumeClaim, StatefulSet } from "./types";
-import { claimsPath, podsPath, secretsPath, statefulSetsPath } from "./paths";
+import type { DryRun, KubeObject, PersistentVolume, PersistentVolumeClaim, Pod, StatefulSet } from "./types";
+import { claimsPath, podsPath, secretsPath, statefulSetsPath, volumesPath } from "./paths";
 import { sendWrite } from "./write-access";
 
 const serverDryRun = (dryRun: DryRun) => (dryRun === "server" ? "All" : undefined);
@@ -114,4 +114,40 @@ export function evictPod(client: KubeClient, ns: string, name: string, uid: stri
     // The uid precondition: evict exactly the pod that was looked at, never its replacement.
     body: { apiVersion: "policy/v1", kind: "Eviction", metadata: { name, namespace: ns }, deleteOptions: { preconditions: { uid } } },
   });
+}
+
+/** The copy pods of --migrate-existing (the tool's own pods; dryRun server: admission, Pod Security, checks it). */
+export function createPod(client: KubeClient, ns: string, body: Pod, dryRun: DryRun = "none"): Promise<Pod> {
+  return send<Pod>(client, { method: "POST", path: podsPath(ns), query: { dryRun: serverDryRun(dryRun) }, body });
+}
+
+/** Deletes one of the tool's own copy pods, exactly the one looked at (uid); gone already is done. */
+export async function deleteCopyPod(client: KubeClient, ns: string, name: string, uid: string): Promise<void> {
+  try {
+    await send(client, { method: "DELETE", path: podsPath(ns, name), body: { kind: "DeleteOptions", apiVersion: "v1", gracePeriodSeconds: 0, preconditions: { uid } } });
+  } catch (e) {
+    if (!isNotFound(e)) throw e;
+  }
+}
+
+export function createClaim(client: KubeClient, ns: string, body: PersistentVolumeClaim): Promise<PersistentVolumeClaim> {
+  return send<PersistentVolumeClaim>(client, { method: "POST", path: claimsPath(ns), body });
+}
+
+/**
+ * Deletes exactly the claim looked at (uid precondition). Only --migrate-existing calls it: for
+ * its own claim of a new volume, and for a moved claim once its data is verified on the new
+ * volume and its old volume's reclaim policy is Retain. Gone already is done.
+ */
+export async function deleteClaim(client: KubeClient, ns: string, name: string, uid: string): Promise<void> {
+  try {
+    await send(client, { method: "DELETE", path: claimsPath(ns, name), body: { kind: "DeleteOptions", apiVersion: "v1", preconditions: { uid } } });
+  } catch (e) {
+    if (!isNotFound(e)) throw e;
+  }
+}
+
+/** A JSON merge patch of a PersistentVolume (reclaim policy, labels, claimRef), guarded by its resourceVersion when given. */
+export function patchVolume(client: KubeClient, name: string, patch: Record<string, unknown>): Promise<PersistentVolume> {
+  return send<PersistentVolume>(client, { method: "PATCH", path: volumesPath(name), contentType: "application/merge-patch+json", body: patch });
 }

@@ -10,7 +10,7 @@ import { statefulSetIn } from "../refs";
 import type { IOStreams } from "../streams";
 import { unifiedDiff } from "./diff";
 import { renderExisting } from "./existing-claims";
-import { newOrdinalsLine, renderClaims } from "./plan";
+import { newOrdinalsLine, renderClaims, renderMigration } from "./plan";
 import { toJson, toYaml } from "./yaml";
 
 export interface DiffView {
@@ -33,7 +33,7 @@ function planDiff(plan: Plan, color: boolean): string {
 function effects(plan: Plan): string {
   const revision = historyOf(plan.desired).at(-1)!.revision;
   const history = plan.mode === "fresh" ? `the change becomes revision ${revision} of the claim templates (kubectl appstorage history ${plan.target.name})\n` : "";
-  return `${renderClaims(plan)}${renderExisting(plan)}${newOrdinalsLine(plan)}${history}`;
+  return `${renderClaims(plan)}${renderExisting(plan)}${renderMigration(plan)}${newOrdinalsLine(plan)}${history}`;
 }
 
 export function diffView(streams: Pick<IOStreams, "out" | "errOut">, output: "json" | "yaml" | undefined, many: boolean, color: boolean): DiffView {

@@ -15,6 +15,8 @@ const stepText: Record<Step, string> = {
   create: "create the StatefulSet again with the new claim templates",
   verify: "verify that every pod was adopted, unchanged and not restarted",
   record: "record an event and the change annotation",
+  migrate:
+    "move each claim below to a new volume, one at a time, highest ordinal first: copy while its pod runs, orphan-delete the StatefulSet and evict the pod, copy what changed and verify every file, keep the old volume (Retain), re-create the claim on the new volume, re-create the StatefulSet, wait until the pod is Ready",
   "remove-journal": "remove the journal",
   ...existingStepText,
 };
@@ -48,7 +50,7 @@ export function renderPlan(plan: Plan): string {
   if (plan.noChange) lines.push("  no change: the claim templates already are as asked");
   for (const c of plan.changes) lines.push(`  ${describeChange(c)}`);
   lines.push("");
-  let text = `${lines.join("\n")}\n${renderClaims(plan)}${renderExisting(plan)}${newOrdinalsLine(plan)}`;
+  let text = `${lines.join("\n")}\n${renderClaims(plan)}${renderExisting(plan)}${renderMigration(plan)}${newOrdinalsLine(plan)}`;
   if (plan.steps.length) text += `steps:\n${plan.steps.map((s, i) => `  ${i + 1}. ${stepText[s]}\n`).join("")}`;
   return text;
 }
@@ -58,9 +60,26 @@ export function statefulSetVerb(plan: Plan): "recreated" | "unchanged" {
   return plan.steps.some((s) => s === "create" || s === "verify") ? "recreated" : "unchanged";
 }
 
+/** --migrate-existing: each claim that moves, in the order it moves, and how far an interrupted run got. */
+export function renderMigration(plan: Plan): string {
+  const m = plan.migration;
+  if (!m) return "";
+  const side = (s: { size?: string; storageClass?: string }) => `${s.size ?? "?"} ${s.storageClass ?? "<default>"}`;
+  const rows = m.claims.map((c) => [c.claim, String(c.ordinal), c.pod ?? "<none>", c.node ?? "", side(c.from), side(c.to), c.usedBytes !== undefined ? String(c.usedBytes) : "", c.volume, c.phase]);
+  const offline = m.claims.filter((c) => c.offline).map((c) => c.claim);
+  return `claims moved to new volumes with their data (one at a time, in this order; copy image ${m.copyImage}):\n${renderTable(
+    ["claim", "ordinal", "pod", "node", "from", "to", "used bytes", "old volume (kept, Retain)", "phase"],
+    rows,
+  )}${offline.length ? `ReadWriteOncePod: ${offline.join(", ")} cannot be copied while the pod runs; the replica is down for the whole copy\n` : ""}`;
+}
+
 /** The confirmation question for this plan. */
 export function confirmQuestion(plan: Plan): string {
   const ref = statefulSetRef(plan.target.name);
+  if (plan.migration) {
+    const n = plan.migration.claims.filter((c) => c.phase !== "done").length;
+    return `${statefulSetVerb(plan) === "unchanged" ? "" : `Re-create ${ref} with these claim templates, then m`}${statefulSetVerb(plan) === "unchanged" ? "M" : ""}ove ${n} claim(s) to new volumes, stopping one replica at a time?`;
+  }
   const claims = plan.existing?.claims.filter((c) => c.grow || c.setVolumeAttributesClass).length ?? 0;
   const restart = plan.steps.includes("restart-pods") ? " and restart the pods that need it, one at a time" : "";
   if (statefulSetVerb(plan) === "unchanged") return `Change ${claims} existing claim(s)${restart}? ${ref} is not re-created.`;

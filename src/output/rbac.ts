@@ -39,8 +39,11 @@ function rulesYaml(rs: readonly Rule[]): string {
 
 export function renderRbac(perms: readonly Permission[], namespace: string): string {
   const name = "kubectl-appstorage";
-  const namespaced = rules(perms.filter((x) => x.scope === "namespace"));
-  const cluster = rules(perms.filter((x) => x.scope === "cluster"));
+  const base = perms.filter((x) => !x.feature);
+  const namespaced = rules(base.filter((x) => x.scope === "namespace"));
+  const cluster = rules(base.filter((x) => x.scope === "cluster"));
+  const migrate = perms.filter((x) => x.feature === "migrate");
+  const moving = `${name}-migrate`;
   const binding = (kind: "RoleBinding" | "ClusterRoleBinding", roleKind: "Role" | "ClusterRole", bound: string) =>
     `apiVersion: rbac.authorization.k8s.io/v1\nkind: ${kind}\nmetadata:\n  name: ${bound}\n${kind === "RoleBinding" ? `  namespace: ${namespace}\n` : ""}roleRef:\n  apiGroup: rbac.authorization.k8s.io\n  kind: ${roleKind}\n  name: ${bound}\nsubjects:\n  # Replace with the user (or kind: Group) who changes storage here.\n  - apiGroup: rbac.authorization.k8s.io\n    kind: User\n    name: CHANGE-ME\n`;
   const classes = `${name}-storage-classes`;
@@ -49,6 +52,10 @@ export function renderRbac(perms: readonly Permission[], namespace: string): str
     `# Bind the Role.\n${binding("RoleBinding", "Role", name)}`,
     `# Optional, at cluster scope (a cluster admin grants it): without it, a size-only change still works,\n# with a warning; a change of storage class needs --force, and show cannot tell default classes.\napiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata:\n  name: ${classes}\nrules:\n${rulesYaml(cluster)}`,
     `# Bind the optional ClusterRole.\n${binding("ClusterRoleBinding", "ClusterRole", classes)}`,
+    `# Only for set --migrate-existing (copy pods, the claims re-created on new volumes), in addition to the Role above.\napiVersion: rbac.authorization.k8s.io/v1\nkind: Role\nmetadata:\n  name: ${moving}\n  namespace: ${namespace}\nrules:\n${rulesYaml(rules(migrate.filter((x) => x.scope === "namespace")))}`,
+    `# Bind it.\n${binding("RoleBinding", "Role", moving)}`,
+    `# Only for set --migrate-existing, at cluster scope (a cluster admin grants it): the old volumes are set to\n# Retain and labelled, the new ones bound to the claims; kubelet's volume stats tell whether a shrink fits.\napiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata:\n  name: ${moving}\nrules:\n${rulesYaml(rules(migrate.filter((x) => x.scope === "cluster")))}`,
+    `# Bind it.\n${binding("ClusterRoleBinding", "ClusterRole", moving)}`,
   ].join("---\n");
 }
 

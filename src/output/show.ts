@@ -24,6 +24,20 @@ function withoutClaims(s: StatefulSetStorage, where: string): string {
     .join("");
 }
 
+/** The old volumes --migrate-existing kept, per StatefulSet, with the command that deletes each. */
+function keptVolumes(report: StorageReport, namespaces: boolean): string {
+  let text = "";
+  for (const s of report.items) {
+    if (!s.keptVolumes?.length) continue;
+    text += `\nold volumes of ${statefulSetRef(s.name)}${namespaces ? ` in namespace ${s.namespace}` : ""} kept by --migrate-existing, with their data (delete each once satisfied):\n`;
+    text += renderTable(
+      ["volume", "claim", "ordinal", "capacity", "class", "status", "kept since", "delete with"],
+      s.keptVolumes.map((v) => [v.name, v.claim, v.ordinal !== undefined ? String(v.ordinal) : "", v.capacity ?? "", v.storageClass ?? "", v.phase ?? "", v.retainedAt ?? "", v.deleteCommand]),
+    );
+  }
+  return text;
+}
+
 export function renderStorageReport(report: StorageReport, opts: { wide: boolean; namespaces: boolean }): string {
   const nsCol = (ns: string) => (opts.namespaces ? [ns] : []);
   const nsHead = opts.namespaces ? ["namespace"] : [];
@@ -95,6 +109,7 @@ export function renderStorageReport(report: StorageReport, opts: { wide: boolean
     })
     .join("");
   if (notes) text += `\n${notes}`;
+  text += keptVolumes(report, opts.namespaces);
   for (const s of report.items) {
     const p = s.pendingChange;
     if (!p) continue;

@@ -25,6 +25,8 @@ export interface Permission {
   /** The commands and steps that use it, and what happens without an optional one. */
   usedBy: string;
   without?: string;
+  /** migrate: only set --migrate-existing uses it (rbac prints it in a Role and ClusterRole of their own). */
+  feature?: "migrate";
 }
 
 const p = (group: string, resource: string, verb: string, usedBy: string, more: Partial<Permission> = {}): Permission => ({
@@ -50,6 +52,23 @@ const stepPermissions: Record<Step, Permission[]> = {
   create: [p("apps", "statefulsets", "create", "set: create")],
   verify: [p("", "pods", "list", "set: verify"), p("", "pods", "watch", "set: verify")],
   record: [p("events.k8s.io", "events", "create", "set: record", { optional: true, without: "the change is not recorded as an event" })],
+  // The copy pods, the tool's claim of each new volume, the eviction, the claim re-created on the
+  // new volume; the old volume set to Retain and the new one bound to the claim (cluster scope).
+  migrate: [
+    p("", "persistentvolumeclaims", "create", "set --migrate-existing: a new volume, the claim on it", { feature: "migrate" }),
+    p("", "persistentvolumeclaims", "delete", "set --migrate-existing: the moved claim (its data verified, its old volume Retain) and the tool's own", { feature: "migrate" }),
+    p("", "persistentvolumeclaims", "get", "set --migrate-existing", { feature: "migrate" }),
+    p("", "persistentvolumeclaims", "watch", "set --migrate-existing", { feature: "migrate" }),
+    p("", "pods", "create", "set --migrate-existing: copy pods", { feature: "migrate" }),
+    p("", "pods", "delete", "set --migrate-existing: its own copy pods, once done", { feature: "migrate" }),
+    p("", "pods", "get", "set --migrate-existing", { feature: "migrate" }),
+    p("", "pods", "watch", "set --migrate-existing", { feature: "migrate" }),
+    p("", "pods", "create", "set --migrate-existing: evict", { subresource: "eviction", feature: "migrate" }),
+    p("apps", "statefulsets", "delete", "set --migrate-existing: orphan-delete while a claim moves", { named: "statefulset", feature: "migrate" }),
+    p("apps", "statefulsets", "create", "set --migrate-existing: re-create after a claim moved", { feature: "migrate" }),
+    p("", "persistentvolumes", "get", "set --migrate-existing", { scope: "cluster", feature: "migrate" }),
+    p("", "persistentvolumes", "patch", "set --migrate-existing: Retain and label the old volume, bind the new one", { scope: "cluster", feature: "migrate" }),
+  ],
   "remove-journal": [p("", "secrets", "delete", "set: remove-journal", { named: "journal" })],
   "wait-resize": [p("", "persistentvolumeclaims", "list", "set --wait-resize"), p("", "persistentvolumeclaims", "watch", "set --wait-resize")],
   "restart-pods": [
@@ -75,6 +94,14 @@ const readPermissions: Permission[] = [
     without: "a size-only change goes on with a warning; a named class needs --force",
   }),
   p("storage.k8s.io", "volumeattributesclasses", "list", "diff, set with vac=", { scope: "cluster", optional: true, without: "the server checks the class name" }),
+  p("", "nodes", "get", "diff, set --migrate-existing: how much data each claim holds (kubelet's volume stats)", {
+    scope: "cluster",
+    subresource: "proxy",
+    optional: true,
+    without: "a claim cannot be shrunk (its data could not be measured)",
+    feature: "migrate",
+  }),
+  p("", "persistentvolumes", "list", "show: volumes kept by --migrate-existing", { scope: "cluster", optional: true, without: "show does not list the kept volumes", feature: "migrate" }),
 ];
 
 /** Every permission, reads first, then the steps in their order. */
@@ -88,7 +115,7 @@ function check(perm: Permission, target: Plan["target"]): StepAccess {
     verb: perm.verb,
     group: perm.group,
     resource: perm.resource,
-    namespace: target.namespace,
+    ...(perm.scope === "namespace" ? { namespace: target.namespace } : {}),
     ...(perm.subresource ? { subresource: perm.subresource } : {}),
     ...(name ? { name } : {}),
     ...(perm.optional ? { optional: true } : {}),

@@ -140,7 +140,18 @@ export function freshPlan(observed: Observed, request: PlanRequest): Plan {
   const from = changes.map((c) => formatDirective({ claim: c.claim, size: c.before.size, storageClass: c.before.storageClass, volumeAttributesClass: c.before.volumeAttributesClass }));
   // original and desired share what the change leaves alone (desiredStatefulSet): diff writes it once.
   const original = stripForCreate(sts);
-  const desired = desiredStatefulSet(sts, request.directives, { by: observed.user, at: observed.now, from, to: requestText, ...(request.cause ? { cause: request.cause } : {}) }, original);
+  const desired = desiredStatefulSet(
+    sts,
+    request.directives,
+    {
+      by: observed.user,
+      at: observed.now,
+      from,
+      to: requestText,
+      ...(request.cause ? { cause: request.cause } : request.existing?.migrate ? { cause: `${requestText.join(" ")} --migrate-existing` } : {}),
+    },
+    original,
+  );
   const noChange = effective.length === 0;
   const defaultClass = defaultStorageClass(observed.storageClasses);
   const steps: Step[] = noChange ? (journal ? ["remove-journal"] : []) : [...recreateSteps];

@@ -54,13 +54,13 @@ export function journalSecret(journal: Journal, resourceVersion?: string): KubeO
 
 /** The flags of a run that was changing existing claims. */
 export function existingClaimsFlags(o: ExistingClaimsOptions): string {
-  return [o.resize && "--resize-existing", o.vac && "--vac-existing"].filter(Boolean).join(" ");
+  return [o.resize && "--resize-existing", o.vac && "--vac-existing", o.migrate && "--migrate-existing"].filter(Boolean).join(" ");
 }
 
 /** The command that finishes an interrupted change: the same command again. */
 export function finishCommand(journal: Journal): string {
   if (journal.command === "undo") return `kubectl appstorage undo ${journal.name} -n ${journal.namespace}`;
-  const flags = journal.existing ? ` ${existingClaimsFlags(journal.existing.options)}` : "";
+  const flags = journal.existing ? ` ${existingClaimsFlags(journal.existing.options)}` : journal.migration ? " --migrate-existing" : "";
   return `kubectl appstorage set ${journal.name} ${journal.request.join(" ")}${flags} -n ${journal.namespace}`;
 }
 
@@ -72,6 +72,8 @@ export function finishCommand(journal: Journal): string {
  */
 export function journalIsStale(journal: Journal, sts: StatefulSet | undefined): boolean {
   if (!sts) return false;
+  // Moving claims: the journal decides until the work is done, unless someone re-created the object with other templates.
+  if (journal.migration && journal.step === "migrating") return !sameClaimTemplates(sts.spec.volumeClaimTemplates, journal.desired.spec.volumeClaimTemplates);
   if (sts.metadata.uid === journal.originalUid) return !sts.metadata.deletionTimestamp;
   return !sameClaimTemplates(sts.spec.volumeClaimTemplates, journal.desired.spec.volumeClaimTemplates);
 }
@@ -125,6 +127,7 @@ export function journalFor(plan: Plan, run: RunIdentity): Journal {
     original: plan.original,
     desired: plan.desired,
     ...(plan.existing ? { existing: journalExistingClaims(plan.existing) } : {}),
+    ...(plan.migration ? { migration: plan.migration } : {}),
   };
 }
 

@@ -4,6 +4,7 @@
 // work on existing claims; the steps are put in their one order here, once.
 import { formatDirective } from "./directive";
 import { planExistingClaims } from "./existing-claims";
+import { planMigration } from "./migrate";
 import { freshPlan } from "./fresh";
 import { journalIsStale } from "./journal";
 import { resumePlan } from "./resume";
@@ -19,13 +20,21 @@ export function buildPlan(observed: Observed, request: PlanRequest): Plan {
   const journal = observed.journal;
   const base = journal && !journalIsStale(journal, observed.statefulSet) ? resumePlan(observed, request, journal, request.directives.map(formatDirective)) : freshPlan(observed, request);
   const claimsWork = planExistingClaims(base, observed, request);
-  const steps = new Set<Step>([...base.steps, ...claimsWork.steps]);
+  const moves = planMigration(base, observed, request);
+  // Claims are being moved: the re-create is behind, the moves decide the rest.
+  const moving = base.mode === "resume" && base.journal?.step === "migrating";
+  const steps = new Set<Step>([...(moving ? [] : base.steps), ...claimsWork.steps, ...moves.steps]);
   const plan: Plan = {
     ...base,
-    refusals: [...base.refusals, ...claimsWork.refusals],
-    warnings: [...base.warnings, ...claimsWork.warnings],
+    refusals: [...base.refusals, ...claimsWork.refusals, ...moves.refusals],
+    warnings: [
+      ...(moving ? [`an earlier run was moving the claims of ${base.target.name} to new volumes and was interrupted; going on from where it stopped`] : base.warnings),
+      ...claimsWork.warnings,
+      ...moves.warnings,
+    ],
     steps: stepOrder.filter((s) => steps.has(s)),
-    noChange: base.noChange && claimsWork.steps.length === 0,
+    noChange: base.noChange && claimsWork.steps.length === 0 && moves.steps.length === 0,
+    ...(moves.migration ? { migration: moves.migration } : {}),
     ...(observed.journalSecret ? { journalSecret: observed.journalSecret } : {}),
     ...(claimsWork.existing ? { existing: claimsWork.existing } : {}),
   };

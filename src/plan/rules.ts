@@ -87,7 +87,7 @@ export function checkSafety(sts: StatefulSet, request: PlanRequest, observed: Ob
     warnings.push(`${ref} has persistentVolumeClaimRetentionPolicy.whenScaled=Delete: scaling it down deletes the claims of the removed ordinals`);
   }
   for (const c of changes) {
-    if (c.before.size && c.after.size && compareQuantities(parseQuantity(c.after.size), parseQuantity(c.before.size)) < 0) {
+    if (!request.existing?.migrate && c.before.size && c.after.size && compareQuantities(parseQuantity(c.after.size), parseQuantity(c.before.size)) < 0) {
       warnings.push(`claim template "${c.claim}" shrinks from ${c.before.size} to ${c.after.size}: only claims created from now on get the smaller size; existing claims keep theirs`);
     }
   }

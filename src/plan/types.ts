@@ -11,7 +11,7 @@ export const apiVersion = "appstorage.kubectl.io/v1alpha1";
  * Every step a run can take, in the only order they are ever taken. A plan lists a subset,
  * always in this order; apply executes exactly the listed steps.
  */
-export const stepOrder = ["write-journal", "grow-claims", "orphan-delete", "wait-gone", "create", "verify", "record", "remove-journal", "wait-resize", "restart-pods"] as const;
+export const stepOrder = ["write-journal", "grow-claims", "orphan-delete", "wait-gone", "create", "verify", "record", "migrate", "remove-journal", "wait-resize", "restart-pods"] as const;
 
 export type Step = (typeof stepOrder)[number];
 
@@ -28,6 +28,14 @@ export interface ExistingClaimsOptions {
   waitResize: boolean;
   /** --restart-pods: evict, one at a time, the pods of FileSystemResizePending claims. */
   restartPods: boolean;
+  /** --migrate-existing: move every existing claim of the named templates to a new volume, with its data. */
+  migrate?: MigrateOptions;
+}
+
+/** --migrate-existing with --copy-image, and --yes (a ReadWriteOncePod replica is down for its whole copy). */
+export interface MigrateOptions {
+  copyImage: string;
+  acceptDowntime: boolean;
 }
 
 /** What only the work on existing claims needs to read: quotas and volume attributes classes. */
@@ -41,7 +49,7 @@ export interface ExistingClaimsObserved {
   volumeAttributesClassError?: string;
 }
 
-export type JournalStep = "planned" | "growing" | "deleting" | "deleted" | "created";
+export type JournalStep = "planned" | "growing" | "deleting" | "deleted" | "created" | "migrating";
 
 /** What the journal keeps of the work on existing claims, so a rerun knows it was under way. */
 export interface JournalExistingClaims {
@@ -77,6 +85,8 @@ export interface Journal {
   desired: StatefulSet;
   /** With --resize-existing/--vac-existing: the flags and the claims to change. */
   existing?: JournalExistingClaims;
+  /** With --migrate-existing: every claim to move and how far it got. */
+  migration?: Migration;
   /** undo: this journal puts the original back (desired is the original); finished by `undo`. */
   command?: "undo";
 }
@@ -105,6 +115,12 @@ export interface Observed {
   /** Why the journal could not be read (forbidden): an interrupted change may be pending. */
   journalError?: string;
   journalSecret?: JournalSecretRef;
+  /** With --migrate-existing: bytes used on each claim's volume (kubelet's volume stats), by claim name. */
+  volumeUsage?: Record<string, number>;
+  /** Why the usage could not be read (a shrink is then refused: the data might not fit). */
+  volumeUsageError?: string;
+  /** With --migrate-existing: the node each running pod of the StatefulSet is on, by pod name. */
+  podNodes?: Record<string, string>;
   /** Quotas and volume attributes classes, read only for work on existing claims. */
   existing?: ExistingClaimsObserved;
   /** The journal's holder was a process on this machine that no longer exists (killed). */
@@ -283,8 +299,55 @@ export interface Plan {
   journalSecret?: JournalSecretRef;
   /** What happens to existing claims, when asked. */
   existing?: ExistingClaimsPlan;
+  /** With --migrate-existing: the claims that move to new volumes, highest ordinal first. */
+  migration?: Migration;
   /** sha256 of the plan without this field (src/plan/seal.ts): a plan file edited by hand no longer matches it. */
   digest?: string;
+}
+
+/**
+ * Where one claim's move stands, saved in the journal after each phase: a rerun goes on from
+ * there. pending -> copied (filled while the pod ran) -> stopped (pod evicted, StatefulSet
+ * orphan-deleted) -> verified (final copy, checksums equal) -> swapped (old volume Retain and
+ * labelled, the claim re-created on the new volume) -> done (the pod is back and Ready).
+ */
+export type MigrationPhase = "pending" | "copied" | "stopped" | "verified" | "swapped" | "done";
+
+export interface MigrationClaim {
+  claim: string;
+  template: string;
+  ordinal: number;
+  /** The claim as planned: its uid, volume and access modes. */
+  uid: string;
+  volume: string;
+  accessModes: string[];
+  /** The pod that mounts it and its node, when it runs. */
+  pod?: string;
+  node?: string;
+  from: { size?: string; storageClass?: string };
+  to: { size: string; storageClass?: string };
+  /** Bytes used on the volume (kubelet's volume stats), when read. */
+  usedBytes?: number;
+  /** A shrink whose data the stats could not measure: a pod measures it before anything changes. */
+  measure?: boolean;
+  /** The claim's labels, given to it again when it is re-created on the new volume. */
+  labels?: Record<string, string>;
+  /** ReadWriteOncePod: no copy while the pod runs; the replica is down for the whole copy. */
+  offline: boolean;
+  phase: MigrationPhase;
+  /** Seconds since the epoch (the node's clock) when the first copy began: the final copy takes what changed since. */
+  copiedSince?: number;
+  /** The new volume, once provisioned, and its reclaim policy to restore once its claim is re-created. */
+  newVolume?: string;
+  newVolumePolicy?: string;
+  /** Bytes and files the verification counted, and the manifest digest both sides had. */
+  verified?: { files: number; bytes: number; digest: string };
+}
+
+export interface Migration {
+  copyImage: string;
+  /** In the order they move: highest ordinal first. */
+  claims: MigrationClaim[];
 }
 
 /** The plans of one `set -l` or `diff -l`: one per StatefulSet, applied one after another. */
@@ -298,6 +361,24 @@ export interface PlanList {
 export interface ExistingClaimsResult {
   claims: { name: string; uid: string; request?: string; capacity?: string; volumeAttributesClass?: string; state?: string; patched: boolean }[];
   restarted: { pod: string; previousUid: string; uid: string }[];
+}
+
+/** What --migrate-existing did, claim by claim. */
+export interface MigrationResult {
+  claims: {
+    claim: string;
+    ordinal: number;
+    oldVolume: string;
+    newVolume?: string;
+    /** The re-created claim's uid. */
+    uid?: string;
+    files?: number;
+    bytes?: number;
+    copySeconds?: number;
+    finalSeconds?: number;
+    /** How long its pod was down (evicted until Ready again), when this run stopped it. */
+    downSeconds?: number;
+  }[];
 }
 
 export interface ResultList {
@@ -319,5 +400,7 @@ export interface ApplyResult {
   claims: { name: string; uid: string }[];
   /** Existing claims patched, followed and pods restarted (--resize-existing and friends). */
   existing?: ExistingClaimsResult;
+  /** --migrate-existing: the claims moved. */
+  migration?: MigrationResult;
   elapsedSeconds: number;
 }

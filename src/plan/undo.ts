@@ -2,6 +2,7 @@
 // history), planned as a change like any other: existing claims keep their size (nothing is ever
 // shrunk), and the undo is a new revision. While an interrupted change is pending, undo puts
 // back the original object exactly as the journal saved it instead. Pure.
+import { formatDirective } from "./directive";
 import type { StatefulSet } from "../kube/types";
 import type { Directive } from "./directive";
 import { PlanError } from "./fresh";
@@ -60,6 +61,13 @@ function restoreFromJournal(observed: Observed, request: UndoRequest, journal: J
   if (request.toRevision !== undefined) {
     return refused(observed, request, `an interrupted change of ${ref} is pending (${journal.request.join(" ")}); undo without --to-revision puts back the object as it was before it`);
   }
+  if (journal.migration) {
+    return refused(
+      observed,
+      request,
+      `an interrupted --migrate-existing of ${ref} is moving its claims to new volumes; undo does not move claims back: finish it with: ${finishCommand(journal)}, then move them back the same way with set --migrate-existing (the old volumes are kept: kubectl appstorage show ${request.name} -n ${request.namespace})`,
+    );
+  }
   // The journal now re-creates the original: a rerun of undo (or of set) finishes that.
   const restoring: Journal = journal.command === "undo" ? journal : { ...journal, desired: journal.original, request: ["undo"], command: "undo" };
   if (journalIsStale(restoring, sts)) {
@@ -103,6 +111,15 @@ export function buildUndoPlan(observed: Observed, request: UndoRequest): Plan {
   if (target.revision === current.revision) return refused(observed, request, `revision ${wanted} is the current one of ${ref}; nothing to undo`);
   const directives = directivesTo(sts, target);
   if (typeof directives === "string") return refused(observed, request, directives);
+  // A move of claims is not undone by putting templates back: the claims stay on their new volumes.
+  const moved = revisions.filter((r) => r.revision > target.revision && r.change?.includes("--migrate-existing"));
+  if (moved.length) {
+    return refused(
+      observed,
+      request,
+      `revision ${moved.map((r) => r.revision).join(", ")} of ${ref} moved its claims to new volumes (${moved[0]!.change}); undo would put back only the templates: move the claims back the same way, with kubectl appstorage set ${request.name} ${directives.map(formatDirective).join(" ")} --migrate-existing -n ${request.namespace} (the old volumes are kept: kubectl appstorage show ${request.name} -n ${request.namespace})`,
+    );
+  }
   const planRequest: PlanRequest = { namespace: request.namespace, name: request.name, directives, force: request.force, cause: `undo to revision ${target.revision}` };
   return buildPlan(observed, planRequest);
 }

@@ -1,7 +1,7 @@
 // What `show` reports: each StatefulSet's claim templates and every claim that belongs to it,
 // with where a claim differs from its template. Pure: built from lists read once.
 // The JSON/YAML form (kind StorageReport) is a documented, versioned schema (README "show").
-import type { KubeEvent, PersistentVolumeClaim, Pod, StatefulSet, StorageClass } from "../kube/types";
+import type { KubeEvent, PersistentVolume, PersistentVolumeClaim, Pod, StatefulSet, StorageClass } from "../kube/types";
 import { historyOf } from "../plan/history";
 import { finishCommand } from "../plan/journal";
 import { byName, defaultStorageClass, indexObjects, memberClaims, type ObjectIndex, ordinalStart, replicasOf } from "../plan/objects";
@@ -62,6 +62,19 @@ export interface PendingChange {
   finishCommand: string;
 }
 
+/** An old volume --migrate-existing kept (Retain) when it moved a claim to a new one. */
+export interface KeptVolume {
+  name: string;
+  claim: string;
+  ordinal?: number;
+  retainedAt?: string;
+  capacity?: string;
+  storageClass?: string;
+  phase?: string;
+  /** Deletes the volume and its data (the provisioner does, once the policy is Delete); never run by this tool. */
+  deleteCommand: string;
+}
+
 export interface StatefulSetStorage {
   namespace: string;
   name: string;
@@ -76,6 +89,8 @@ export interface StatefulSetStorage {
   templates: TemplateView[];
   claims: ClaimView[];
   pendingChange?: PendingChange;
+  /** Old volumes of moved claims, kept with their data until the user deletes them. */
+  keptVolumes?: KeptVolume[];
 }
 
 export interface StorageReport {
@@ -94,6 +109,23 @@ export interface StorageInputs {
   journals: Journal[];
   /** ProvisioningFailed events of claims (others are ignored); the latest explains a stuck claim. */
   events?: KubeEvent[];
+  /** The volumes --migrate-existing kept (labelled with their namespace, StatefulSet and claim). */
+  keptVolumes?: PersistentVolume[];
+}
+
+function keptVolume(pv: PersistentVolume): KeptVolume {
+  const l = pv.metadata.labels ?? {};
+  const ordinal = l["appstorage.kubectl.io/ordinal"];
+  return {
+    name: pv.metadata.name ?? "",
+    claim: l["appstorage.kubectl.io/claim"] ?? "",
+    ...(ordinal !== undefined ? { ordinal: Number(ordinal) } : {}),
+    ...(l["appstorage.kubectl.io/retained-at"] ? { retainedAt: l["appstorage.kubectl.io/retained-at"] } : {}),
+    ...(pv.spec.capacity?.["storage"] ? { capacity: pv.spec.capacity["storage"] } : {}),
+    ...(pv.spec.storageClassName ? { storageClass: pv.spec.storageClassName } : {}),
+    ...(pv.status?.phase ? { phase: pv.status.phase } : {}),
+    deleteCommand: `kubectl patch pv ${pv.metadata.name} -p '{"spec":{"persistentVolumeReclaimPolicy":"Delete"}}'`,
+  };
 }
 
 /** Claims' ProvisioningFailed events, filed under "namespace/uid" (or "namespace/name" when the event names no uid). */
@@ -246,14 +278,23 @@ export function buildStorageReport(inputs: StorageInputs): StorageReport {
     events: indexEvents(inputs.events ?? []),
   };
   const journals = new Map(inputs.journals.map((j) => [`${j.namespace}/${j.name}`, j]));
+  const kept = new Map<string, KeptVolume[]>();
+  for (const pv of inputs.keptVolumes ?? []) {
+    const key = `${pv.metadata.labels?.["appstorage.kubectl.io/namespace"]}/${pv.metadata.labels?.["appstorage.kubectl.io/statefulset"]}`;
+    kept.set(key, [...(kept.get(key) ?? []), keptVolume(pv)]);
+  }
+  const withKept = (view: StatefulSetStorage): StatefulSetStorage => {
+    const k = kept.get(`${view.namespace}/${view.name}`);
+    return k ? { ...view, keptVolumes: k.sort((a, b) => (a.ordinal ?? 0) - (b.ordinal ?? 0) || byName(a.name, b.name)) } : view;
+  };
   const items = inputs.statefulSets.map((s) => {
-    const view = describe(s, true, lookups);
+    const view = withKept(describe(s, true, lookups));
     const j = journals.get(`${view.namespace}/${view.name}`);
     journals.delete(`${view.namespace}/${view.name}`);
     return j ? { ...view, pendingChange: pending(j) } : view;
   });
   // A journal without its StatefulSet: an interrupted run deleted it and its pods have no controller.
-  for (const j of journals.values()) items.push({ ...describe(j.original, false, lookups), pendingChange: pending(j) });
+  for (const j of journals.values()) items.push({ ...withKept(describe(j.original, false, lookups)), pendingChange: pending(j) });
   items.sort((a, b) => byName(a.namespace, b.namespace) || byName(a.name, b.name));
   return JSON.parse(JSON.stringify({ apiVersion, kind: "StorageReport", items })) as StorageReport;
 }

@@ -183,3 +183,17 @@ export function maxDown(seen: PodSeen[], names: string[]): number {
   }
   return most;
 }
+
+/**
+ * When the test ends: the old volumes --migrate-existing kept for the namespace are given reclaim
+ * policy Delete, so the provisioner deletes them (the tool itself never does).
+ */
+export function deleteKeptVolumes(t: { after: (fn: () => void) => void }, ns: string): void {
+  t.after(() => {
+    const kept = kubectlTry(["get", "pv", "-l", `appstorage.kubectl.io/namespace=${ns}`, "-o", "name"])
+      .stdout.trim()
+      .split("\n")
+      .filter(Boolean);
+    for (const pv of kept) kubectlTry(["patch", pv, "-p", '{"spec":{"persistentVolumeReclaimPolicy":"Delete"}}']);
+  });
+}

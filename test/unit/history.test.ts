@@ -174,3 +174,19 @@ describe("label selectors (for the journal of a deleted StatefulSet)", () => {
   for (const [selector, expected] of cases) test(selector, () => assert.equal(matchesSelector(labels, selector), expected));
   test("an unreadable requirement is an error", () => assert.throws(() => matchesSelector(labels, "a in b"), /unable to parse requirement/));
 });
+
+describe("undo of --migrate-existing", () => {
+  test("refused: putting the templates back would leave the claims on their new volumes; the message gives the set that moves them back", () => {
+    const live = sts("db").withClaim("data", "1Gi").live("uid-0");
+    const desired = desiredStatefulSet(live, parseDirectives(["data=2Gi"]), { by: "alice", at: now, from: [], to: ["data=2Gi"], cause: "data=2Gi --migrate-existing" });
+    const moved = { ...desired, metadata: { ...desired.metadata, uid: "uid-1", resourceVersion: "100", generation: 1 } };
+    assert.equal(historyOf(moved).at(-1)!.change, "data=2Gi --migrate-existing");
+    const plan = buildUndoPlan(observed(moved), { namespace: "default", name: "db", force: false });
+    assert.deepEqual(
+      plan.refusals.map((r) => r.message),
+      [
+        "revision 2 of statefulset.apps/db moved its claims to new volumes (data=2Gi --migrate-existing); undo would put back only the templates: move the claims back the same way, with kubectl appstorage set db data=1Gi --migrate-existing -n default (the old volumes are kept: kubectl appstorage show db -n default)",
+      ],
+    );
+  });
+});

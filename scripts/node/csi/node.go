@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log"
 	"os"
 	"os/exec"
@@ -97,6 +98,19 @@ func (n *node) NodePublishVolume(_ context.Context, req *csi.NodePublishVolumeRe
 	if req.GetReadonly() {
 		options = append(options, "ro")
 	}
+	// Mounted for another target already (a second pod on this node, such as a copy pod): a bind
+	// mount of that mount, read-only if asked (the kernel refuses a second mount of the same
+	// device with other read-only flags), as drivers with a staging path do.
+	if mountedDevs[dev] {
+		from, err := d.mountPointOf(dev)
+		if err != nil {
+			return nil, status.Errorf(codes.Internal, "volume %s: %v", v.ID, err)
+		}
+		if err := d.mounter.Mount(from, target, "", append([]string{"bind"}, options...)); err != nil {
+			return nil, status.Errorf(codes.Internal, "volume %s: bind mount of %s: %v", v.ID, from, err)
+		}
+		return &csi.NodePublishVolumeResponse{}, nil
+	}
 	if err := d.mounter.Mount(dev, target, v.FSType, options); err != nil {
 		d.detachUnused(file)
 		return nil, status.Errorf(codes.Internal, "volume %s: %v", v.ID, err)
@@ -109,6 +123,20 @@ func (n *node) NodePublishVolume(_ context.Context, req *csi.NodePublishVolumeRe
 		}
 	}
 	return &csi.NodePublishVolumeResponse{}, nil
+}
+
+// mountPointOf is a path where the device is mounted.
+func (d *driver) mountPointOf(dev string) (string, error) {
+	mps, err := d.mounter.List()
+	if err != nil {
+		return "", err
+	}
+	for _, mp := range mps {
+		if mp.Device == dev {
+			return mp.Path, nil
+		}
+	}
+	return "", fmt.Errorf("%s is not mounted", dev)
 }
 
 func (d *driver) grown(v *volume) error {

@@ -1,0 +1,260 @@
+// --migrate-existing as data: which existing claims move to a new volume of the new class and
+// size, what stops the move before anything changes, and the objects the move creates (its
+// claim of the new volume, the copy pods, the claim re-created on the new volume). Pure; the
+// copy pods' script is in ./copy-script.ts, the work in src/apply/migrate.ts.
+import type { PersistentVolumeClaim, Pod } from "../kube/types";
+import { statefulSetRef } from "../refs";
+import { copyScript } from "./copy-script";
+import type { ExistingClaimsBase } from "./existing-claims";
+import { journalLabel } from "./journal";
+import { defaultStorageClass, templateSize } from "./objects";
+import { bytesOf as quantityBytes, compareQuantities, parseQuantity, sameQuantity } from "./quantity";
+import type { Migration, MigrationClaim, MigrationPhase, Observed, PlanRequest, Refusal, Step } from "./types";
+
+/** Labels of everything a move creates or keeps: its claim of the new volume, copy pods, the old volume. */
+export const migrationLabels = {
+  statefulSet: "appstorage.kubectl.io/statefulset",
+  claim: "appstorage.kubectl.io/claim",
+  namespace: "appstorage.kubectl.io/namespace",
+  ordinal: "appstorage.kubectl.io/ordinal",
+  retainedAt: "appstorage.kubectl.io/retained-at",
+} as const;
+
+/** The default --copy-image: busybox has every tool the copy script uses (sh, cp, find, stat, sha256sum, awk, sort, du, df). */
+export const defaultCopyImage = "docker.io/library/busybox:1.37.0";
+
+export interface MigrationPart {
+  migration?: Migration;
+  refusals: Refusal[];
+  warnings: string[];
+  steps: Step[];
+}
+
+/** Names of 253 characters at most: a long claim name keeps its end, which tells the ordinal. */
+function bounded(prefix: string, name: string): string {
+  const full = `${prefix}${name}`;
+  return full.length <= 253 ? full : `${prefix}${name.slice(name.length - (253 - prefix.length))}`;
+}
+
+/** The tool's claim of the new volume while the data is copied to it. */
+export const newVolumeClaimName = (claim: string) => bounded("appstorage-new-", claim);
+/** The copy pod of one claim (one at a time: the first copy, then the final copy with the verification). */
+export const copyPodName = (claim: string) => bounded("appstorage-copy-", claim);
+
+const bytesOf = (q: string) => Number(quantityBytes(q) ?? 0n);
+
+/**
+ * Plans the move of every existing claim of the named templates whose class or size differs
+ * from its new template: highest ordinal first. Refused before anything changes: block volumes,
+ * a ReadWriteOncePod claim without --yes, a new size smaller than the data, --resize-existing with it.
+ */
+export function planMigration(base: ExistingClaimsBase, observed: Observed, request: PlanRequest): MigrationPart {
+  const options = request.existing?.migrate;
+  const refusals: Refusal[] = [];
+  const warnings: string[] = [];
+  // A run that was moving claims goes on from its journal, whatever this run's flags.
+  if (base.mode === "resume" && base.journal?.migration) return { migration: base.journal.migration, refusals, warnings, steps: ["write-journal", "migrate", "remove-journal"] };
+  if (!options) return { refusals, warnings, steps: [] };
+  const ref = statefulSetRef(request.name);
+  const named = new Set(request.directives.map((d) => d.claim));
+  const templates = new Map((base.desired.spec.volumeClaimTemplates ?? []).map((t) => [t.metadata.name ?? "", t]));
+  const claimsByName = new Map(observed.claims.map((c) => [c.metadata.name ?? "", c]));
+  const defaultClass = defaultStorageClass(observed.storageClasses);
+  const claims: MigrationClaim[] = [];
+  for (const effect of base.claims) {
+    if (!named.has(effect.template)) continue;
+    const claim = claimsByName.get(effect.name);
+    const template = templates.get(effect.template);
+    if (!claim || !template) continue;
+    const to = { size: templateSize(template) ?? effect.request ?? "", storageClass: template.spec.storageClassName ?? defaultClass };
+    if (claim.spec.storageClassName === to.storageClass && effect.request && sameQuantity(effect.request, to.size)) continue;
+    if (claim.status?.phase !== "Bound" || !claim.spec.volumeName) {
+      warnings.push(`claim ${effect.name} is ${claim.status?.phase ?? "not bound"}: it has no volume, so no data to move; it is left as it is`);
+      continue;
+    }
+    const refusal = claimRefusal(claim, to.size, observed, options.acceptDowntime, ref);
+    if (refusal) {
+      refusals.push(refusal);
+      continue;
+    }
+    const used = observed.volumeUsage?.[effect.name];
+    const shrinks = compareQuantities(parseQuantity(to.size), parseQuantity(claim.status?.capacity?.["storage"] ?? effect.request ?? to.size)) < 0;
+    if (shrinks && used === undefined) {
+      warnings.push(
+        `claim ${effect.name} shrinks to ${to.size}: kubelet's volume stats could not tell how much data it holds (${observed.volumeUsageError ?? "its pod is not running"}), so set measures it with a pod before anything changes`,
+      );
+    }
+    const pod = effect.leftover ? undefined : effect.pod;
+    const node = pod ? observed.podNodes?.[pod] : undefined;
+    claims.push({
+      claim: effect.name,
+      template: effect.template,
+      ordinal: effect.ordinal,
+      uid: effect.uid,
+      volume: claim.spec.volumeName,
+      accessModes: claim.spec.accessModes ?? ["ReadWriteOnce"],
+      ...(pod ? { pod } : {}),
+      ...(node ? { node } : {}),
+      from: { ...(effect.request ? { size: effect.request } : {}), ...(claim.spec.storageClassName ? { storageClass: claim.spec.storageClassName } : {}) },
+      to: { size: to.size, ...(to.storageClass ? { storageClass: to.storageClass } : {}) },
+      ...(used !== undefined ? { usedBytes: used } : {}),
+      ...(shrinks && used === undefined ? { measure: true } : {}),
+      offline: (claim.spec.accessModes ?? []).includes("ReadWriteOncePod"),
+      phase: "pending",
+      ...(claim.metadata.labels ? { labels: claim.metadata.labels } : {}),
+    });
+  }
+  if (request.existing?.resize || request.existing?.vac) {
+    refusals.push({ message: "--migrate-existing moves the existing claims to new volumes of the new size: drop --resize-existing and --vac-existing", forceable: false });
+  }
+  claims.sort((a, b) => b.ordinal - a.ordinal || (a.claim < b.claim ? -1 : 1));
+  if (!claims.length) return { refusals, warnings, steps: [] };
+  return { migration: { copyImage: options.copyImage, claims }, refusals, warnings, steps: ["write-journal", "migrate", "remove-journal"] };
+}
+
+/** Why one claim cannot move, or undefined. */
+function claimRefusal(claim: PersistentVolumeClaim, size: string, observed: Observed, acceptDowntime: boolean, ref: string): Refusal | undefined {
+  const name = claim.metadata.name ?? "";
+  if (claim.spec.volumeMode === "Block") {
+    return { message: `claim ${name} of ${ref} is a block volume (volumeMode Block): --migrate-existing copies files and does not support block volumes yet`, forceable: false };
+  }
+  if ((claim.spec.accessModes ?? []).includes("ReadWriteOncePod") && !acceptDowntime) {
+    return {
+      message: `claim ${name} is ReadWriteOncePod: no second pod may mount it while its pod runs, so its replica is down for the whole copy, not only the final one; pass --yes to accept that`,
+      forceable: false,
+    };
+  }
+  const capacity = claim.status?.capacity?.["storage"] ?? claim.spec.resources?.requests?.["storage"];
+  if (capacity && compareQuantities(parseQuantity(size), parseQuantity(capacity)) >= 0) return undefined;
+  // A smaller volume: the data must fit, measured (here, or by a pod before anything changes).
+  const used = observed.volumeUsage?.[name];
+  if (used !== undefined && used > bytesOf(size)) {
+    return { message: `claim ${name} holds ${used} bytes, more than the new size ${size} (${bytesOf(size)} bytes): choose a size of at least ${used} bytes`, forceable: false };
+  }
+  return undefined;
+}
+
+const managedBy = { [journalLabel.key]: journalLabel.value };
+
+/** The tool's claim of the new volume: the new class and size, the old claim's access modes. */
+export function newVolumeClaim(m: MigrationClaim, ns: string, statefulSet: string): PersistentVolumeClaim {
+  return {
+    apiVersion: "v1",
+    kind: "PersistentVolumeClaim",
+    metadata: { name: newVolumeClaimName(m.claim), namespace: ns, labels: { ...managedBy, [migrationLabels.statefulSet]: statefulSet, [migrationLabels.claim]: m.claim } },
+    spec: {
+      accessModes: m.accessModes,
+      volumeMode: "Filesystem",
+      resources: { requests: { storage: m.to.size } },
+      ...(m.to.storageClass ? { storageClassName: m.to.storageClass } : {}),
+    },
+  };
+}
+
+/** The claim re-created under its own name, bound to the new volume, with the labels it had. */
+export function movedClaim(m: MigrationClaim & { labels?: Record<string, string> }, ns: string, volume: string): PersistentVolumeClaim {
+  return {
+    apiVersion: "v1",
+    kind: "PersistentVolumeClaim",
+    metadata: { name: m.claim, namespace: ns, ...(m.labels ? { labels: m.labels } : {}) },
+    spec: {
+      accessModes: m.accessModes,
+      volumeMode: "Filesystem",
+      resources: { requests: { storage: m.to.size } },
+      ...(m.to.storageClass ? { storageClassName: m.to.storageClass } : {}),
+      volumeName: volume,
+    },
+  };
+}
+
+export type CopyMode = "copy" | "sync" | "measure";
+
+/** The pod that measures a claim's data before a shrink (only the claim mounted, read-only). */
+export const measurePodName = (claim: string) => bounded("appstorage-measure-", claim);
+
+/**
+ * A copy pod: the claim mounted read-only at /src, the new volume at /dst, on the node of the
+ * claim's pod (a ReadWriteOnce volume can be mounted by two pods there), tolerating every taint,
+ * as root (to keep owners). It reports in its termination message (parseCopyReport).
+ */
+export function copyPod(m: MigrationClaim, ns: string, statefulSet: string, mode: CopyMode, image: string): Pod {
+  const env = [{ name: "MODE", value: mode }, ...(m.copiedSince !== undefined ? [{ name: "SINCE", value: String(m.copiedSince) }] : [])];
+  return {
+    apiVersion: "v1",
+    kind: "Pod",
+    metadata: {
+      name: mode === "measure" ? measurePodName(m.claim) : copyPodName(m.claim),
+      namespace: ns,
+      labels: { ...managedBy, [migrationLabels.statefulSet]: statefulSet, [migrationLabels.claim]: m.claim },
+      annotations: { "appstorage.kubectl.io/copy": mode },
+    },
+    spec: {
+      restartPolicy: "Never",
+      ...(m.node
+        ? { affinity: { nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [{ matchFields: [{ key: "metadata.name", operator: "In", values: [m.node] }] }] } } } }
+        : {}),
+      tolerations: [{ operator: "Exists" }],
+      securityContext: { runAsUser: 0, runAsGroup: 0 },
+      containers: [
+        {
+          name: "copy",
+          image,
+          imagePullPolicy: "IfNotPresent",
+          command: ["/bin/sh", "-c", copyScript],
+          env,
+          terminationMessagePolicy: "File",
+          volumeMounts: [{ name: "src", mountPath: "/src", readOnly: true }, ...(mode === "measure" ? [] : [{ name: "dst", mountPath: "/dst" }])],
+        },
+      ],
+      volumes: [
+        { name: "src", persistentVolumeClaim: { claimName: m.claim, readOnly: true } },
+        ...(mode === "measure" ? [] : [{ name: "dst", persistentVolumeClaim: { claimName: newVolumeClaimName(m.claim) } }]),
+      ],
+    },
+  };
+}
+
+/** What a copy pod reported: the first copy's start and bytes, or the verification's counts and digests. */
+export interface CopyReport {
+  since?: number;
+  /** How long the copy itself took in the pod (and the verification), by the node's clock. */
+  seconds?: number;
+  verifySeconds?: number;
+  bytes?: number;
+  files?: number;
+  src?: string;
+  dst?: string;
+  diff?: string;
+  error?: string;
+}
+
+/** The report of a finished copy pod (Succeeded or Failed), from its termination message. */
+export function parseCopyReport(pod: Pod): CopyReport | undefined {
+  const message = pod.status?.containerStatuses?.find((c) => c.name === "copy")?.state?.terminated?.message;
+  if (!message) return undefined;
+  try {
+    return JSON.parse(message) as CopyReport;
+  } catch {
+    return { error: message.slice(0, 300) };
+  }
+}
+
+/** A copy pod's end: Succeeded or Failed, or undefined while it runs. */
+export const copyPodDone = (pod: Pod | undefined): boolean => pod?.status?.phase === "Succeeded" || pod?.status?.phase === "Failed";
+
+/** The order a claim's move goes through its phases: a ReadWriteOncePod claim is stopped before its first copy. */
+export function phaseOrder(m: Pick<MigrationClaim, "offline">): MigrationPhase[] {
+  return m.offline ? ["pending", "stopped", "copied", "verified", "swapped", "done"] : ["pending", "copied", "stopped", "verified", "swapped", "done"];
+}
+
+/** The labels of a kept old volume: whose it was and when it was retained. */
+export function retainedLabels(m: MigrationClaim, ns: string, statefulSet: string, now: Date): Record<string, string> {
+  return {
+    ...managedBy,
+    [migrationLabels.namespace]: ns,
+    [migrationLabels.statefulSet]: statefulSet.slice(0, 63),
+    [migrationLabels.claim]: m.claim.slice(0, 63),
+    [migrationLabels.ordinal]: String(m.ordinal),
+    [migrationLabels.retainedAt]: now.toISOString().slice(0, 10),
+  };
+}

@@ -1,0 +1,152 @@
+// --migrate-existing against the real control plane, where no node is needed: what it refuses
+// before anything changes (Pod Security refusing the copy pods, found by a server dry run; a
+// namespace admin without rights on PersistentVolumes; a shrink whose data cannot be measured;
+// block volumes; ReadWriteOncePod without --yes), and what diff shows. Each refusal: one line,
+// a non-zero exit, every uid and the StatefulSet's resourceVersion unchanged, no journal, no
+// copy pod. The moves themselves run on the real node (test/node/migrate.test.ts).
+import assert from "node:assert/strict";
+import { describe, type TestContext, test } from "node:test";
+import { sts } from "../fixtures/builders";
+import { apply, claims, eventually, getSts, kubectl, kubectlTry, namespace, runPlugin, settled, storageClassFor, uids, userKubeconfig } from "./harness";
+
+/** Two replicas whose claims are bound to prepared volumes; `mode` and `access` as the claim template asks. */
+async function boundDb(t: TestContext, ns: string, cls: string, opts: { mode?: "Block"; access?: string } = {}): Promise<void> {
+  for (let i = 0; i < 2; i++) {
+    const name = `pv-${ns}-${i}`;
+    apply(
+      {
+        apiVersion: "v1",
+        kind: "PersistentVolume",
+        metadata: { name },
+        spec: {
+          capacity: { storage: "1Gi" },
+          accessModes: [opts.access ?? "ReadWriteOnce"],
+          ...(opts.mode ? { volumeMode: opts.mode } : {}),
+          persistentVolumeReclaimPolicy: "Retain",
+          storageClassName: cls,
+          hostPath: { path: `/tmp/appstorage-e2e/${name}` },
+          claimRef: { namespace: ns, name: `data-db-${i}` },
+        },
+      },
+      ns,
+    );
+    t.after(() => kubectlTry(["delete", "pv", name, "--wait=false"]));
+  }
+  const b = sts("db", ns).withClaim("data", "1Gi", cls).replicas(2).parallel().build();
+  const spec = b.spec.volumeClaimTemplates![0]!.spec;
+  if (opts.mode) spec.volumeMode = opts.mode;
+  if (opts.access) spec.accessModes = [opts.access];
+  apply(b, ns);
+  await settled(ns, "db", 2);
+  await eventually("2 claims bound", () => claims(ns).filter((c) => c.status?.phase === "Bound").length === 2, 60_000);
+}
+
+function assertNothingChanged(ns: string, before: Record<string, string>, rv: string | undefined): void {
+  assert.deepEqual(uids(ns), before);
+  assert.equal(getSts(ns, "db").metadata.resourceVersion, rv);
+  assert.notEqual(kubectlTry(["get", "secret", "appstorage-journal-db", "-n", ns]).code, 0, "no journal");
+  assert.equal(kubectl(["get", "pods", "-n", ns, "-l", "appstorage.kubectl.io/claim", "-o", "name"]).trim(), "", "no copy pod");
+}
+
+describe("set --migrate-existing: refused before anything changes", () => {
+  test("a namespace whose Pod Security refuses root pods: found by a dry run of the copy pod", async (t) => {
+    const ns = namespace(t, "mig");
+    const cls = storageClassFor(t, ns, { expandable: true });
+    const other = storageClassFor(t, ns, { expandable: false });
+    await boundDb(t, ns, cls);
+    kubectl(["label", "namespace", ns, "pod-security.kubernetes.io/enforce=restricted"]);
+    const before = uids(ns);
+    const rv = getSts(ns, "db").metadata.resourceVersion;
+    const r = await runPlugin(["set", "db", `data=1Gi,${other}`, "--migrate-existing", "-n", ns, "--yes"]);
+    assert.notEqual(r.code, 0);
+    assert.match(
+      r.stderr,
+      new RegExp(
+        `^error: the copy pods of --migrate-existing run as root \\(to keep every file's owner\\), and namespace ${ns} refuses them: .*violates PodSecurity "restricted:latest".*; nothing was changed: allow them while the claims move, for example with kubectl label namespace ${ns} pod-security.kubernetes.io/enforce=baseline --overwrite\\n$`,
+      ),
+    );
+    assertNothingChanged(ns, before, rv);
+  });
+
+  test("a namespace admin has no rights on PersistentVolumes: the preflight names them", async (t) => {
+    const ns = namespace(t, "mig");
+    const cls = storageClassFor(t, ns, { expandable: true });
+    const other = storageClassFor(t, ns, { expandable: false });
+    await boundDb(t, ns, cls);
+    const user = `admin-${ns}`;
+    const kc = userKubeconfig(user);
+    kubectl(["create", "rolebinding", user, "--clusterrole=admin", `--user=${user}`, "-n", ns]);
+    // The storage classes are readable (a named class is checked), as a cluster admin grants with rbac's optional ClusterRole.
+    kubectl(["create", "clusterrole", `sc-${ns}`, "--verb=get,list", "--resource=storageclasses.storage.k8s.io"]);
+    kubectl(["create", "clusterrolebinding", `sc-${ns}`, `--clusterrole=sc-${ns}`, `--user=${user}`]);
+    t.after(() => kubectlTry(["delete", "clusterrole,clusterrolebinding", `sc-${ns}`]));
+    const before = uids(ns);
+    const rv = getSts(ns, "db").metadata.resourceVersion;
+    const r = await runPlugin(["set", "db", `data=1Gi,${other}`, "--migrate-existing", "-n", ns, "--yes"], { kubeconfig: kc });
+    assert.notEqual(r.code, 0);
+    assert.match(
+      r.stderr,
+      /^error: you may not get persistentvolumes, patch persistentvolumes, which this change needs; nothing was changed: ask for those permissions \(kubectl auth can-i get persistentvolumes; kubectl auth can-i patch persistentvolumes; kubectl appstorage rbac prints a Role with all of them\)\n$/,
+    );
+    assertNothingChanged(ns, before, rv);
+  });
+
+  test("a shrink whose data cannot be measured here (no node runs the measuring pod), a block volume, ReadWriteOncePod without --yes", async (t) => {
+    const ns = namespace(t, "mig");
+    const cls = storageClassFor(t, ns, { expandable: true });
+    const other = storageClassFor(t, ns, { expandable: false });
+    await boundDb(t, ns, cls);
+    const before = uids(ns);
+    const rv = getSts(ns, "db").metadata.resourceVersion;
+    // No node here: the pod that would measure the data never runs, and the run stops at --timeout.
+    const shrink = await runPlugin(["set", "db", "data=512Mi", "--migrate-existing", "--timeout", "5s", "-n", ns, "--yes"]);
+    assert.notEqual(shrink.code, 0);
+    assert.match(
+      shrink.stderr,
+      /Warning: claim data-db-1 shrinks to 512Mi: kubelet's volume stats could not tell how much data it holds \(its pod is not running\), so set measures it with a pod before anything changes\n/,
+    );
+    assert.match(
+      shrink.stderr,
+      /\nerror: timed out after 5s measuring the data of claim data-db-1 \(pod appstorage-measure-data-db-1 did not finish: kubectl describe pod appstorage-measure-data-db-1 -n [\w-]+\); nothing was changed\n$/,
+    );
+    assertNothingChanged(ns, before, rv);
+
+    const blockNs = namespace(t, "mig");
+    await boundDb(t, blockNs, cls, { mode: "Block" });
+    const block = await runPlugin(["set", "db", `data=1Gi,${other}`, "--migrate-existing", "-n", blockNs, "--yes"]);
+    assert.notEqual(block.code, 0);
+    assert.match(
+      block.stderr,
+      /^error: claim data-db-0 of statefulset.apps\/db is a block volume \(volumeMode Block\): --migrate-existing copies files and does not support block volumes yet \(and 1 more refusal\(s\)\)\n$/,
+    );
+
+    const onceNs = namespace(t, "mig");
+    await boundDb(t, onceNs, cls, { access: "ReadWriteOncePod" });
+    const once = await runPlugin(["diff", "db", `data=1Gi,${other}`, "--migrate-existing", "-n", onceNs]);
+    assert.notEqual(once.code, 0);
+    assert.match(
+      once.stderr,
+      /claim data-db-0 is ReadWriteOncePod: no second pod may mount it while its pod runs, so its replica is down for the whole copy, not only the final one; pass --yes to accept that/,
+    );
+  });
+
+  test("diff shows every claim that moves, in order, and changes nothing", async (t) => {
+    const ns = namespace(t, "mig");
+    const cls = storageClassFor(t, ns, { expandable: true });
+    const other = storageClassFor(t, ns, { expandable: false });
+    await boundDb(t, ns, cls);
+    const before = uids(ns);
+    const rv = getSts(ns, "db").metadata.resourceVersion;
+    const r = await runPlugin(["diff", "db", `data=1Gi,${other}`, "--migrate-existing", "-n", ns]);
+    assert.equal(r.code, 1, r.stderr);
+    assert.match(r.stderr, /claims moved to new volumes with their data \(one at a time, in this order; copy image docker\.io\/library\/busybox:1\.37\.0\):\n/);
+    const rows = r.stderr.split("\n").filter((l) => /^data-db-\d /.test(l) && / pending$/.test(l));
+    assert.deepEqual(
+      rows.map((l) => l.split(/\s+/)[0]),
+      ["data-db-1", "data-db-0"],
+    );
+    const plan = JSON.parse((await runPlugin(["diff", "db", `data=1Gi,${other}`, "--migrate-existing", "-n", ns, "-o", "json"])).stdout);
+    assert.deepEqual(plan.steps, ["write-journal", "orphan-delete", "wait-gone", "create", "verify", "record", "migrate", "remove-journal"]);
+    assertNothingChanged(ns, before, rv);
+  });
+});

@@ -1,0 +1,198 @@
+// --migrate-existing as a plan: which claims move and in which order, what is refused before
+// anything changes, and the objects a move creates. Pure.
+import assert from "node:assert/strict";
+import { describe, test } from "node:test";
+import { parseArgs } from "../../src/cli/root";
+import type { PersistentVolumeClaim, StatefulSet } from "../../src/kube/types";
+import { parseDirectives } from "../../src/plan/directive";
+import { journalFor, journalIsStale } from "../../src/plan/journal";
+import { copyPod, defaultCopyImage, movedClaim, newVolumeClaim, parseCopyReport, phaseOrder, retainedLabels } from "../../src/plan/migrate";
+import { buildPlan } from "../../src/plan/plan";
+import type { Observed, PlanRequest } from "../../src/plan/types";
+import { claim, pod, storageClass, sts } from "../fixtures/builders";
+
+const now = "2026-12-01T12:00:00.000Z";
+const bound = (c: PersistentVolumeClaim, volume: string, more: Partial<PersistentVolumeClaim["spec"]> = {}): PersistentVolumeClaim => ({
+  ...c,
+  metadata: { ...c.metadata, labels: { app: "db" } },
+  spec: { ...c.spec, volumeName: volume, ...more },
+});
+
+function observed(s: StatefulSet, extra: Partial<Observed> = {}): Observed {
+  return {
+    statefulSet: s,
+    claims: [0, 1, 2].map((i) => bound(claim(`data-db-${i}`, "1Gi", { capacity: "1Gi", storageClass: "fast" }), `pv-${i}`)),
+    pods: [0, 1, 2].map((i) => pod(`db-${i}`, s)),
+    storageClasses: [storageClass("fast", { default: true }), storageClass("slow")],
+    podNodes: { "db-0": "node-a", "db-1": "node-a", "db-2": "node-b" },
+    volumeUsage: { "data-db-0": 300_000_000, "data-db-1": 200_000_000, "data-db-2": 100_000_000 },
+    user: "alice",
+    now,
+    ...extra,
+  };
+}
+
+const db = () => sts("db").withClaim("data", "1Gi", "fast").replicas(3).live("uid-db", "7");
+const request = (directives: string[], acceptDowntime = false): PlanRequest => ({
+  namespace: "default",
+  name: "db",
+  directives: parseDirectives(directives),
+  force: false,
+  existing: { resize: false, vac: false, waitResize: false, restartPods: false, migrate: { copyImage: "img:1", acceptDowntime } },
+});
+
+describe("--migrate-existing: the plan", () => {
+  test("another class: every claim moves, highest ordinal first, after the re-create", () => {
+    const plan = buildPlan(observed(db()), request(["data=1Gi,slow"]));
+    assert.deepEqual(plan.refusals, []);
+    assert.deepEqual(plan.steps, ["write-journal", "orphan-delete", "wait-gone", "create", "verify", "record", "migrate", "remove-journal"]);
+    assert.deepEqual(
+      plan.migration!.claims.map((c) => [c.claim, c.ordinal, c.pod, c.node, c.volume, c.to.storageClass, c.to.size, c.phase]),
+      [
+        ["data-db-2", 2, "db-2", "node-b", "pv-2", "slow", "1Gi", "pending"],
+        ["data-db-1", 1, "db-1", "node-a", "pv-1", "slow", "1Gi", "pending"],
+        ["data-db-0", 0, "db-0", "node-a", "pv-0", "slow", "1Gi", "pending"],
+      ],
+    );
+    assert.equal(plan.migration!.copyImage, "img:1");
+    assert.deepEqual(plan.migration!.claims[0]!.labels, { app: "db" });
+    assert.deepEqual(JSON.parse(JSON.stringify(plan)), plan);
+  });
+
+  test("a shrink that fits: no warning that existing claims keep their size", () => {
+    const plan = buildPlan(observed(db()), request(["data=512Mi"]));
+    assert.deepEqual(plan.refusals, []);
+    assert.equal(plan.migration!.claims.length, 3);
+    assert.ok(!plan.warnings.some((w) => /existing claims keep theirs/.test(w)), plan.warnings.join("\n"));
+  });
+
+  test("a shrink below the data is refused, in bytes", () => {
+    const plan = buildPlan(observed(db()), request(["data=256Mi"]));
+    assert.deepEqual(
+      plan.refusals.map((r) => r.message),
+      ["claim data-db-0 holds 300000000 bytes, more than the new size 256Mi (268435456 bytes): choose a size of at least 300000000 bytes"],
+    );
+  });
+
+  test("a shrink whose data kubelet's stats could not tell: measured by a pod before anything changes, said in a warning", () => {
+    const plan = buildPlan(observed(db(), { volumeUsage: undefined, volumeUsageError: "address not allowed" }), request(["data=512Mi"]));
+    assert.deepEqual(plan.refusals, []);
+    assert.deepEqual(
+      plan.migration!.claims.map((c) => c.measure),
+      [true, true, true],
+    );
+    assert.match(
+      plan.warnings.join("\n"),
+      /claim data-db-0 shrinks to 512Mi: kubelet's volume stats could not tell how much data it holds \(address not allowed\), so set measures it with a pod before anything changes/,
+    );
+    // Not a shrink: nothing to measure.
+    assert.ok(buildPlan(observed(db(), { volumeUsage: undefined }), request(["data=1Gi,slow"])).migration!.claims.every((c) => !c.measure));
+  });
+
+  test("block volumes and ReadWriteOncePod (without --yes) are refused", () => {
+    const o = observed(db());
+    o.claims[0] = { ...o.claims[0]!, spec: { ...o.claims[0]!.spec, volumeMode: "Block" } };
+    o.claims[1] = { ...o.claims[1]!, spec: { ...o.claims[1]!.spec, accessModes: ["ReadWriteOncePod"] } };
+    const refused = buildPlan(o, request(["data=1Gi,slow"]));
+    assert.deepEqual(
+      refused.refusals.map((r) => r.message.split(":")[0]),
+      ["claim data-db-0 of statefulset.apps/db is a block volume (volumeMode Block)", "claim data-db-1 is ReadWriteOncePod"],
+    );
+    o.claims[0] = observed(db()).claims[0]!;
+    const accepted = buildPlan(o, request(["data=1Gi,slow"], true));
+    assert.deepEqual(accepted.refusals, []);
+    assert.equal(accepted.migration!.claims.find((c) => c.claim === "data-db-1")!.offline, true);
+    assert.deepEqual(phaseOrder({ offline: true }), ["pending", "stopped", "copied", "verified", "swapped", "done"]);
+  });
+
+  test("claims already on the target are left; unbound ones are named and left", () => {
+    const o = observed(db());
+    o.claims[2] = bound(claim("data-db-2", "1Gi", { capacity: "1Gi", storageClass: "slow" }), "pv-9");
+    o.claims[1] = { ...claim("data-db-1", "1Gi", { phase: "Pending", storageClass: "fast" }) };
+    const plan = buildPlan(o, request(["data=1Gi,slow"]));
+    assert.deepEqual(
+      plan.migration!.claims.map((c) => c.claim),
+      ["data-db-0"],
+    );
+    assert.ok(plan.warnings.some((w) => w.startsWith("claim data-db-1 is Pending: it has no volume")));
+  });
+
+  test("nothing to move and no template change: no change", () => {
+    const o = observed(sts("db").withClaim("data", "1Gi", "slow").replicas(1).live("uid-db", "7"));
+    o.claims = [bound(claim("data-db-0", "1Gi", { capacity: "1Gi", storageClass: "slow" }), "pv-0")];
+    const plan = buildPlan(o, request(["data=1Gi,slow"]));
+    assert.equal(plan.noChange, true);
+    assert.equal(plan.migration, undefined);
+  });
+
+  test("an interrupted move goes on from its journal, whatever the StatefulSet's uid", () => {
+    const first = buildPlan(observed(db()), request(["data=1Gi,slow"]));
+    const journal = { ...journalFor(first, { holder: "h", by: "alice", now: new Date(now) }), step: "migrating" as const, leaseExpires: "2026-12-01T11:00:00.000Z" };
+    journal.migration!.claims[0]!.phase = "swapped";
+    const recreated = { ...db(), metadata: { ...db().metadata, uid: "uid-db-2" }, spec: first.desired.spec };
+    assert.equal(journalIsStale(journal, recreated), false);
+    const plan = buildPlan(observed(recreated, { journal }), request(["data=1Gi,slow"]));
+    assert.equal(plan.mode, "resume");
+    assert.deepEqual(plan.refusals, []);
+    assert.deepEqual(plan.steps, ["write-journal", "migrate", "remove-journal"]);
+    assert.equal(plan.migration!.claims[0]!.phase, "swapped");
+    assert.match(plan.warnings[0]!, /was moving the claims of db to new volumes and was interrupted/);
+    // Gone in the middle of a move (the StatefulSet is orphan-deleted while a replica is down): the same.
+    const gone = buildPlan(observed(recreated, { statefulSet: undefined, journal }), request(["data=1Gi,slow"]));
+    assert.deepEqual(gone.steps, ["write-journal", "migrate", "remove-journal"]);
+    // Re-created by someone else with other templates: stale.
+    assert.equal(journalIsStale(journal, db()), true);
+  });
+
+  test("the command line: --migrate-existing alone, --copy-image, --yes", () => {
+    const parsed = parseArgs(["set", "db", "data=2Gi,slow", "--migrate-existing", "--yes", "--copy-image", "reg/copy:2"]);
+    assert.equal(parsed.kind, "set");
+    assert.deepEqual((parsed as { existing?: unknown }).existing, { resize: false, vac: false, waitResize: false, restartPods: false, migrate: { copyImage: "reg/copy:2", acceptDowntime: true } });
+    const diff = parseArgs(["diff", "db", "data=2Gi", "--migrate-existing"]);
+    assert.deepEqual((diff as { existing?: { migrate?: unknown } }).existing?.migrate, { copyImage: defaultCopyImage, acceptDowntime: false });
+    assert.throws(() => parseArgs(["set", "db", "data=2Gi", "--copy-image", "x"]), /--copy-image is the image of the copy pods of --migrate-existing/);
+    assert.throws(() => parseArgs(["set", "db", "data=2Gi", "--migrate-existing", "--resize-existing"]), /drop --resize-existing/);
+  });
+});
+
+describe("--migrate-existing: the objects", () => {
+  const m = buildPlan(observed(db()), request(["data=2Gi,slow"])).migration!.claims[0]!;
+
+  test("the claim of the new volume, the copy pod, the claim re-created on the new volume", () => {
+    const temp = newVolumeClaim(m, "default", "db");
+    assert.equal(temp.metadata.name, "appstorage-new-data-db-2");
+    assert.deepEqual(temp.spec, { accessModes: ["ReadWriteOnce"], volumeMode: "Filesystem", resources: { requests: { storage: "2Gi" } }, storageClassName: "slow" });
+    const copy = copyPod({ ...m, copiedSince: 1700000000 }, "default", "db", "sync", "img:1");
+    const spec = copy.spec as Record<string, unknown> & { containers: { env: unknown[]; volumeMounts: unknown[] }[]; volumes: unknown[] };
+    assert.deepEqual(spec["affinity"], {
+      nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [{ matchFields: [{ key: "metadata.name", operator: "In", values: ["node-b"] }] }] } },
+    });
+    assert.deepEqual(spec["tolerations"], [{ operator: "Exists" }]);
+    assert.deepEqual(spec.containers[0]!.env, [
+      { name: "MODE", value: "sync" },
+      { name: "SINCE", value: "1700000000" },
+    ]);
+    assert.deepEqual(spec.volumes, [
+      { name: "src", persistentVolumeClaim: { claimName: "data-db-2", readOnly: true } },
+      { name: "dst", persistentVolumeClaim: { claimName: "appstorage-new-data-db-2" } },
+    ]);
+    const moved = movedClaim(m, "default", "pv-new");
+    assert.deepEqual(moved.metadata, { name: "data-db-2", namespace: "default", labels: { app: "db" } });
+    assert.equal(moved.spec.volumeName, "pv-new");
+    assert.deepEqual(retainedLabels(m, "default", "db", new Date(now)), {
+      "app.kubernetes.io/managed-by": "kubectl-appstorage",
+      "appstorage.kubectl.io/namespace": "default",
+      "appstorage.kubectl.io/statefulset": "db",
+      "appstorage.kubectl.io/claim": "data-db-2",
+      "appstorage.kubectl.io/ordinal": "2",
+      "appstorage.kubectl.io/retained-at": "2026-12-01",
+    });
+  });
+
+  test("a copy pod's report comes from its termination message", () => {
+    const done = { metadata: {}, status: { phase: "Succeeded", containerStatuses: [{ name: "copy", state: { terminated: { exitCode: 0, message: '{"since":17,"bytes":4096}' } } }] } };
+    assert.deepEqual(parseCopyReport(done), { since: 17, bytes: 4096 });
+    assert.deepEqual(parseCopyReport({ metadata: {}, status: { containerStatuses: [{ name: "copy", state: { terminated: { message: "not json" } } }] } }), { error: "not json" });
+    assert.equal(parseCopyReport({ metadata: {} }), undefined);
+  });
+});
