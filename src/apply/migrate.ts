@@ -158,7 +158,7 @@ const phases: Record<Exclude<MigrationPhase, "pending">, (move: Move, image: str
   copied: (move, image) => firstCopy(move, image),
   stopped: (move) => stopReplica(move),
   verified: (move, image) => finalCopy(move, image),
-  swapped: (move) => swapClaim(move),
+  swapped: (move, image) => swapClaim(move, image),
   done: (move) => startReplica(move),
 };
 
@@ -248,9 +248,25 @@ async function stopReplica(move: Move): Promise<void> {
   await bounded(ctx, `waiting for the other replicas of ${statefulSetRef(name)} to be Ready before stopping ${m.pod ?? m.claim}`, (signal) =>
     waitPods(ctx.client, ns, labelSelector(plan.desired), othersReady(sts, plan, m.pod), signal),
   );
-  await statefulSetAway(move, sts);
+  // Read again: the object's status changes as pods become Ready, and the delete is guarded by its resourceVersion.
+  await statefulSetAway(move, await getStatefulSet(ctx.client, ns, name));
   if (m.pod) await evictAndWait(move, m.pod);
   move.stoppedAt = ctx.progress.elapsedSeconds();
+}
+
+/**
+ * The replica must still be down when its data is copied the last time and when its claim moves:
+ * if someone re-created the StatefulSet meanwhile (a GitOps controller, say) and the pod runs
+ * again, it is stopped again, and the final copy (and verification) is done again.
+ */
+async function stillStopped(move: Move): Promise<boolean> {
+  const { ctx, m, ns } = move;
+  if (!m.pod) return true;
+  const pod = await getPod(ctx.client, ns, m.pod);
+  if (!pod || pod.metadata.deletionTimestamp) return true;
+  ctx.progress.warn(`${m.pod} runs again (its StatefulSet was re-created meanwhile): stopping it again before the final copy`);
+  await stopReplica(move);
+  return false;
 }
 
 /** Orphan-deletes the StatefulSet (only as this change made it), so nothing re-creates the pod meanwhile. */
@@ -301,12 +317,15 @@ async function evictAndWait(move: Move, podName: string): Promise<void> {
 
 async function finalCopy(move: Move, image: string): Promise<void> {
   const { ctx, m } = move;
-  if (m.offline) await firstCopy(move, image);
+  await stillStopped(move);
   ctx.progress.say(`claim ${m.claim}: final copy of what changed, then verifying every file on both volumes`);
   const started = ctx.progress.elapsedSeconds();
   const { pod, report } = await runCopy(move, "sync", image);
   if (pod.status?.phase !== "Succeeded" || !report?.src || report.src !== report.dst) {
     const why = report?.error ?? (report?.diff ? `the volumes differ: ${report.diff}` : "see the copy pod's events");
+    // The replica comes back on its old claim: a rerun must stop it again before another final copy.
+    m.phase = m.offline ? "pending" : "copied";
+    await move.save();
     await ensureStatefulSet(move.plan, ctx);
     throw new StopError(`claim ${m.claim}: verification failed (${why}); the claim and its volume ${m.volume} were not changed and ${statefulSetRef(move.name)} is back: run the same command again`);
   }
@@ -317,9 +336,11 @@ async function finalCopy(move: Move, image: string): Promise<void> {
 }
 
 /** The old volume is kept (Retain, labelled) before its claim goes; the claim comes back on the new volume. */
-async function swapClaim(move: Move): Promise<void> {
+async function swapClaim(move: Move, image: string): Promise<void> {
   const { ctx, m, ns, name } = move;
   const { client, progress } = ctx;
+  // Verified while the replica was down; if it ran again since, its data may have changed: copy and verify again.
+  if (!(await stillStopped(move))) await finalCopy(move, image);
   const temp = await getClaim(client, ns, newVolumeClaimName(m.claim));
   if (temp?.spec.volumeName) m.newVolume = temp.spec.volumeName;
   if (!m.newVolume)
