@@ -99,7 +99,8 @@ async function assertKept(b: Before, seen: PodSeen[], evicted: string[], context
       assert.notEqual(after[n]!.containerID, b.pods[n]!.containerID, `${context}: ${n} has a new container`);
       assert.equal(after[n]!.restartCount, 0, `${context}: ${n}'s new container never restarted`);
       assert.deepEqual(uidsSeen.sort(), [b.pods[n]!.uid, after[n]!.uid].sort(), `${context}: ${n} restarted exactly once`);
-      // Graceful: the old container ended on SIGTERM with its own exit code 0 (a SIGKILL gives 137).
+      // Graceful: every exit of the old container the watch saw is its own exit code 0 on SIGTERM
+      // (a SIGKILL gives 137).
       const exits = seen.filter((s) => s.uid === b.pods[n]!.uid && s.exitCode !== "").map((s) => s.exitCode);
       assert.ok(
         exits.every((c) => c === "0"),
