@@ -14,14 +14,15 @@
 import assert from "node:assert/strict";
 import { execFile, execFileSync, spawn } from "node:child_process";
 import { promisify } from "node:util";
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { after, describe, test, type TestContext } from "node:test";
 import type { KubeObject, PersistentVolumeClaim, Pod, StatefulSet } from "../../src/kube/types";
 import { sts } from "../fixtures/builders";
-import { type Fault, type FaultKind, type FaultProxy, isWrite, type SeenRequest, startFaultProxy, unknownOutcome, writeDisciplineViolations } from "./faultproxy";
+import { type Fault, type FaultKind, type FaultProxy, isWrite, type SeenRequest, startFaultProxy, unknownOutcome } from "./faultproxy";
 import { apply, getSts, kubeconfig, kubectl, kubectlJson, kubectlTry, namespace, plugin, root, runPlugin, storageClassFor, userKubeconfig, volumeFor, type RunResult } from "./harness";
+import { assertHeldIntended, assertRequestsAccountedFor as assertAccounted, evictions, killAt, phaseLabel, phaseTargets, pool, procState, stateDir, within } from "./kill";
 
 // APPSTORAGE_FAULT_MATRIX=reduced (scripts/test.mjs --version: the older control planes) runs the
 // quick matrix too; the full one runs on the default control plane and alone makes the README figures.
@@ -232,49 +233,16 @@ function withoutPods(uids: Record<string, string>, pods: string[]): Record<strin
   return Object.fromEntries(Object.entries(uids).filter(([k]) => !pods.some((p) => k === `pod/${p}`)));
 }
 
-/** Rejects when `p` takes longer than `ms`: a run that hangs fails the test instead of hanging CI. */
-function within<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  return Promise.race([p, new Promise<T>((_, reject) => (timer = setTimeout(() => reject(new Error(`${what}: no result within ${ms / 1000}s`)), ms)))]).finally(() => clearTimeout(timer));
-}
-
-/** Runs `items` through `f`, `width` at a time (each case has its own namespace); fails with every failure. */
-async function pool<T>(items: T[], width: number, f: (item: T) => Promise<void>): Promise<void> {
-  const failures: string[] = [];
-  let next = 0;
-  await Promise.all(
-    Array.from({ length: Math.min(width, items.length) }, async () => {
-      while (next < items.length) {
-        const item = items[next++]!;
-        try {
-          await f(item);
-        } catch (e) {
-          failures.push((e as Error).message);
-        }
-      }
-    }),
-  );
-  if (failures.length) assert.fail(`${failures.length} of ${items.length} case(s) failed:\n${failures.join("\n")}`);
-}
 const width = Number(process.env["APPSTORAGE_RELIABILITY_WIDTH"] ?? 3);
 
-/**
- * The proxy is in the path: it saw exactly the requests the plugin's own log lists, no more, no
- * fewer. And no write reached the server twice, and an unknown outcome was read back.
- */
 function assertRequestsAccountedFor(proxy: FaultProxy, logFile: string, context: string): void {
-  const logged = existsSync(logFile) ? readFileSync(logFile, "utf8").trim().split("\n").filter(Boolean) : [];
-  const seen = proxy.requests.map((r) => `${r.method} ${r.path}`);
-  assert.ok(logged.length > 0, `${context}: the plugin logged no request`);
-  assert.deepEqual([...seen].sort(), [...logged].sort(), `${context}: the proxy did not see exactly the plugin's requests`);
-  summary.runsWithRequestLogCompared += 1;
-  summary.writesChecked += proxy.requests.filter(isWrite).length;
-  const problems = writeDisciplineViolations(proxy.requests);
-  summary.duplicatedWrites += problems.filter((p) => p.startsWith("write repeated")).length;
-  assert.deepEqual(problems, [], `${context}: ${problems.join("; ")}`);
+  assertAccounted(proxy, logFile, context, (writes, repeated) => {
+    summary.runsWithRequestLogCompared += 1;
+    summary.writesChecked += writes;
+    summary.duplicatedWrites += repeated;
+  });
 }
 
-const stateDir = () => mkdtempSync(join(tmpdir(), "appstorage-state-"));
 const setArgs = (ns: string) => ["set", "db", "data=2Gi", "-n", ns, "--yes"];
 
 /** Runs `set` through a proxy with these faults; returns the result and the proxy's log. */
@@ -459,52 +427,6 @@ describe("faults on every distinct request", () => {
   });
 });
 
-/** /proc state letter of a process, or undefined when it is gone. */
-function procState(pid: number): string | undefined {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
-    return stat.slice(stat.lastIndexOf(")") + 2).split(" ")[0];
-  } catch {
-    return undefined;
-  }
-}
-
-/**
- * Runs set through a proxy that holds the request `x` (before the server sees it, or after the
- * server handled it but before the plugin hears back) and SIGKILLs the plugin there. Fails when
- * the plugin exits before, or the request is not held within a minute.
- */
-async function killAt(
-  ns: string,
-  x: Pick<Target, "signature" | "nth"> & Pick<Fault, "after">,
-  when: "hold" | "hold-after",
-  flags: string[] = [],
-  started?: (proxy: FaultProxy) => void,
-): Promise<SeenRequest> {
-  const fault: Fault = { kind: when, nth: x.nth, signature: x.signature, ...(x.after ? { after: x.after } : {}) };
-  const proxy = await startFaultProxy(kubeconfig(), [fault]);
-  started?.(proxy);
-  const child = spawn(plugin, [...setArgs(ns), ...flags, "--kubeconfig", proxy.kubeconfig], {
-    env: { PATH: process.env["PATH"] ?? "", HOME: process.env["HOME"] ?? "", APPSTORAGE_STATE_DIR: stateDir() },
-    stdio: ["ignore", "ignore", "pipe"],
-  });
-  let stderr = "";
-  child.stderr!.on("data", (d: Buffer) => (stderr += d.toString()));
-  const exited = new Promise<string>((r) => child.on("exit", (code, signal) => r(`${code ?? signal}`)));
-  try {
-    const held = await Promise.race([proxy.nextHeld(60_000), exited.then((how) => Promise.reject(new Error(`the plugin exited (${how}) before reaching ${x.signature} #${x.nth + 1}: ${stderr}`)))]);
-    // Counted only when the process was alive at the held request.
-    const state = procState(child.pid!);
-    assert.ok(child.exitCode === null && child.signalCode === null && state !== undefined && state !== "Z", `the plugin was not alive at the held request (state ${state})`);
-    child.kill("SIGKILL");
-    assert.equal(await within(exited, 10_000, "the killed plugin"), "SIGKILL");
-    return held.request;
-  } finally {
-    if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
-    await proxy.close();
-  }
-}
-
 describe("SIGKILL at every write boundary", () => {
   for (const shape of quick ? shapes.slice(0, 1) : shapes) {
     check(`${shapeName(shape)}: killed before and after every write of every step, the rerun converges at once`, async (t) => {
@@ -514,7 +436,7 @@ describe("SIGKILL at every write boundary", () => {
       await pool(cases, width, async ({ x, when }) => {
         const { ns, before } = await prepared(t, shape);
         const context = `${shapeName(shape)} killed ${when === "hold" ? "before" : "after"} ${label(x)}`;
-        const at = await killAt(ns, x, when);
+        const at = await killAt(setArgs(ns), x, when);
         assert.equal(at.signature, x.signature, context);
         summary.kills += 1;
         summary.killsByShape[shapeName(shape)] = (summary.killsByShape[shapeName(shape)] ?? 0) + 1;
@@ -551,7 +473,7 @@ describe("SIGKILL at every write of the existing-claims growth", () => {
     await pool(cases, width, async ({ x, when }) => {
       const { ns, before } = await preparedBound(t, shape);
       const context = `--resize-existing killed ${when === "hold" ? "before" : "after"} ${label(x)}`;
-      const at = await killAt(ns, x, when, flags);
+      const at = await killAt([...setArgs(ns), ...flags], x, when);
       assert.equal(at.signature, x.signature, context);
       summary.kills += 1;
       summary.killsByShape["Parallel/Retain --resize-existing"] = (summary.killsByShape["Parallel/Retain --resize-existing"] ?? 0) + 1;
@@ -628,10 +550,6 @@ function simulateNode(ns: string, resize: () => boolean): { stop: () => Promise<
   };
 }
 
-/** Pods whose eviction the server accepted, in order. */
-const evictions = (requests: SeenRequest[]) => requests.filter((r) => r.signature === "create pods/eviction" && r.reachedServer && (r.serverStatus ?? 500) < 300).map((r) => r.name!);
-/** The wait and restart phase: what comes after the journal is removed (remove-journal, then wait-resize, restart-pods). */
-const afterJournal = "delete secrets";
 const watchesClaims = (requests: SeenRequest[]) => requests.some((r) => r.signature === "watch persistentvolumeclaims");
 
 describe("SIGKILL in the waits and restarts of existing claims", () => {
@@ -666,17 +584,13 @@ describe("SIGKILL in the waits and restarts of existing claims", () => {
       void kube(["delete", "namespace", base.ns, "--wait=false"]).catch(() => undefined);
 
       // Every request after the journal's removal: the waits' lists, watches and reads, and the evictions.
-      const start = baseline.findIndex((r) => r.signature === afterJournal);
-      assert.ok(start >= 0, "the baseline removed no journal");
-      const count = new Map<string, number>();
-      const phase = baseline.slice(start + 1).map((r) => {
-        const nth = count.get(r.signature) ?? 0;
-        count.set(r.signature, nth + 1);
-        return { signature: r.signature, nth, after: afterJournal, write: isWrite(r) };
-      });
-      const name = (x: (typeof phase)[number]) => `${x.signature} #${x.nth + 1}`;
+      const phase = phaseTargets(baseline);
+      const name = phaseLabel;
       for (const s of ["list persistentvolumeclaims", "watch persistentvolumeclaims", "create pods/eviction", "watch pods"])
-        assert.ok(count.get(s), `the wait made no ${s}: ${phase.map(name).join(", ")}`);
+        assert.ok(
+          phase.some((x) => x.signature === s),
+          `the wait made no ${s}: ${phase.map(name).join(", ")}`,
+        );
       // The quick matrix: the evictions and one of each request of the waits.
       const chosen = quick ? phase.filter((x) => x.write || x.nth === 0) : phase;
       const cases = chosen.flatMap((x) => (["hold", "hold-after"] as const).map((when) => ({ x, when })));
@@ -689,14 +603,11 @@ describe("SIGKILL in the waits and restarts of existing claims", () => {
         let dead = false;
         const node = simulateNode(ns, () => dead || watchesClaims(killed?.requests ?? []));
         try {
-          const at = await killAt(ns, x, when, flags, (p) => (killed = p));
+          const at = await killAt([...setArgs(ns), ...flags], x, when, (p) => (killed = p));
           dead = true;
           // The held request is the intended one: its signature, and its occurrence after the journal's removal.
           const log = killed!.requests;
-          const from = log.findIndex((r) => r.signature === afterJournal);
-          assert.equal(at.signature, x.signature, context);
-          assert.ok(from >= 0 && at.index > from, `${context}: held before the journal was removed`);
-          assert.equal(log.filter((r) => r.signature === x.signature && r.index > from && r.index < at.index).length, x.nth, `${context}: held another occurrence`);
+          assertHeldIntended(log, at, x, context);
           summary.kills += 1;
           summary.killsByShape[key] = (summary.killsByShape[key] ?? 0) + 1;
           const evictedBefore = evictions(log);

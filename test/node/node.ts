@@ -3,6 +3,7 @@
 // back from running pods: container ids, restart counts, the file's checksum, the filesystem's size.
 import type { Pod, StatefulSet } from "../../src/kube/types";
 import { spawn } from "node:child_process";
+import type { TestContext } from "node:test";
 import { apply, eventually, kubeconfig, kubectl, kubectlJson, kubectlTry, pods } from "../e2e/harness";
 
 export const workloadImage = "appstorage.local/workload:1";
@@ -162,13 +163,15 @@ export function watchPods(ns: string): { seen: PodSeen[]; stop: () => Promise<vo
       if (name) seen.push({ name, uid, deleting: deletion !== "", exitCode, ready: ready === "True" });
     }
   });
+  let closed: Promise<void> | undefined;
   return {
     seen,
     stop: () =>
-      new Promise((res) => {
+      (closed ??= new Promise((res) => {
+        if (child.exitCode !== null || child.signalCode !== null) return res();
         child.on("close", () => res());
         child.kill();
-      }),
+      })),
   };
 }
 
@@ -196,4 +199,27 @@ export function deleteKeptVolumes(t: { after: (fn: () => void) => void }, ns: st
       .filter(Boolean);
     for (const pv of kept) kubectlTry(["patch", pv, "-p", '{"spec":{"persistentVolumeReclaimPolicy":"Delete"}}']);
   });
+}
+
+/**
+ * A storage class of the project's driver whose volumes grow only when they are mounted
+ * (expansion=at-mount): kubelet's online expansion is refused, the claim waits in
+ * FileSystemResizePending until its pod restarts. Deleted when the test ends.
+ */
+export function atMountClass(t: TestContext, ns: string): string {
+  const name = `${ns}-at-mount`;
+  apply(
+    {
+      apiVersion: "storage.k8s.io/v1",
+      kind: "StorageClass",
+      metadata: { name },
+      provisioner: "csi.appstorage.local",
+      parameters: { expansion: "at-mount" },
+      allowVolumeExpansion: true,
+      volumeBindingMode: "WaitForFirstConsumer",
+    },
+    ns,
+  );
+  t.after(() => kubectlTry(["delete", "storageclass", name, "--wait=false"]));
+  return name;
 }

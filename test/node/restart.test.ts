@@ -4,27 +4,8 @@
 // SIGTERM (exit code 0), mounts the volume again and grows it; the data stays.
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { apply, kubectlTry, namespace, runPlugin, uids } from "../e2e/harness";
-import { aboutGiB, allReady, claimStatus, create, fsBytes, maxDown, payloadSha, watchPods, workload } from "./node";
-import type { TestContext } from "node:test";
-
-function atMountClass(t: TestContext, ns: string): string {
-  const name = `${ns}-at-mount`;
-  apply(
-    {
-      apiVersion: "storage.k8s.io/v1",
-      kind: "StorageClass",
-      metadata: { name },
-      provisioner: "csi.appstorage.local",
-      parameters: { expansion: "at-mount" },
-      allowVolumeExpansion: true,
-      volumeBindingMode: "WaitForFirstConsumer",
-    },
-    ns,
-  );
-  t.after(() => kubectlTry(["delete", "storageclass", name, "--wait=false"]));
-  return name;
-}
+import { namespace, runPlugin, uids } from "../e2e/harness";
+import { aboutGiB, allReady, atMountClass, claimStatus, create, fsBytes, maxDown, payloadSha, watchPods, workload } from "./node";
 
 describe("node: --restart-pods", { timeout: 900_000 }, () => {
   test("FileSystemResizePending from the driver: pods restarted one at a time, gracefully, data kept", async (t) => {

@@ -1,0 +1,126 @@
+// What the kill checks share, on the control plane (reliability.test.ts) and on the real node
+// (test/node/kill.test.ts): SIGKILL the plugin while the fault proxy holds one request, tell
+// whether the process really was alive there, and pick the requests of a run's phase to kill at.
+import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
+import { existsSync, mkdtempSync, readFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { type Fault, type FaultProxy, isWrite, type SeenRequest, startFaultProxy, writeDisciplineViolations } from "./faultproxy";
+import { kubeconfig, plugin } from "./harness";
+
+/** A fresh state folder for one plugin run. */
+export const stateDir = () => mkdtempSync(join(tmpdir(), "appstorage-state-"));
+
+/** Rejects when `p` takes longer than `ms`: a run that hangs fails the test instead of hanging CI. */
+export function within<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  return Promise.race([p, new Promise<T>((_, reject) => (timer = setTimeout(() => reject(new Error(`${what}: no result within ${ms / 1000}s`)), ms)))]).finally(() => clearTimeout(timer));
+}
+
+/** Runs `items` through `f`, `width` at a time (each case has its own namespace); fails with every failure. */
+export async function pool<T>(items: T[], width: number, f: (item: T) => Promise<void>): Promise<void> {
+  const failures: string[] = [];
+  let next = 0;
+  await Promise.all(
+    Array.from({ length: Math.min(width, items.length) }, async () => {
+      while (next < items.length) {
+        const item = items[next++]!;
+        try {
+          await f(item);
+        } catch (e) {
+          failures.push((e as Error).message);
+        }
+      }
+    }),
+  );
+  if (failures.length) assert.fail(`${failures.length} of ${items.length} case(s) failed:\n${failures.join("\n")}`);
+}
+
+/** /proc state letter of a process, or undefined when it is gone. */
+export function procState(pid: number): string | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "utf8");
+    return stat.slice(stat.lastIndexOf(")") + 2).split(" ")[0];
+  } catch {
+    return undefined;
+  }
+}
+
+/** The request to kill at: its signature and occurrence (counted from the first `after` request on, if given). */
+export type KillTarget = { signature: string; nth: number; after?: string };
+
+/**
+ * Runs the plugin with `args` through a proxy that holds the request `x` (before the server sees
+ * it, or after the server handled it but before the plugin hears back) and SIGKILLs the plugin
+ * there. Returns only when the kill landed: the process was alive (not exited, not a zombie) at
+ * the held request and died of the SIGKILL. Fails when the plugin exits before, or the request is
+ * not held within `holdMs`.
+ */
+export async function killAt(args: string[], x: KillTarget, when: "hold" | "hold-after", started?: (proxy: FaultProxy) => void, holdMs = 60_000): Promise<SeenRequest> {
+  const fault: Fault = { kind: when, nth: x.nth, signature: x.signature, ...(x.after ? { after: x.after } : {}) };
+  const proxy = await startFaultProxy(kubeconfig(), [fault]);
+  started?.(proxy);
+  const child = spawn(plugin, [...args, "--kubeconfig", proxy.kubeconfig], {
+    env: { PATH: process.env["PATH"] ?? "", HOME: process.env["HOME"] ?? "", APPSTORAGE_STATE_DIR: stateDir() },
+    stdio: ["ignore", "ignore", "pipe"],
+  });
+  let stderr = "";
+  child.stderr!.on("data", (d: Buffer) => (stderr += d.toString()));
+  const exited = new Promise<string>((r) => child.on("exit", (code, signal) => r(`${code ?? signal}`)));
+  try {
+    const held = await Promise.race([proxy.nextHeld(holdMs), exited.then((how) => Promise.reject(new Error(`the plugin exited (${how}) before reaching ${x.signature} #${x.nth + 1}: ${stderr}`)))]);
+    const state = procState(child.pid!);
+    assert.ok(child.exitCode === null && child.signalCode === null && state !== undefined && state !== "Z", `the plugin was not alive at the held request (state ${state})`);
+    child.kill("SIGKILL");
+    assert.equal(await within(exited, 10_000, "the killed plugin"), "SIGKILL");
+    return held.request;
+  } finally {
+    if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+    await proxy.close();
+  }
+}
+
+/**
+ * The proxy is in the path: it saw exactly the requests the plugin's own log lists, no more, no
+ * fewer. And no write reached the server twice, and an unknown outcome was read back. `tally`
+ * hears the writes checked and the repeated ones before the check decides.
+ */
+export function assertRequestsAccountedFor(proxy: FaultProxy, logFile: string, context: string, tally?: (writes: number, repeated: number) => void): void {
+  const logged = existsSync(logFile) ? readFileSync(logFile, "utf8").trim().split("\n").filter(Boolean) : [];
+  const seen = proxy.requests.map((r) => `${r.method} ${r.path}`);
+  assert.ok(logged.length > 0, `${context}: the plugin logged no request`);
+  assert.deepEqual([...seen].sort(), [...logged].sort(), `${context}: the proxy did not see exactly the plugin's requests`);
+  const problems = writeDisciplineViolations(proxy.requests);
+  tally?.(proxy.requests.filter(isWrite).length, problems.filter((p) => p.startsWith("write repeated")).length);
+  assert.deepEqual(problems, [], `${context}: ${problems.join("; ")}`);
+}
+
+/** Pods whose eviction the server accepted, in order. */
+export const evictions = (requests: SeenRequest[]) => requests.filter((r) => r.signature === "create pods/eviction" && r.reachedServer && (r.serverStatus ?? 500) < 300).map((r) => r.name!);
+
+/** The wait and restart phase: what comes after the journal is removed (remove-journal, then wait-resize, restart-pods). */
+export const afterJournal = "delete secrets";
+
+export type PhaseTarget = KillTarget & { after: string; write: boolean };
+export const phaseLabel = (x: PhaseTarget) => `${x.signature} #${x.nth + 1}`;
+
+/** Every request of `baseline` after its first `after` request, each with its occurrence counted from there. */
+export function phaseTargets(baseline: SeenRequest[], after = afterJournal): PhaseTarget[] {
+  const start = baseline.findIndex((r) => r.signature === after);
+  assert.ok(start >= 0, `the baseline made no ${after}`);
+  const count = new Map<string, number>();
+  return baseline.slice(start + 1).map((r) => {
+    const nth = count.get(r.signature) ?? 0;
+    count.set(r.signature, nth + 1);
+    return { signature: r.signature, nth, after, write: isWrite(r) };
+  });
+}
+
+/** The held request is the intended one: its signature, and its occurrence after the phase's start. */
+export function assertHeldIntended(log: SeenRequest[], at: SeenRequest, x: PhaseTarget, context: string): void {
+  const from = log.findIndex((r) => r.signature === x.after);
+  assert.equal(at.signature, x.signature, context);
+  assert.ok(from >= 0 && at.index > from, `${context}: held before ${x.after}`);
+  assert.equal(log.filter((r) => r.signature === x.signature && r.index > from && r.index < at.index).length, x.nth, `${context}: held another occurrence`);
+}
