@@ -17,7 +17,8 @@
 //   6. diff -l over the 100 StatefulSets of section 2: its requests against diff -l over one (the
 //      same number), its time against show -n over the same namespace (at most 1.2x).
 //   7. set -l over 20 StatefulSets against one set (at most 3x: side by side, --parallel's default),
-//      and over 100 (measured).
+//      the same change again one at a time (--parallel 1, measured: what side by side gains on this
+//      control plane), and over 100 (measured).
 //   8. show -A over 1,000 StatefulSets with 3,000 pods and 3,000 claims (in 10 namespaces) against
 //      kubectl get sts,pvc,pods -A: time (at most 1.0x) and peak memory (at most 1.5x).
 //   9. Scale, last, once the other rows' namespaces are gone: 5,000 StatefulSets, 15,000 pods and
@@ -483,8 +484,12 @@ function benchDiffSelector(ns) {
   return result;
 }
 
-/** set -l over `setManyCount` StatefulSets against one set: side by side, at most `target` times one set (undefined: measured only). */
-async function benchSetMany(setManyCount, target) {
+/**
+ * set -l over `setManyCount` StatefulSets against one set: side by side, at most `target` times one
+ * set (undefined: measured only). With `oneAtATime`, each run is followed by the same change again
+ * (to 3Gi) with --parallel 1, for the record: how much running side by side gains on this control plane.
+ */
+async function benchSetMany(setManyCount, target, oneAtATime = false) {
   const runs = small ? 1 : Math.min(reps, 3);
   const many = Array.from({ length: runs }, (_, i) => `bench-${id}-many${setManyCount}-${i}`);
   const single = Array.from({ length: runs }, (_, i) => `bench-${id}-single${setManyCount}-${i}`);
@@ -498,16 +503,22 @@ async function benchSetMany(setManyCount, target) {
   await waitSettled([...many, ...single], { statefulSets: runs * (setManyCount + 1), pods: runs * (setManyCount + 1), claims: runs * (setManyCount + 1) });
   const manyRuns = [];
   const oneRuns = [];
+  const oneAtATimeRuns = [];
+  // Many StatefulSets here: the pods and claims of all of them must keep their uids.
+  const setOver = (ns, g, size, extra = []) => {
+    const uidsOf = () => ({ pods: podUids(ns), claims: claimUids(ns) });
+    const before = uidsOf();
+    const ms = timed(plugin, pluginArgs(["set", "-l", `group=${g}`, `data=${size}`, "-n", ns, "--yes", ...extra])).ms;
+    const after = uidsOf();
+    if (JSON.stringify(after.pods) !== JSON.stringify(before.pods) || JSON.stringify(after.claims) !== JSON.stringify(before.claims)) throw new Error("set -l replaced a pod or a claim");
+    return ms;
+  };
   for (let i = 0; i < runs; i++) {
     const order = i % 2 === 0 ? ["many", "one"] : ["one", "many"];
     for (const side of order) {
       if (side === "many") {
-        // Many StatefulSets here: the pods and claims of all of them must keep their uids.
-        const uidsOf = (ns) => ({ pods: podUids(ns), claims: claimUids(ns) });
-        const before = uidsOf(many[i]);
-        manyRuns.push(timed(plugin, pluginArgs(["set", "-l", `group=${group(i)}`, "data=2Gi", "-n", many[i], "--yes"])).ms);
-        const after = uidsOf(many[i]);
-        if (JSON.stringify(after.pods) !== JSON.stringify(before.pods) || JSON.stringify(after.claims) !== JSON.stringify(before.claims)) throw new Error("set -l replaced a pod or a claim");
+        manyRuns.push(setOver(many[i], group(i), "2Gi"));
+        if (oneAtATime) oneAtATimeRuns.push(setOver(many[i], group(i), "3Gi", ["--parallel", "1"]));
       } else {
         const before = snapshot(single[i]);
         oneRuns.push(pluginSet(single[i], "2Gi").ms);
@@ -520,7 +531,12 @@ async function benchSetMany(setManyCount, target) {
   if (target === undefined) result.target = null;
   result.oneSetMs = round(median(oneRuns));
   result.timesOneSet = round(median(manyRuns) / median(oneRuns), 1);
-  log(`set -l: ${round(median(manyRuns))} ms for ${setManyCount}, one set ${round(median(oneRuns))} ms (${result.timesOneSet}x)`);
+  if (oneAtATime) {
+    result.parallelOne = { pluginMs: round(median(oneAtATimeRuns)), timesOneSet: round(median(oneAtATimeRuns) / median(oneRuns), 1), runs: oneAtATimeRuns.map((x) => round(x)) };
+  }
+  log(
+    `set -l: ${round(median(manyRuns))} ms for ${setManyCount}, one set ${round(median(oneRuns))} ms (${result.timesOneSet}x)${oneAtATime ? `; with --parallel 1 ${result.parallelOne.pluginMs} ms (${result.parallelOne.timesOneSet}x)` : ""}`,
+  );
   return result;
 }
 
@@ -898,6 +914,7 @@ function table(r) {
       m.target === null ? "measured" : `<= ${m.target}x`,
       m.target === null ? "" : m.met ? "met" : "MISSED",
     ]);
+    if (m.parallelOne) rows.push([`  same, one at a time (--parallel 1)`, ms(m.parallelOne.pluginMs), ms(m.kubectlMs), `${m.parallelOne.timesOneSet}x one set`, "measured", ""]);
   }
   rows.push([
     `show -A, ${r.showAll.statefulSets} sts / ${r.showAll.pods} pods / ${r.showAll.claims} claims`,
@@ -1039,7 +1056,7 @@ async function main() {
       results.show = benchShow(showNs);
       results.memory = await benchMemory();
       results.diffSelector = benchDiffSelector(showNs);
-      results.setMany = await benchSetMany(setManyCount, 3);
+      results.setMany = await benchSetMany(setManyCount, 3, true);
       if (!small) results.setManyMore = await benchSetMany(setManyMoreCount);
       results.showAll = await benchShowAll();
     }
