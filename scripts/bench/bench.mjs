@@ -961,7 +961,7 @@ function scaleRows(s) {
       "constant, paged",
       mark(s.diff.met),
     ],
-    [`  set -l -A over ${s.set.statefulSets} sts (vs over 1, ${Math.round(s.set.oneMs)} ms)`, ms(s.set.pluginMs), "", `${s.set.timesOne}x over 1`, "measured", ""],
+    [`  set -l -A over ${s.set.statefulSets} sts (vs over 1, ${Math.round(s.set.oneMs)} ms)`, ms(s.set.pluginMs), ms(s.set.oneMs), `${s.set.timesOne}x over 1`, "measured", ""],
     [
       `  API requests, set -l -A (1 -> ${s.set.statefulSets} sts)`,
       `${s.set.requests.one.count} -> ${s.set.requests.many.count} (${s.set.requests.one.perStatefulSet} -> ${s.set.requests.many.perStatefulSet} per sts)`,
