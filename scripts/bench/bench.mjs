@@ -17,21 +17,35 @@
 //   6. diff -l over the 100 StatefulSets of section 2: its requests against diff -l over one (the
 //      same number), its time against show -n over the same namespace (at most 1.2x).
 //   7. set -l over 20 StatefulSets against one set (at most 3x: side by side, --parallel's default),
-//      and over 100 (measured).
+//      the same change again one at a time (--parallel 1, measured: what side by side gains on this
+//      control plane), and over 100 (measured).
 //   8. show -A over 1,000 StatefulSets with 3,000 pods and 3,000 claims (in 10 namespaces) against
 //      kubectl get sts,pvc,pods -A: time (at most 1.0x) and peak memory (at most 1.5x).
+//   9. Scale, last, once the other rows' namespaces are gone: 5,000 StatefulSets, 15,000 pods and
+//      15,000 claims in 50 namespaces, created directly (scripts/bench/scale-objects.mjs: what the
+//      StatefulSet controller would write, checked against it, so that it has nothing to do).
+//      show -A against kubectl get sts,pvc,pods -A (time at most 1.0x, peak memory at most 1.5x);
+//      diff -l -A over all of them against over one (the same requests, every list in pages of
+//      500) and its time against show -A; set -l -A over one StatefulSet per namespace against
+//      over one (lists in pages, as many cluster-wide pages as for one; measured). Alone:
+//      `npm run bench:scale` (node scripts/bench/bench.mjs --scale-only, results in
+//      dist/bench/scale.json); BENCH_SCALE=0 skips it.
 //
 // Environment: BENCH_SMALL=1 (3 StatefulSets, 1 repetition, 3 and 6 replicas, 3 for set -l, 6 for
-// show -A: a smoke run), BENCH_MANY (default 20: set -l), BENCH_MANY_MORE (default 100: set -l, measured), BENCH_ALL (default 1000: show -A),
+// show -A, 60 in 3 namespaces for the scale row: a smoke run), BENCH_MANY (default 20: set -l),
+// BENCH_MANY_MORE (default 100: set -l, measured), BENCH_ALL (default 1000: show -A),
+// BENCH_SCALE_STATEFULSETS (default 5000, in at most 50 namespaces), BENCH_SCALE=0 (no scale row),
 // BENCH_REPS (default 5), BENCH_STATEFULSETS (default 100), BENCH_OUT (default
 // dist/bench/results.json), BENCH_NO_BUILD=1 (never build dist/kubectl-appstorage; by default it
-// is built when missing or older than the sources).
+// is built when missing or older than the sources). The cluster is the one scripts/cluster up
+// gives with the same environment (APPSTORAGE_CLUSTER_DIR, APPSTORAGE_PORT_BASE).
 import { spawn, spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { closeSync, existsSync, mkdirSync, mkdtempSync, openSync, readdirSync, readFileSync, readSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { availableParallelism, cpus, release, tmpdir, totalmem } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import { apiClient, calibrate, createScale, quiet, waitServiceAccounts } from "./scale-objects.mjs";
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "..", "..");
 const plugin = join(root, "dist", "kubectl-appstorage");
@@ -44,7 +58,12 @@ const requestReplicas = small ? [3, 6] : [3, 30];
 const setManyCount = small ? 3 : Number(process.env.BENCH_MANY ?? 20);
 const setManyMoreCount = Number(process.env.BENCH_MANY_MORE ?? 100);
 const allCount = small ? 6 : Number(process.env.BENCH_ALL ?? 1000);
-const outFile = resolve(root, process.env.BENCH_OUT ?? join("dist", "bench", "results.json"));
+// The scale row: with the others by default, alone with --scale-only (npm run bench:scale), skipped with BENCH_SCALE=0.
+const scaleOnly = process.argv.includes("--scale-only");
+const withScale = scaleOnly || process.env.BENCH_SCALE !== "0";
+const scaleCount = small ? 60 : Number(process.env.BENCH_SCALE_STATEFULSETS ?? 5000);
+const scaleNamespaceCount = small ? 3 : Math.min(50, scaleCount);
+const outFile = resolve(root, process.env.BENCH_OUT ?? join("dist", "bench", scaleOnly ? "scale.json" : "results.json"));
 const id = randomBytes(3).toString("hex");
 const label = `appstorage-bench=${id}`;
 const stateDir = mkdtempSync(join(tmpdir(), "appstorage-bench-"));
@@ -465,8 +484,12 @@ function benchDiffSelector(ns) {
   return result;
 }
 
-/** set -l over `setManyCount` StatefulSets against one set: side by side, at most `target` times one set (undefined: measured only). */
-async function benchSetMany(setManyCount, target) {
+/**
+ * set -l over `setManyCount` StatefulSets against one set: side by side, at most `target` times one
+ * set (undefined: measured only). With `oneAtATime`, each run is followed by the same change again
+ * (to 3Gi) with --parallel 1, for the record: how much running side by side gains on this control plane.
+ */
+async function benchSetMany(setManyCount, target, oneAtATime = false) {
   const runs = small ? 1 : Math.min(reps, 3);
   const many = Array.from({ length: runs }, (_, i) => `bench-${id}-many${setManyCount}-${i}`);
   const single = Array.from({ length: runs }, (_, i) => `bench-${id}-single${setManyCount}-${i}`);
@@ -480,16 +503,22 @@ async function benchSetMany(setManyCount, target) {
   await waitSettled([...many, ...single], { statefulSets: runs * (setManyCount + 1), pods: runs * (setManyCount + 1), claims: runs * (setManyCount + 1) });
   const manyRuns = [];
   const oneRuns = [];
+  const oneAtATimeRuns = [];
+  // Many StatefulSets here: the pods and claims of all of them must keep their uids.
+  const setOver = (ns, g, size, extra = []) => {
+    const uidsOf = () => ({ pods: podUids(ns), claims: claimUids(ns) });
+    const before = uidsOf();
+    const ms = timed(plugin, pluginArgs(["set", "-l", `group=${g}`, `data=${size}`, "-n", ns, "--yes", ...extra])).ms;
+    const after = uidsOf();
+    if (JSON.stringify(after.pods) !== JSON.stringify(before.pods) || JSON.stringify(after.claims) !== JSON.stringify(before.claims)) throw new Error("set -l replaced a pod or a claim");
+    return ms;
+  };
   for (let i = 0; i < runs; i++) {
     const order = i % 2 === 0 ? ["many", "one"] : ["one", "many"];
     for (const side of order) {
       if (side === "many") {
-        // Many StatefulSets here: the pods and claims of all of them must keep their uids.
-        const uidsOf = (ns) => ({ pods: podUids(ns), claims: claimUids(ns) });
-        const before = uidsOf(many[i]);
-        manyRuns.push(timed(plugin, pluginArgs(["set", "-l", `group=${group(i)}`, "data=2Gi", "-n", many[i], "--yes"])).ms);
-        const after = uidsOf(many[i]);
-        if (JSON.stringify(after.pods) !== JSON.stringify(before.pods) || JSON.stringify(after.claims) !== JSON.stringify(before.claims)) throw new Error("set -l replaced a pod or a claim");
+        manyRuns.push(setOver(many[i], group(i), "2Gi"));
+        if (oneAtATime) oneAtATimeRuns.push(setOver(many[i], group(i), "3Gi", ["--parallel", "1"]));
       } else {
         const before = snapshot(single[i]);
         oneRuns.push(pluginSet(single[i], "2Gi").ms);
@@ -502,7 +531,12 @@ async function benchSetMany(setManyCount, target) {
   if (target === undefined) result.target = null;
   result.oneSetMs = round(median(oneRuns));
   result.timesOneSet = round(median(manyRuns) / median(oneRuns), 1);
-  log(`set -l: ${round(median(manyRuns))} ms for ${setManyCount}, one set ${round(median(oneRuns))} ms (${result.timesOneSet}x)`);
+  if (oneAtATime) {
+    result.parallelOne = { pluginMs: round(median(oneAtATimeRuns)), timesOneSet: round(median(oneAtATimeRuns) / median(oneRuns), 1), runs: oneAtATimeRuns.map((x) => round(x)) };
+  }
+  log(
+    `set -l: ${round(median(manyRuns))} ms for ${setManyCount}, one set ${round(median(oneRuns))} ms (${result.timesOneSet}x)${oneAtATime ? `; with --parallel 1 ${result.parallelOne.pluginMs} ms (${result.parallelOne.timesOneSet}x)` : ""}`,
+  );
   return result;
 }
 
@@ -553,6 +587,215 @@ async function benchShowAll() {
   };
   log(`show -A over ${allCount}: ${round(time.pluginMs)} ms vs ${round(time.kubectlMs)} ms; memory ${memory.pluginMiB} vs ${memory.kubectlMiB} MiB`);
   return { ...time, memory };
+}
+
+/**
+ * The pages of a request log: how many lists (GETs of a collection, not watches) it made, how many
+ * of those went without a limit (unpaged), and how many were continued pages.
+ */
+function listsOf(file) {
+  const lines = existsSync(file) ? readFileSync(file, "utf8").split("\n").filter(Boolean) : [];
+  const resources = /\/(statefulsets|pods|persistentvolumeclaims|secrets|events|storageclasses|resourcequotas|controllerrevisions|namespaces|volumeattributesclasses)$/;
+  const lists = lines.filter((l) => l.startsWith("GET ") && !/[?&]watch=(1|true)\b/.test(l) && resources.test(l.slice(4).split("?")[0]));
+  const clusterScoped = lists.filter((l) => !l.slice(4).split("?")[0].includes("/namespaces/"));
+  return {
+    lists: lists.length,
+    statefulSetPages: lists.filter((l) => l.slice(4).split("?")[0].endsWith("/statefulsets")).length,
+    unpaged: lists.filter((l) => !/[?&]limit=\d+/.test(l)).map((l) => l.split("?")[0]),
+    continued: lists.filter((l) => /[?&]continue=/.test(l)).length,
+    clusterScoped: clusterScoped.length,
+  };
+}
+
+/**
+ * show -A, diff -l -A and set -l -A over 5,000 StatefulSets (15,000 pods, 15,000 claims) in 50
+ * namespaces, created directly (scripts/bench/scale-objects.mjs says how and why): show -A against
+ * kubectl get sts,pvc,pods -A (time at most 1.0x, peak memory at most 1.5x); diff -l -A over all
+ * of them against over one (the same requests, lists in pages) and its time against show -A; set
+ * -l -A over one StatefulSet per namespace against over one (lists in pages, measured).
+ */
+async function benchScale() {
+  const perNs = Math.ceil(scaleCount / scaleNamespaceCount);
+  const names = Array.from({ length: scaleNamespaceCount }, (_, i) => `bench-${id}-scale-${String(i).padStart(2, "0")}`);
+  createNamespaces(names);
+  const api = apiClient(kubeconfig);
+  try {
+    await waitServiceAccounts(api, names);
+    const manifests = Array.from({ length: scaleCount }, (_, k) => {
+      const m = statefulSet(`db-${String(k).padStart(5, "0")}`, names[Math.floor(k / perNs)], replicasPerSet);
+      // What set -l selects, on the StatefulSet's own labels (not its pod template's): the first of
+      // each namespace ("many"), and one more ("one").
+      const group = k % perNs === 0 ? "many" : k === 1 ? "one" : undefined;
+      return group ? { ...m, metadata: { ...m.metadata, labels: { ...m.metadata.labels, "scale-set": group } } } : m;
+    });
+    const n = scaleCount * replicasPerSet;
+    log(`scale: creating ${scaleCount} StatefulSets, ${n} pods and ${n} claims in ${scaleNamespaceCount} namespaces`);
+    const started = performance.now();
+    // The first one's objects are the controller's, to compare with what the bench writes for the rest.
+    await calibrate(api, manifests[0]);
+    await createScale(api, manifests.slice(1), log);
+    const createdMs = performance.now() - started;
+    const settled = await quiet(api, names, { statefulSets: scaleCount, pods: n, claims: n });
+    log(`scale: created in ${round(createdMs / 1000)} s (the controller wrote ${JSON.stringify(settled.controllerWrote)} of them itself); ${JSON.stringify(settled.cluster)} in the cluster`);
+    const objects = {
+      statefulSets: scaleCount,
+      pods: n,
+      claims: n,
+      namespaces: scaleNamespaceCount,
+      cluster: settled.cluster,
+      createdSeconds: round(createdMs / 1000),
+      controllerWrote: settled.controllerWrote,
+    };
+    const show = await scaleShow(n);
+    const diff = scaleDiff(show.pluginMs);
+    const set = await scaleSet(api, manifests);
+    return { what: "show -A, diff -l -A and set -l -A over objects created directly (scripts/bench/scale-objects.mjs)", ...objects, show, diff, set };
+  } finally {
+    api.close();
+  }
+}
+
+async function scaleShow(claims) {
+  const pluginCmd = pluginArgs(["show", "-A"]);
+  const kubectlCmd = kubectlArgs(["get", "sts,pvc,pods", "-A"]);
+  const checked = (r) => {
+    const shown = r.stdout.split("\n").filter((l) => /\sdata-db-\d{5}-\d+\s/.test(l)).length;
+    if (shown !== claims) throw new Error(`show -A listed ${shown} claims of the scale row, not ${claims}`);
+    return r.ms;
+  };
+  checked(timed(plugin, pluginCmd));
+  run(kubectlBin, kubectlCmd);
+  const pluginRuns = [];
+  const kubectlRuns = [];
+  for (let i = 0; i < reps; i++) {
+    const order = i % 2 === 0 ? ["plugin", "kubectl"] : ["kubectl", "plugin"];
+    for (const side of order) {
+      if (side === "plugin") pluginRuns.push(checked(timed(plugin, pluginCmd)));
+      else kubectlRuns.push(timed(kubectlBin, kubectlCmd).ms);
+    }
+  }
+  const time = comparison(pluginRuns, kubectlRuns, 1.0, { what: "show -A vs kubectl get sts,pvc,pods -A" });
+  const pluginPeaks = [];
+  const kubectlPeaks = [];
+  let method = "";
+  for (let i = 0; i < Math.min(reps, 3); i++) {
+    const p = await peakMemory(plugin, pluginCmd);
+    pluginPeaks.push(p.kib);
+    method = p.method;
+    kubectlPeaks.push((await peakMemory(kubectlBin, kubectlCmd)).kib);
+  }
+  const memoryRatio = median(pluginPeaks) / median(kubectlPeaks);
+  const memory = {
+    pluginMiB: round(median(pluginPeaks) / 1024),
+    kubectlMiB: round(median(kubectlPeaks) / 1024),
+    ratio: round(memoryRatio, 2),
+    target: 1.5,
+    met: memoryRatio <= 1.5,
+    method,
+    runs: { plugin: pluginPeaks, kubectl: kubectlPeaks },
+  };
+  log(`scale: show -A ${time.pluginMs} ms vs kubectl ${time.kubectlMs} ms; memory ${memory.pluginMiB} vs ${memory.kubectlMiB} MiB`);
+  return { ...time, memory };
+}
+
+function scaleDiff(showMs) {
+  const all = ["diff", "-A", "-l", label, "data=2Gi"];
+  const one = ["diff", "-A", "-l", `${label},app=db-00002`, "data=2Gi"];
+  const logged = (args, name) => {
+    const file = join(stateDir, `requests-scale-diff-${name}.log`);
+    const r = run(plugin, pluginArgs(args), { env: { ...timedEnv, APPSTORAGE_REQUEST_LOG: file }, allowFail: true });
+    if (r.status !== 1) throw new Error(`diff -l -A exited ${r.status} (expected 1, changes): ${r.stderr.slice(0, 500)}`);
+    const diffs = r.stdout.split("\n").filter((l) => l.startsWith("+++ merged/")).length;
+    return { ...requestsOf(file), ...listsOf(file), diffs };
+  };
+  const requests = { one: logged(one, "one"), all: logged(all, "all") };
+  if (requests.all.diffs !== scaleCount || requests.one.diffs !== 1) throw new Error(`diff -l -A showed ${requests.all.diffs} and ${requests.one.diffs} StatefulSets, not ${scaleCount} and 1`);
+  const runs = [];
+  for (let i = 0; i < Math.min(reps, 3); i++) {
+    const start = performance.now();
+    if (run(plugin, pluginArgs(all), { allowFail: true }).status !== 1) throw new Error("diff -l -A did not exit 1");
+    runs.push(performance.now() - start);
+  }
+  const paged = requests.all.unpaged.length === 0 && requests.one.unpaged.length === 0;
+  const result = {
+    what: `diff -l -A over ${scaleCount} StatefulSets (against over one: requests; against show -A: time, measured)`,
+    pluginMs: round(median(runs)),
+    showMs: showMs,
+    timesShow: round(median(runs) / showMs, 2),
+    runs: runs.map((x) => round(x)),
+    requests: {
+      one: requests.one.count,
+      all: requests.all.count,
+      pages: requests.all.lists,
+      continuedPages: requests.all.continued,
+      statefulSetPages: { one: requests.one.statefulSetPages, all: requests.all.statefulSetPages },
+      unpaged: [...requests.one.unpaged, ...requests.all.unpaged],
+    },
+    // The same requests but for the pages of the StatefulSets the selector matches (500 to a page).
+    requestsConstant: requests.all.count - requests.all.statefulSetPages === requests.one.count - requests.one.statefulSetPages,
+    paged,
+  };
+  result.met = result.requestsConstant && paged;
+  log(`scale: diff -l -A ${result.pluginMs} ms (${result.timesShow}x show -A); requests ${requests.one.count} (1) -> ${requests.all.count} (${scaleCount}), ${requests.all.lists} list pages`);
+  return result;
+}
+
+/** set -l -A over one StatefulSet, then over one per namespace: every pod and claim kept, pods adopted by the new objects. */
+async function scaleSet(api, manifests) {
+  const selected = (group) => manifests.filter((m) => m.metadata.labels["scale-set"] === group).map((m) => m.metadata);
+  const stsPath = (m) => `/apis/apps/v1/namespaces/${m.namespace}/statefulsets/${m.name}`;
+  const state = async (targets) =>
+    Promise.all(
+      targets.map(async (m) => {
+        const [sts, pods, claims] = await Promise.all([
+          api.get(stsPath(m)),
+          api.list(`/api/v1/namespaces/${m.namespace}/pods`, `labelSelector=${encodeURIComponent(`app=${m.name}`)}`),
+          api.list(`/api/v1/namespaces/${m.namespace}/persistentvolumeclaims`, `labelSelector=${encodeURIComponent(`app=${m.name}`)}`),
+        ]);
+        return { sts, pods, claims };
+      }),
+    );
+  const uids = (items) => JSON.stringify(items.map((o) => [o.metadata.name, o.metadata.uid]).sort());
+  const setOver = async (group) => {
+    const targets = selected(group);
+    const before = await state(targets);
+    const file = join(stateDir, `requests-scale-set-${group}.log`);
+    const r = timed(plugin, pluginArgs(["set", "-A", "-l", `scale-set=${group}`, "data=2Gi", "--yes"]), { env: { ...timedEnv, APPSTORAGE_REQUEST_LOG: file } });
+    const after = await state(targets);
+    for (const [i, m] of targets.entries()) {
+      const [b, a] = [before[i], after[i]];
+      const who = `set -l -A (${group}): ${m.namespace}/${m.name}`;
+      if (a.sts.metadata.uid === b.sts.metadata.uid) throw new Error(`${who} was not re-created`);
+      if (a.sts.spec.volumeClaimTemplates[0].spec.resources.requests.storage !== "2Gi") throw new Error(`${who} has not the new template size`);
+      if (uids(a.pods) !== uids(b.pods) || a.pods.length !== replicasPerSet) throw new Error(`${who}: a pod was replaced`);
+      if (uids(a.claims) !== uids(b.claims) || a.claims.length !== replicasPerSet) throw new Error(`${who}: a claim was replaced`);
+      if (!a.pods.every((p) => p.metadata.ownerReferences?.some((o) => o.controller && o.uid === a.sts.metadata.uid))) throw new Error(`${who}: its pods are not controlled by the new object`);
+    }
+    return { statefulSets: targets.length, ms: r.ms, ...requestsOf(file), ...listsOf(file) };
+  };
+  const one = await setOver("one");
+  const many = await setOver("many");
+  // Requests of the StatefulSets' own (namespaced, not watches), per StatefulSet: the same for one and for many.
+  const own = (x) => (x.count - x.watches - x.clusterScoped) / x.statefulSets;
+  const result = {
+    what: `set -l -A over ${many.statefulSets} StatefulSets (one per namespace) vs over one, among ${scaleCount}`,
+    statefulSets: many.statefulSets,
+    pluginMs: round(many.ms),
+    oneMs: round(one.ms),
+    timesOne: round(many.ms / one.ms, 1),
+    requests: {
+      one: { count: one.count, watches: one.watches, clusterScopedPages: one.clusterScoped, perStatefulSet: round(own(one), 1) },
+      many: { count: many.count, watches: many.watches, clusterScopedPages: many.clusterScoped, perStatefulSet: round(own(many), 1) },
+      unpaged: [...one.unpaged, ...many.unpaged],
+    },
+  };
+  result.paged = result.requests.unpaged.length === 0;
+  result.listsConstant = one.clusterScoped === many.clusterScoped;
+  result.met = result.paged && result.listsConstant;
+  log(
+    `scale: set -l -A over ${many.statefulSets} ${result.pluginMs} ms, over 1 ${result.oneMs} ms; requests ${one.count} -> ${many.count}, cluster-wide list pages ${one.clusterScoped} -> ${many.clusterScoped}, per StatefulSet ${result.requests.one.perStatefulSet} -> ${result.requests.many.perStatefulSet}`,
+  );
+  return result;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -616,7 +859,7 @@ const pad = (s, n) => String(s).padEnd(n);
 function table(r) {
   const ms = (x) => `${Math.round(x)} ms`;
   const rows = [
-    ["benchmark", "plugin", "kubectl", "ratio", "target", ""],
+    tableHead,
     [`set, ${r.set.replicas} replicas, end to end (vs manual recipe)`, ms(r.set.pluginMs), ms(r.set.kubectlMs), `${r.set.ratio.toFixed(2)}x`, "<= 1.0x", r.set.met ? "met" : "MISSED"],
     ...(r.set.pluginWithoutAdoptionWaitMs !== undefined
       ? [
@@ -671,6 +914,7 @@ function table(r) {
       m.target === null ? "measured" : `<= ${m.target}x`,
       m.target === null ? "" : m.met ? "met" : "MISSED",
     ]);
+    if (m.parallelOne) rows.push([`  same, one at a time (--parallel 1)`, ms(m.parallelOne.pluginMs), ms(m.kubectlMs), `${m.parallelOne.timesOneSet}x one set`, "measured", ""]);
   }
   rows.push([
     `show -A, ${r.showAll.statefulSets} sts / ${r.showAll.pods} pods / ${r.showAll.claims} claims`,
@@ -688,6 +932,52 @@ function table(r) {
     "<= 1.5x",
     r.showAll.memory.met ? "met" : "MISSED",
   ]);
+  if (r.scale) rows.push(...scaleRows(r.scale));
+  return layout(rows);
+}
+
+const tableHead = ["benchmark", "plugin", "kubectl", "ratio", "target", ""];
+
+/** The scale row's lines of the table. */
+function scaleRows(s) {
+  const ms = (x) => `${Math.round(x)} ms`;
+  const mark = (met) => (met ? "met" : "MISSED");
+  return [
+    [
+      `show -A, ${s.statefulSets} sts / ${s.pods} pods / ${s.claims} claims (${s.namespaces} ns)`,
+      ms(s.show.pluginMs),
+      ms(s.show.kubectlMs),
+      `${s.show.ratio.toFixed(2)}x`,
+      "<= 1.0x",
+      mark(s.show.met),
+    ],
+    [`  peak memory of the same`, `${s.show.memory.pluginMiB} MiB`, `${s.show.memory.kubectlMiB} MiB`, `${s.show.memory.ratio.toFixed(2)}x`, "<= 1.5x", mark(s.show.memory.met)],
+    [`  diff -l -A over all ${s.statefulSets} (vs the plugin's show -A)`, ms(s.diff.pluginMs), ms(s.diff.showMs), `${s.diff.timesShow.toFixed(2)}x`, "measured", ""],
+    [
+      `  API requests, diff -l -A (1 -> ${s.statefulSets} sts)`,
+      `${s.diff.requests.one} -> ${s.diff.requests.all} (${s.diff.requests.statefulSetPages.one} -> ${s.diff.requests.statefulSetPages.all} pages of sts)`,
+      "",
+      "",
+      "constant, paged",
+      mark(s.diff.met),
+    ],
+    [`  set -l -A over ${s.set.statefulSets} sts (vs over 1, ${Math.round(s.set.oneMs)} ms)`, ms(s.set.pluginMs), ms(s.set.oneMs), `${s.set.timesOne}x over 1`, "measured", ""],
+    [
+      `  API requests, set -l -A (1 -> ${s.set.statefulSets} sts)`,
+      `${s.set.requests.one.count} -> ${s.set.requests.many.count} (${s.set.requests.one.perStatefulSet} -> ${s.set.requests.many.perStatefulSet} per sts)`,
+      "",
+      "",
+      "lists paged",
+      mark(s.set.met),
+    ],
+  ];
+}
+
+function scaleTable(s) {
+  return layout([tableHead, ...scaleRows(s)]);
+}
+
+function layout(rows) {
   const widths = rows[0].map((_, c) => Math.max(...rows.map((row) => String(row[c]).length)));
   return `${rows
     .map((row) =>
@@ -699,17 +989,34 @@ function table(r) {
     .join("\n")}\n`;
 }
 
+/** Deletes the bench's namespaces so far, without waiting. */
+function deleteNamespaces() {
+  if (namespaces.length) {
+    // StatefulSets first: in a terminating namespace their controller keeps trying to replace
+    // the pods the namespace controller deletes, which loads a shared control plane for minutes.
+    spawnSync(kubectlBin, kubectlArgs(["delete", "statefulsets", "-A", "-l", label, "--wait=false"]), { stdio: "ignore" });
+    spawnSync(kubectlBin, kubectlArgs(["delete", "namespace", ...namespaces, "--wait=false", "--ignore-not-found"]), { stdio: "ignore" });
+  }
+  namespaces.length = 0;
+}
+
+/** Deletes the bench's namespaces so far and waits until they are gone. */
+async function removeNamespaces(timeoutMs = 1_200_000) {
+  if (!namespaces.length) return;
+  log(`deleting the ${namespaces.length} namespaces of the rows so far, and waiting until they are gone`);
+  deleteNamespaces();
+  const deadline = Date.now() + timeoutMs;
+  while (kubectl(["get", "namespaces", "-l", label, "-o", "name"]).trim()) {
+    if (Date.now() > deadline) throw new Error(`the bench's namespaces were not gone after ${timeoutMs / 1000} s`);
+    await sleep(2000);
+  }
+}
+
 async function main() {
   const startedHere = clusterUp();
   let interrupted = false;
   const cleanup = () => {
-    if (namespaces.length) {
-      // StatefulSets first: in a terminating namespace their controller keeps trying to replace
-      // the pods the namespace controller deletes, which loads a shared control plane for minutes.
-      spawnSync(kubectlBin, kubectlArgs(["delete", "statefulsets", "-A", "-l", label, "--wait=false"]), { stdio: "ignore" });
-      spawnSync(kubectlBin, kubectlArgs(["delete", "namespace", ...namespaces, "--wait=false", "--ignore-not-found"]), { stdio: "ignore" });
-    }
-    namespaces.length = 0;
+    deleteNamespaces();
     rmSync(stateDir, { recursive: true, force: true });
     if (startedHere) spawnSync("bash", [join(root, "scripts", "cluster"), "down"], { stdio: "inherit" });
   };
@@ -723,28 +1030,46 @@ async function main() {
     const results = {
       apiVersion: "appstorage.kubectl.io/bench/v1",
       date: new Date().toISOString(),
-      command: small ? "BENCH_SMALL=1 npm run bench" : "npm run bench",
-      settings: { small, repetitions: reps, startupRepetitions: startupReps, statefulSets: statefulSetCount, replicas: replicasPerSet, requestReplicas, setMany: setManyCount, showAll: allCount },
+      command: `${small ? "BENCH_SMALL=1 " : ""}${!withScale ? "BENCH_SCALE=0 " : ""}npm run ${scaleOnly ? "bench:scale" : "bench"}`,
+      settings: {
+        small,
+        repetitions: reps,
+        startupRepetitions: startupReps,
+        statefulSets: statefulSetCount,
+        replicas: replicasPerSet,
+        requestReplicas,
+        setMany: setManyCount,
+        showAll: allCount,
+        scale: withScale ? { statefulSets: scaleCount, namespaces: scaleNamespaceCount } : null,
+      },
       machine: machine(),
       ...gitState(),
     };
     log(`plugin ${results.machine.plugin} (${results.machine.pluginBinary}), kubectl ${results.machine.kubectlClient}, server ${results.machine.kubernetesServer}`);
     // set first, while the cluster is quiet: 300 pending claims make the volume controller
     // busy for as long as they exist, and that would be a handicap for either side.
-    results.startup = benchStartup();
-    results.set = await benchSet();
-    results.requests = await benchRequests();
-    const showNs = await createShowNamespace();
-    results.show = benchShow(showNs);
-    results.memory = await benchMemory();
-    results.diffSelector = benchDiffSelector(showNs);
-    results.setMany = await benchSetMany(setManyCount, 3);
-    if (!small) results.setManyMore = await benchSetMany(setManyMoreCount);
-    results.showAll = await benchShowAll();
+    if (!scaleOnly) {
+      results.startup = benchStartup();
+      results.set = await benchSet();
+      results.requests = await benchRequests();
+      const showNs = await createShowNamespace();
+      results.show = benchShow(showNs);
+      results.memory = await benchMemory();
+      results.diffSelector = benchDiffSelector(showNs);
+      results.setMany = await benchSetMany(setManyCount, 3, true);
+      if (!small) results.setManyMore = await benchSetMany(setManyMoreCount);
+      results.showAll = await benchShowAll();
+    }
+    if (withScale) {
+      // Last, in a cluster without the other rows' objects: its row counts what the cluster holds.
+      await removeNamespaces();
+      results.scale = await benchScale();
+    }
     mkdirSync(dirname(outFile), { recursive: true });
     writeFileSync(outFile, `${JSON.stringify(results, null, 2)}\n`);
-    writeFileSync(join(dirname(outFile), "table.txt"), table(results));
-    process.stdout.write(table(results));
+    const text = scaleOnly ? scaleTable(results.scale) : table(results);
+    if (!scaleOnly) writeFileSync(join(dirname(outFile), "table.txt"), text);
+    process.stdout.write(text);
     log(`results written to ${outFile}`);
   } finally {
     if (!interrupted) cleanup();

@@ -18,17 +18,28 @@ import {
 } from "./types";
 import { claimsPath, eventsPath, podsPath, resourceQuotasPath, secretsPath, statefulSetsPath, volumesPath } from "./paths";
 
-/** Lists every page (500 at a time) of a collection. */
-export async function listAll<T>(client: KubeClient, path: string, query: Record<string, string | undefined> = {}, accept?: string): Promise<T[]> {
+/**
+ * Lists every page (500 at a time) of a collection, with the resourceVersion it was read at: the
+ * pages of one list are one snapshot (the continue token carries its resourceVersion), so a watch
+ * from there misses nothing, as client-go's pager and reflector do it.
+ */
+export async function listPages<T>(client: KubeClient, path: string, query: Record<string, string | undefined> = {}, accept?: string): Promise<{ items: T[]; resourceVersion?: string }> {
   const items: T[] = [];
   let cont: string | undefined;
+  let resourceVersion: string | undefined;
   do {
     const page = await client.request<ObjectList<T>>({ method: "GET", path, query: { ...query, limit: 500, continue: cont }, ...(accept ? { accept } : {}) });
     // A metadata-only list of nothing has items: null, not [].
-    items.push(...(page.items ?? []));
+    for (const item of page.items ?? []) items.push(item);
+    resourceVersion = page.metadata.resourceVersion ?? resourceVersion;
     cont = page.metadata.continue || undefined;
   } while (cont);
-  return items;
+  return { items, ...(resourceVersion !== undefined ? { resourceVersion } : {}) };
+}
+
+/** Lists every page (500 at a time) of a collection. */
+export async function listAll<T>(client: KubeClient, path: string, query: Record<string, string | undefined> = {}, accept?: string): Promise<T[]> {
+  return (await listPages<T>(client, path, query, accept)).items;
 }
 
 /** GET of one object; undefined when it does not exist (404). */
@@ -134,13 +145,14 @@ export async function waitList<T extends KubeObject>(
   fieldSelector?: string,
 ): Promise<Map<string, T>> {
   while (!signal.aborted) {
-    const list = await client.request<ObjectList<T>>({ method: "GET", path, query: { labelSelector, fieldSelector } });
-    const objects = new Map((list.items ?? []).map((o) => [o.metadata.name!, o]));
+    // In pages, as every list: a selector may match more objects than one answer should carry.
+    const list = await listPages<T>(client, path, { labelSelector, fieldSelector });
+    const objects = new Map(list.items.map((o) => [o.metadata.name!, o]));
     if (check(objects)) return objects;
     try {
       const done = await client.watch<T>(
         path,
-        { labelSelector, fieldSelector, resourceVersion: list.metadata.resourceVersion, timeoutSeconds: 60 },
+        { labelSelector, fieldSelector, resourceVersion: list.resourceVersion, timeoutSeconds: 60 },
         (e) => {
           if (e.type === "BOOKMARK" || e.type === "ERROR") return false;
           if (e.type === "DELETED") objects.delete(e.object.metadata.name!);

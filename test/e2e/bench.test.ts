@@ -11,7 +11,7 @@ import { kubeconfig, root } from "./harness";
 
 const finite = (x: unknown, what: string) => assert.ok(typeof x === "number" && Number.isFinite(x), `${what} is a number (${String(x)})`);
 
-test("the bench runs in its small mode and reports all eight sections", { timeout: 600_000 }, (t) => {
+test("the bench runs in its small mode and reports all nine sections", { timeout: 600_000 }, (t) => {
   kubeconfig(); // the control plane is up (the bench would bring it up, and stop it again)
   const dir = mkdtempSync(join(tmpdir(), "appstorage-bench-test-"));
   t.after(() => rmSync(dir, { recursive: true, force: true }));
@@ -53,6 +53,19 @@ test("the bench runs in its small mode and reports all eight sections", { timeou
   assert.equal(results.showAll.claims, 18);
   finite(results.showAll.memory.pluginMiB, "showAll.memory.pluginMiB");
 
+  // The scale rows, small: 60 StatefulSets in 3 namespaces, created directly (issue 26).
+  const scale = results.scale;
+  assert.deepEqual([scale.statefulSets, scale.pods, scale.claims, scale.namespaces], [60, 180, 180, 3]);
+  // Other tests' objects may be in the cluster too; the scale row's own are counted in its namespaces.
+  assert.ok(scale.cluster.statefulSets >= 60 && scale.cluster.pods >= 180 && scale.cluster.claims >= 180, JSON.stringify(scale.cluster));
+  for (const field of ["pluginMs", "kubectlMs", "ratio"]) finite(scale.show[field], `scale.show.${field}`);
+  finite(scale.show.memory.pluginMiB, "scale.show.memory.pluginMiB");
+  assert.equal(scale.diff.paged, true, "diff -l -A made no list without a limit");
+  assert.equal(scale.diff.requestsConstant, true, "diff -l -A over 60 made the requests of diff -l -A over one");
+  assert.equal(scale.set.statefulSets, 3);
+  assert.deepEqual(scale.set.requests.unpaged, [], "set -l -A made no list without a limit");
+  assert.equal(scale.set.listsConstant, true, "set -l -A over 3 read the cluster-wide lists of over one");
+
   for (const k of ["nproc", "memoryGiB"]) finite(results.machine[k], `machine.${k}`);
   assert.match(r.stdout, /^benchmark\s+plugin\s+kubectl\s+ratio\s+target/m, "a table on stdout");
   for (const row of [
@@ -66,6 +79,11 @@ test("the bench runs in its small mode and reports all eight sections", { timeou
     "API requests, diff -l",
     "set -l over 3 sts",
     "show -A, 6 sts",
+    "show -A, 60 sts / 180 pods / 180 claims (3 ns)",
+    "diff -l -A over all 60",
+    "API requests, diff -l -A",
+    "set -l -A over 3 sts",
+    "API requests, set -l -A",
   ])
     assert.ok(r.stdout.includes(row), row);
 });
