@@ -146,13 +146,13 @@ export async function waitList<T extends KubeObject>(
 ): Promise<Map<string, T>> {
   while (!signal.aborted) {
     // In pages, as every list: a selector may match more objects than one answer should carry.
-    const list = await listPages<T>(client, path, { labelSelector, fieldSelector });
+    const list = await listPages<T>(client, path, { labelSelector, ...(fieldSelector ? { fieldSelector } : {}) });
     const objects = new Map(list.items.map((o) => [o.metadata.name!, o]));
     if (check(objects)) return objects;
     try {
       const done = await client.watch<T>(
         path,
-        { labelSelector, fieldSelector, resourceVersion: list.resourceVersion, timeoutSeconds: 60 },
+        { labelSelector, ...(fieldSelector ? { fieldSelector } : {}), resourceVersion: list.resourceVersion, timeoutSeconds: 60 },
         (e) => {
           if (e.type === "BOOKMARK" || e.type === "ERROR") return false;
           if (e.type === "DELETED") objects.delete(e.object.metadata.name!);
