@@ -31,7 +31,9 @@ export function rolloutInProgress(sts: StatefulSet): string | undefined {
   if (s.currentRevision && s.updateRevision && s.currentRevision !== s.updateRevision) {
     return `a rolling update is in progress (revision ${s.currentRevision} -> ${s.updateRevision}); re-creating the StatefulSet would reset it: wait for it to finish`;
   }
-  if ((s.updatedReplicas ?? 0) !== (s.replicas ?? 0)) {
+  // The controller sets currentRevision to updateRevision only once every pod was updated: with both
+  // equal, fewer updated pods than replicas is a pod being re-created (an eviction), not a rollout.
+  if (!(s.currentRevision && s.currentRevision === s.updateRevision) && (s.updatedReplicas ?? 0) !== (s.replicas ?? 0)) {
     return `a rolling update is in progress (${s.updatedReplicas ?? 0} of ${s.replicas ?? 0} pods updated); wait for it to finish`;
   }
   return undefined;

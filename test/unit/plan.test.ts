@@ -42,6 +42,12 @@ describe("buildPlan: a fresh change", () => {
     assert.equal(plan.desired.spec.volumeClaimTemplates![0]!.spec.resources!.requests!["storage"], "2Gi");
   });
 
+  test("a pod being re-created (an eviction) is not a rolling update: revisions equal, one pod fewer updated", () => {
+    const s = db().live();
+    s.status = { ...s.status, replicas: 3, updatedReplicas: 2 };
+    assert.deepEqual(buildPlan(observed(s), request("pgdata=2Gi")).refusals, []);
+  });
+
   test("the plan is plain data that survives JSON", () => {
     const plan = buildPlan(observed(db().live()), request("pgdata=2Gi"));
     assert.deepEqual(JSON.parse(JSON.stringify(plan)), plan);
@@ -116,6 +122,17 @@ describe("buildPlan: refusals (nothing changes)", () => {
       },
       ["pgdata=2Gi"],
       /rolling update is in progress .*--force/,
+      true,
+    ],
+    [
+      "fewer pods updated than replicas, revisions not reported",
+      () => {
+        const s = db().live();
+        s.status = { observedGeneration: 1, replicas: 3, updatedReplicas: 2 };
+        return observed(s);
+      },
+      ["pgdata=2Gi"],
+      /rolling update is in progress \(2 of 3 pods updated\).*--force/,
       true,
     ],
     [
