@@ -86,7 +86,8 @@ describe("set --migrate-existing: refused before anything changes", () => {
     assert.notEqual(r.code, 0);
     assert.match(
       r.stderr,
-      /^error: you may not get persistentvolumes, patch persistentvolumes, which this change needs; nothing was changed: ask for those permissions \(kubectl auth can-i get persistentvolumes; kubectl auth can-i patch persistentvolumes; kubectl appstorage rbac prints a Role with all of them\)\n$/,
+      // 1.32's admin ClusterRole has no events.k8s.io create: a warning may come first.
+      /(?:^|\n)error: you may not get persistentvolumes, patch persistentvolumes, which this change needs; nothing was changed: ask for those permissions \(kubectl auth can-i get persistentvolumes; kubectl auth can-i patch persistentvolumes; kubectl appstorage rbac prints a Role with all of them\)\n$/,
     );
     assertNothingChanged(ns, before, rv);
   });
