@@ -403,6 +403,29 @@ async function benchRequests() {
 }
 
 /** Peak resident memory in KiB: /usr/bin/time -v when installed, else VmHWM sampled from /proc. */
+/** Peak memory of show -A and of kubectl's list of the same (median of up to 3 runs each), against the 1.5x target. */
+async function peakMemoryComparison(pluginCmd, kubectlBin, kubectlCmd) {
+  const pluginPeaks = [];
+  const kubectlPeaks = [];
+  let method = "";
+  for (let i = 0; i < Math.min(reps, 3); i++) {
+    const p = await peakMemory(plugin, pluginCmd);
+    pluginPeaks.push(p.kib);
+    method = p.method;
+    kubectlPeaks.push((await peakMemory(kubectlBin, kubectlCmd)).kib);
+  }
+  const memoryRatio = median(pluginPeaks) / median(kubectlPeaks);
+  return {
+    pluginMiB: round(median(pluginPeaks) / 1024),
+    kubectlMiB: round(median(kubectlPeaks) / 1024),
+    ratio: round(memoryRatio, 2),
+    target: 1.5,
+    met: memoryRatio <= 1.5,
+    method,
+    runs: { plugin: pluginPeaks, kubectl: kubectlPeaks },
+  };
+}
+
 async function peakMemory(cmd, args) {
   if (existsSync("/usr/bin/time")) {
     const r = run("/usr/bin/time", ["-v", cmd, ...args]);
@@ -566,25 +589,7 @@ async function benchShowAll() {
     }
   }
   const time = comparison(pluginRuns, kubectlRuns, 1.0, { what: `show -A vs kubectl get sts,pvc,pods -A`, statefulSets: allCount, pods: n, claims: n, namespaces: nsCount });
-  const pluginPeaks = [];
-  const kubectlPeaks = [];
-  let method = "";
-  for (let i = 0; i < Math.min(reps, 3); i++) {
-    const p = await peakMemory(plugin, pluginCmd);
-    pluginPeaks.push(p.kib);
-    method = p.method;
-    kubectlPeaks.push((await peakMemory(kubectlBin, kubectlCmd)).kib);
-  }
-  const memoryRatio = median(pluginPeaks) / median(kubectlPeaks);
-  const memory = {
-    pluginMiB: round(median(pluginPeaks) / 1024),
-    kubectlMiB: round(median(kubectlPeaks) / 1024),
-    ratio: round(memoryRatio, 2),
-    target: 1.5,
-    met: memoryRatio <= 1.5,
-    method,
-    runs: { plugin: pluginPeaks, kubectl: kubectlPeaks },
-  };
+  const memory = await peakMemoryComparison(pluginCmd, kubectlBin, kubectlCmd);
   log(`show -A over ${allCount}: ${round(time.pluginMs)} ms vs ${round(time.kubectlMs)} ms; memory ${memory.pluginMiB} vs ${memory.kubectlMiB} MiB`);
   return { ...time, memory };
 }
@@ -675,25 +680,7 @@ async function scaleShow(claims) {
     }
   }
   const time = comparison(pluginRuns, kubectlRuns, 1.0, { what: "show -A vs kubectl get sts,pvc,pods -A" });
-  const pluginPeaks = [];
-  const kubectlPeaks = [];
-  let method = "";
-  for (let i = 0; i < Math.min(reps, 3); i++) {
-    const p = await peakMemory(plugin, pluginCmd);
-    pluginPeaks.push(p.kib);
-    method = p.method;
-    kubectlPeaks.push((await peakMemory(kubectlBin, kubectlCmd)).kib);
-  }
-  const memoryRatio = median(pluginPeaks) / median(kubectlPeaks);
-  const memory = {
-    pluginMiB: round(median(pluginPeaks) / 1024),
-    kubectlMiB: round(median(kubectlPeaks) / 1024),
-    ratio: round(memoryRatio, 2),
-    target: 1.5,
-    met: memoryRatio <= 1.5,
-    method,
-    runs: { plugin: pluginPeaks, kubectl: kubectlPeaks },
-  };
+  const memory = await peakMemoryComparison(pluginCmd, kubectlBin, kubectlCmd);
   log(`scale: show -A ${time.pluginMs} ms vs kubectl ${time.kubectlMs} ms; memory ${memory.pluginMiB} vs ${memory.kubectlMiB} MiB`);
   return { ...time, memory };
 }

@@ -41,6 +41,15 @@ async function boundDb(t: TestContext, ns: string, cls: string, opts: { mode?: "
   await eventually("2 claims bound", () => claims(ns).filter((c) => c.status?.phase === "Bound").length === 2, 60_000);
 }
 
+/** A namespace with two storage classes and the StatefulSet bound on the first. */
+async function prepared(t: TestContext): Promise<{ ns: string; cls: string; other: string }> {
+  const ns = namespace(t, "mig");
+  const cls = storageClassFor(t, ns, { expandable: true });
+  const other = storageClassFor(t, ns, { expandable: false });
+  await boundDb(t, ns, cls);
+  return { ns, cls, other };
+}
+
 function assertNothingChanged(ns: string, before: Record<string, string>, rv: string | undefined): void {
   assert.deepEqual(uids(ns), before);
   assert.equal(getSts(ns, "db").metadata.resourceVersion, rv);
@@ -50,10 +59,7 @@ function assertNothingChanged(ns: string, before: Record<string, string>, rv: st
 
 describe("set --migrate-existing: refused before anything changes", () => {
   test("a namespace whose Pod Security refuses root pods: found by a dry run of the copy pod", async (t) => {
-    const ns = namespace(t, "mig");
-    const cls = storageClassFor(t, ns, { expandable: true });
-    const other = storageClassFor(t, ns, { expandable: false });
-    await boundDb(t, ns, cls);
+    const { ns, other } = await prepared(t);
     kubectl(["label", "namespace", ns, "pod-security.kubernetes.io/enforce=restricted"]);
     const before = uids(ns);
     const rv = getSts(ns, "db").metadata.resourceVersion;
@@ -69,10 +75,7 @@ describe("set --migrate-existing: refused before anything changes", () => {
   });
 
   test("a namespace admin has no rights on PersistentVolumes: the preflight names them", async (t) => {
-    const ns = namespace(t, "mig");
-    const cls = storageClassFor(t, ns, { expandable: true });
-    const other = storageClassFor(t, ns, { expandable: false });
-    await boundDb(t, ns, cls);
+    const { ns, other } = await prepared(t);
     const user = `admin-${ns}`;
     const kc = userKubeconfig(user);
     kubectl(["create", "rolebinding", user, "--clusterrole=admin", `--user=${user}`, "-n", ns]);
@@ -93,10 +96,7 @@ describe("set --migrate-existing: refused before anything changes", () => {
   });
 
   test("a shrink whose data cannot be measured here (no node runs the measuring pod), a block volume, ReadWriteOncePod without --yes", async (t) => {
-    const ns = namespace(t, "mig");
-    const cls = storageClassFor(t, ns, { expandable: true });
-    const other = storageClassFor(t, ns, { expandable: false });
-    await boundDb(t, ns, cls);
+    const { ns, cls, other } = await prepared(t);
     const before = uids(ns);
     const rv = getSts(ns, "db").metadata.resourceVersion;
     // No node here: the pod that would measure the data never runs, and the run stops at --timeout.
@@ -132,10 +132,7 @@ describe("set --migrate-existing: refused before anything changes", () => {
   });
 
   test("diff shows every claim that moves, in order, and changes nothing", async (t) => {
-    const ns = namespace(t, "mig");
-    const cls = storageClassFor(t, ns, { expandable: true });
-    const other = storageClassFor(t, ns, { expandable: false });
-    await boundDb(t, ns, cls);
+    const { ns, other } = await prepared(t);
     const before = uids(ns);
     const rv = getSts(ns, "db").metadata.resourceVersion;
     const r = await runPlugin(["diff", "db", `data=1Gi,${other}`, "--migrate-existing", "-n", ns]);

@@ -12,9 +12,9 @@ import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, test } from "node:test";
-import type { PersistentVolume, PersistentVolumeClaim, StatefulSet } from "../../src/kube/types";
+import type { PersistentVolume, PersistentVolumeClaim } from "../../src/kube/types";
 import { kubeconfig, kubectlJson, namespace, plugin, runPlugin } from "../e2e/harness";
-import { allReady, deleteKeptVolumes, create, exec, payloadSha, workload, workloadImage } from "./node";
+import { allReady, assertSequence, create, deleteKeptVolumes, payloadSha, withWriter, workload, workloadImage } from "./node";
 
 /** What the plugin prints as it reaches each step: it is killed right after the line. */
 const steps: [string, RegExp][] = [
@@ -31,14 +31,6 @@ const steps: [string, RegExp][] = [
   ["the StatefulSet re-created", /created statefulset\.apps\/db again/],
   ["the pod Ready again", /db-0 is Ready on claim data-db-0/],
 ];
-
-function writer(): StatefulSet {
-  const sts = workload("db", { replicas: 1, size: "512Mi" });
-  const c = (sts.spec.template.spec as { containers: { command: string[] }[] }).containers[0]!;
-  const loop = "( n=$(tail -n 1 /data/load.log 2>/dev/null | cut -d' ' -f2); n=${n:-0}; while :; do n=$((n + 1)); echo \"seq $n\" >> /data/load.log; sleep 0.05; done ) &";
-  c.command = ["sh", "-c", c.command[2]!.replace("trap 'exit 0' TERM", `${loop}\ntrap 'exit 0' TERM`)];
-  return sts;
-}
 
 /** Runs the plugin and SIGKILLs it right after a stderr line matches; whether the kill hit a live process. */
 function killedAt(args: string[], at: RegExp, stateDir: string): Promise<{ killed: boolean; stderr: string; code: number | null }> {
@@ -63,7 +55,7 @@ describe("node: --migrate-existing killed at every step", { timeout: 2_400_000 }
     test(`killed after ${name}: the same command finishes the move, the data is kept`, async (t) => {
       const ns = namespace(t, "node");
       deleteKeptVolumes(t, ns);
-      create(writer(), ns);
+      create(withWriter(workload("db", { replicas: 1, size: "512Mi" })), ns);
       await allReady(ns, "db", 1);
       const data = payloadSha(ns, "db-0");
       const old = kubectlJson<PersistentVolumeClaim>(["get", "pvc", "data-db-0", "-n", ns]);
@@ -76,8 +68,7 @@ describe("node: --migrate-existing killed at every step", { timeout: 2_400_000 }
       assert.equal(rerun.code, 0, `after a kill after ${name}:\n${k.stderr}\n--- rerun:\n${rerun.stderr}`);
       await allReady(ns, "db", 1);
       assert.equal(payloadSha(ns, "db-0"), data, "the payload is the same data");
-      const seqs = exec(ns, "db-0", "cut -d' ' -f2 /data/load.log").trim().split("\n").map(Number);
-      seqs.forEach((n, i) => assert.equal(n, i + 1, `line ${i + 1} of /data/load.log is seq ${n}`));
+      assertSequence(ns, "db-0");
       const now = kubectlJson<PersistentVolumeClaim>(["get", "pvc", "data-db-0", "-n", ns]);
       assert.equal(now.spec.storageClassName, "appstorage-csi-b");
       assert.notEqual(now.spec.volumeName, old.spec.volumeName);

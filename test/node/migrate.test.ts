@@ -10,26 +10,10 @@ import { describe, test } from "node:test";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { kubectlJson, namespace, root, runPlugin, uids } from "../e2e/harness";
-import type { PersistentVolume, PersistentVolumeClaim, StatefulSet } from "../../src/kube/types";
-import { allReady, deleteKeptVolumes, create, exec, fsBytes, GiB, maxDown, payloadSha, watchPods, workload, workloadImage } from "./node";
+import type { PersistentVolume, PersistentVolumeClaim } from "../../src/kube/types";
+import { allReady, assertSequence, create, deleteKeptVolumes, exec, fsBytes, GiB, maxDown, payloadSha, watchPods, withWriter, workload, workloadImage } from "./node";
 
 const names = ["db-0", "db-1", "db-2"];
-
-/** The workload, plus a writer: a numbered line every 50 ms to /data/load.log, resumed after a restart. */
-function writing(): StatefulSet {
-  const sts = workload("db", { replicas: 3, size: "1Gi" });
-  const container = (sts.spec.template.spec as { containers: { command: string[] }[] }).containers[0]!;
-  const writer = "( n=$(tail -n 1 /data/load.log 2>/dev/null | cut -d' ' -f2); n=${n:-0}; while :; do n=$((n + 1)); echo \"seq $n $(date +%s)\" >> /data/load.log; sleep 0.05; done ) &";
-  container.command = ["sh", "-c", container.command[2]!.replace("trap 'exit 0' TERM", `${writer}\ntrap 'exit 0' TERM`)];
-  return sts;
-}
-
-/** The writer's lines are 1, 2, 3, ... with no gap and no repeat: nothing written before a stop was lost. */
-function assertSequence(ns: string, pod: string): number {
-  const seqs = exec(ns, pod, "cut -d' ' -f2 /data/load.log").trim().split("\n").map(Number);
-  seqs.forEach((n, i) => assert.equal(n, i + 1, `${pod}: line ${i + 1} of /data/load.log is seq ${n}`));
-  return seqs.length;
-}
 
 const claimOf = (ns: string, name: string) => kubectlJson<PersistentVolumeClaim>(["get", "pvc", name, "-n", ns]);
 const volume = (name: string) => kubectlJson<PersistentVolume>(["get", "pv", name]);
@@ -77,7 +61,7 @@ describe("node: --migrate-existing", { timeout: 1_500_000 }, () => {
   test("3 replicas under write load move to appstorage-csi-b, then shrink: data kept, one pod down at a time, old volumes kept", async (t) => {
     const ns = namespace(t, "node");
     deleteKeptVolumes(t, ns);
-    create(writing(), ns);
+    create(withWriter(workload("db", { replicas: 3, size: "1Gi" })), ns);
     await allReady(ns, "db", 3);
 
     await move(ns, "data=1Gi,appstorage-csi-b", "appstorage-csi-b", "1Gi");

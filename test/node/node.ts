@@ -1,6 +1,7 @@
 // Helpers for the tests on a real node (node scripts/test.mjs node): StatefulSets of the locally made
 // workload image whose pods write a file onto their volume, and what a user reads
 // back from running pods: container ids, restart counts, the file's checksum, the filesystem's size.
+import assert from "node:assert/strict";
 import type { Pod, StatefulSet } from "../../src/kube/types";
 import { spawn } from "node:child_process";
 import type { TestContext } from "node:test";
@@ -222,4 +223,22 @@ export function atMountClass(t: TestContext, ns: string): string {
   );
   t.after(() => kubectlTry(["delete", "storageclass", name, "--wait=false"]));
   return name;
+}
+
+/**
+ * The workload plus a writer: a numbered line ("seq N") every 50 ms to /data/load.log, resumed
+ * from the last line after a restart, so a lost or repeated write shows as a gap (assertSequence).
+ */
+export function withWriter(sts: StatefulSet): StatefulSet {
+  const container = (sts.spec.template.spec as { containers: { command: string[] }[] }).containers[0]!;
+  const writer = "( n=$(tail -n 1 /data/load.log 2>/dev/null | cut -d' ' -f2); n=${n:-0}; while :; do n=$((n + 1)); echo \"seq $n\" >> /data/load.log; sleep 0.05; done ) &";
+  container.command = ["sh", "-c", container.command[2]!.replace("trap 'exit 0' TERM", `${writer}\ntrap 'exit 0' TERM`)];
+  return sts;
+}
+
+/** The writer's lines are 1, 2, 3, ... with no gap and no repeat: nothing written before a stop was lost. */
+export function assertSequence(ns: string, pod: string): number {
+  const seqs = exec(ns, pod, "cut -d' ' -f2 /data/load.log").trim().split("\n").map(Number);
+  seqs.forEach((n, i) => assert.equal(n, i + 1, `${pod}: line ${i + 1} of /data/load.log is seq ${n}`));
+  return seqs.length;
 }
