@@ -1,15 +1,21 @@
 // The lock of one run on its StatefulSet: the journal's Secret, taken by creating (or replacing)
 // it, renewed while the run works so that a second run knows this one is alive, and released at
 // once when the run fails on its own (not killed) so that the rerun need not wait the lease out.
+import { RefusedError, StopError } from "../errors";
 import { leaseSeconds } from "../plan/journal";
+import { statefulSetRef } from "../refs";
 import type { Journal, JournalStep, Migration } from "../plan/types";
 import type { JournalStore } from "./journal-store";
+
+/** A third of the lease: the longest a held journal goes without a write. */
+export const renewAfterMs = (leaseSeconds * 1000) / 3;
 
 export class Lease {
   private journal?: Journal;
   /** Only a run that holds the lock may write the journal again, even to release it. */
   private held = false;
   private renewal?: NodeJS.Timeout;
+  private renewing = false;
   private saving: Promise<void> = Promise.resolve();
 
   constructor(
@@ -35,30 +41,43 @@ export class Lease {
     return this.save("migrating");
   }
 
-  private expiry(): string {
-    return new Date(this.now().getTime() + leaseSeconds * 1000).toISOString();
+  private expiry(now: Date): string {
+    return new Date(now.getTime() + leaseSeconds * 1000).toISOString();
   }
 
   async acquire(journal: Journal): Promise<void> {
     await this.store.acquire(journal);
     this.journal = journal;
     this.held = true;
-    this.renewal = setInterval(() => void this.save(this.journal!.step).catch(() => undefined), (leaseSeconds * 1000) / 3);
+    this.renewing = true;
+    this.renewLater();
+  }
+
+  /**
+   * The lease is renewed once a third of it has passed without a journal write (every write
+   * renews it), so a renewal never follows a step's write at once.
+   */
+  private renewLater(): void {
+    if (this.renewal) clearTimeout(this.renewal);
+    this.renewal = setTimeout(() => void this.save(this.journal!.step).catch(() => undefined), renewAfterMs);
     this.renewal.unref();
   }
 
   /** Records the step reached (and renews the lease); saves are written one after another. */
   save(step: JournalStep): Promise<void> {
     if (!this.journal || !this.held) return Promise.resolve();
-    this.journal = { ...this.journal, step, updatedAt: this.now().toISOString(), holder: this.holder, leaseExpires: this.expiry() };
+    const now = this.now();
+    this.journal = { ...this.journal, step, updatedAt: now.toISOString(), holder: this.holder, leaseExpires: this.expiry(now) };
     const j = this.journal;
+    if (this.renewing) this.renewLater();
     this.saving = this.saving.then(() => this.store.save(j));
     return this.saving;
   }
 
   /** Stops renewing and waits for the saves under way. */
   async stop(): Promise<void> {
-    if (this.renewal) clearInterval(this.renewal);
+    this.renewing = false;
+    if (this.renewal) clearTimeout(this.renewal);
     this.renewal = undefined;
     await this.saving.catch(() => undefined);
   }
@@ -92,8 +111,14 @@ export class Lease {
         if (after) await this.save(after);
       }
     } catch (e) {
+      const held = this.held;
       await this.release();
-      throw e;
+      if (!signal.aborted) throw e;
+      // Ctrl-C: the step under way finished (or its wait stopped); none started after it.
+      const ref = statefulSetRef(this.store.name);
+      if (!this.journal) throw new RefusedError(`interrupted (Ctrl-C) before anything was changed on ${ref}`);
+      const where = held ? `the journal records step ${this.journal.step}` : "its templates are changed and its journal removed; what came after stopped";
+      throw new StopError(`interrupted (Ctrl-C) while changing ${ref}: ${where}; run the same command again to finish`);
     } finally {
       await this.stop();
     }
