@@ -38,7 +38,7 @@ const rows = [
   ["runs whose requests matched the plugin's own log / writes checked", `${s.runsWithRequestLogCompared} / ${s.writesChecked}; repeated writes: ${s.duplicatedWrites}`],
   ["reruns that had to converge", `${s.reruns}, converged ${s.rerunsConverged}`],
   ["permission cases / bad-input cases", `${s.permissionCases} / ${s.badInputCases}`],
-  ["pod and claim uids compared", `${s.uidsCompared}; lost or replaced: ${s.lost}`],
+  ["distinct pod and claim uids, each compared after every run it took part in", `${s.distinctUids ?? "(not recorded)"} uids in ${s.uidsCompared} comparisons; lost or replaced: ${s.lost}`],
 ];
 const table = ["| figure (`npm run safety-report`, from `dist/reliability-summary.json`) | value |", "|---|---|", ...rows.map(([a, b]) => `| ${a} | ${b} |`)].join("\n");
 console.log(table);

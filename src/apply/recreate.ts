@@ -102,7 +102,9 @@ export async function createDesired(plan: Plan, ctx: ApplyContext): Promise<Stat
     if (!now) throw couldNot();
     if (now.metadata.uid === plan.target.uid) throw new StopError(`${ref} (uid ${plan.target.uid}) still exists; run the same command again to finish`);
     if (!sameClaimTemplates(now.spec.volumeClaimTemplates, plan.desired.spec.volumeClaimTemplates)) {
-      throw new StopError(`${ref} was re-created by someone else (uid ${now.metadata.uid}) with other claim templates; its pods are controlled again; run the command again to plan anew`);
+      throw new StopError(
+        `${ref} was re-created by someone else (uid ${now.metadata.uid}) with other claim templates; its pods are controlled again; if a GitOps tool (Argo CD, Flux) applies it, change the claim templates in its source, else run the command again to plan anew`,
+      );
     }
     progress.say(`${ref} already exists with the new claim templates (uid ${now.metadata.uid})`);
     return now;

@@ -85,6 +85,55 @@ export interface SeenRequest {
   serverStatus?: number;
   /** For watches: events (lines) passed to the client. */
   eventsDelivered: number;
+  /** When the proxy received it (ms since the epoch). */
+  at: number;
+  /** A write of a journal Secret: what it records, and what kind of write it is (see journalWrite). */
+  journal?: JournalWrite;
+}
+
+/**
+ * A journal write, told apart by its content against the previous journal write the proxy saw:
+ * "release" sets the lease to expire at once (a run that failed on its own); "renewal" changes
+ * nothing but the timestamps (updatedAt, leaseExpires); "step" records something new (a step, a
+ * move of --migrate-existing) or is the first. Renewals and releases get signatures of their own
+ * ("renew secrets", "release secrets"), so that "update secrets" #N is the same step write in
+ * every run, however many renewals a slow run makes between two steps.
+ */
+export interface JournalWrite {
+  kind: "step" | "renewal" | "release";
+  /** The Secret's name. */
+  secret: string;
+  step: string;
+  /** sha256 of the journal without its timestamps. */
+  digest: string;
+  /** leaseExpires minus updatedAt, in seconds. */
+  leaseSeconds: number;
+}
+
+function secretName(body: Buffer): string | undefined {
+  try {
+    return (JSON.parse(body.toString("utf8")) as { metadata?: { name?: string } }).metadata?.name;
+  } catch {
+    return undefined;
+  }
+}
+
+/** The journal a Secret write carries, or undefined when it is not one (or has no body). */
+export function journalWrite(body: Buffer, previous: JournalWrite | undefined): JournalWrite | undefined {
+  let journal: Record<string, unknown>;
+  try {
+    const secret = JSON.parse(body.toString("utf8")) as { data?: Record<string, string> };
+    const data = secret.data?.["journal.json"];
+    if (!data) return undefined;
+    journal = JSON.parse(Buffer.from(data, "base64").toString("utf8")) as Record<string, unknown>;
+  } catch {
+    return undefined;
+  }
+  const { updatedAt, leaseExpires, ...content } = journal;
+  const digest = createHash("sha256").update(JSON.stringify(content)).digest("hex");
+  const lease = (Date.parse(String(leaseExpires)) - Date.parse(String(updatedAt))) / 1000;
+  const kind = lease <= 0 ? "release" : previous?.digest === digest ? "renewal" : "step";
+  return { kind, secret: secretName(body) ?? "", step: String(content["step"]), digest, leaseSeconds: lease };
 }
 
 export interface Held {
@@ -217,6 +266,8 @@ async function runProxy(upstreamKubeconfig: string, faults: Required<Omit<Fault,
   const matched = new Map<number, number>();
   const landed = new Set<number>();
   const signaturesSeen = new Set<string>();
+  /** The last journal write per Secret (namespace path and name): renewals are told apart against it. */
+  const lastJournal = new Map<string, JournalWrite>();
   const releases = new Map<number, () => void>();
   let nextId = 0;
   const onHeld = (request: SeenRequest, release: () => void) => {
@@ -234,6 +285,12 @@ async function runProxy(upstreamKubeconfig: string, faults: Required<Omit<Fault,
       const url = req.url ?? "/";
       const body = Buffer.concat(chunks);
       const what = describeRequest(req.method ?? "GET", url);
+      const journalKey = `${url.split("?")[0]!.replace(/\/secrets(\/[^/]*)?$/, "")} ${secretName(body) ?? what.name ?? ""}`;
+      const journal = what.resource === "secrets" && isWrite(what) ? journalWrite(body, lastJournal.get(journalKey)) : undefined;
+      if (journal) {
+        lastJournal.set(journalKey, journal);
+        if (journal.kind !== "step") what.signature = `${journal.kind === "renewal" ? "renew" : "release"} secrets`;
+      }
       const seen: SeenRequest = {
         index: requests.length,
         method: req.method ?? "GET",
@@ -242,6 +299,8 @@ async function runProxy(upstreamKubeconfig: string, faults: Required<Omit<Fault,
         bodyHash: createHash("sha256").update(body).digest("hex"),
         reachedServer: false,
         eventsDelivered: 0,
+        at: Date.now(),
+        ...(journal ? { journal } : {}),
       };
       requests.push(seen);
       let fault: number | undefined;
@@ -373,6 +432,9 @@ async function runProxy(upstreamKubeconfig: string, faults: Required<Omit<Fault,
   post({ type: "listening", kubeconfig });
 }
 
+/** The least time between a journal write and a renewal of it (the plugin waits 5 s; 1 s of slack for the request's way). */
+export const renewalGapMs = 4000;
+
 /** What a run of the plugin through the proxy did wrong, from the proxy's log (empty: nothing). */
 export function writeDisciplineViolations(requests: SeenRequest[]): string[] {
   const problems: string[] = [];
@@ -384,6 +446,17 @@ export function writeDisciplineViolations(requests: SeenRequest[]): string[] {
     const earlier = reached.get(key);
     if (earlier && r.reachedServer && earlier.serverStatus !== 429) problems.push(`write repeated: #${earlier.index} and #${r.index} ${r.signature} ${r.path}`);
     if (r.reachedServer) reached.set(key, r);
+  }
+  // A journal write that changes only its timestamps is a renewal; the plugin renews only after a
+  // third of the lease without a write (5 s of 15). Sooner, it is the same write again.
+  const previousJournal = new Map<string, SeenRequest>();
+  for (const r of requests) {
+    if (!r.journal) continue;
+    const key = `${r.path.split("?")[0]!.replace(/\/secrets(\/[^/]*)?$/, "")} ${r.journal.secret}`;
+    const previous = previousJournal.get(key);
+    if (r.journal.kind === "renewal" && previous && r.at - previous.at < renewalGapMs)
+      problems.push(`write repeated: journal #${previous.index} and #${r.index} record the same (step ${r.journal.step}), ${r.at - previous.at} ms apart, differing only by their timestamps`);
+    previousJournal.set(key, r);
   }
   for (const r of requests) {
     if (!isWrite(r) || !r.fault || !unknownOutcome.includes(r.fault)) continue;

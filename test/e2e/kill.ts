@@ -124,3 +124,50 @@ export function assertHeldIntended(log: SeenRequest[], at: SeenRequest, x: Phase
   assert.ok(from >= 0 && at.index > from, `${context}: held before ${x.after}`);
   assert.equal(log.filter((r) => r.signature === x.signature && r.index > from && r.index < at.index).length, x.nth, `${context}: held another occurrence`);
 }
+
+/** What an interrupted run did: the request it was interrupted at, how it ended, and what it sent. */
+export interface Interrupted {
+  held: SeenRequest;
+  code: number | null;
+  stderr: string;
+  requests: SeenRequest[];
+  logFile: string;
+  proxy: FaultProxy;
+}
+
+/**
+ * As killAt, but Ctrl-C: SIGINT while the request `x` is held (before the server sees it, or after
+ * it handled it), then the request goes on, and the plugin must end by itself within a minute. The
+ * plugin's own request log goes to `logFile` (for assertRequestsAccountedFor). Returns only when
+ * the signal landed on a live process.
+ */
+export async function interruptAt(args: string[], x: KillTarget, when: "hold" | "hold-after"): Promise<Interrupted> {
+  const fault: Fault = { kind: when, nth: x.nth, signature: x.signature, ...(x.after ? { after: x.after } : {}) };
+  const proxy = await startFaultProxy(kubeconfig(), [fault]);
+  const logFile = join(stateDir(), "requests.log");
+  const child = spawn(plugin, [...args, "--kubeconfig", proxy.kubeconfig], {
+    env: { PATH: process.env["PATH"] ?? "", HOME: process.env["HOME"] ?? "", APPSTORAGE_STATE_DIR: stateDir(), APPSTORAGE_REQUEST_LOG: logFile },
+    stdio: ["ignore", "ignore", "pipe"],
+  });
+  let stderr = "";
+  child.stderr!.on("data", (d: Buffer) => (stderr += d.toString()));
+  const exited = new Promise<number | null>((r) => child.on("close", (code) => r(code)));
+  let closed = false;
+  try {
+    const held = await Promise.race([proxy.nextHeld(60_000), exited.then((how) => Promise.reject(new Error(`the plugin exited (${how}) before reaching ${x.signature} #${x.nth + 1}: ${stderr}`)))]);
+    const state = procState(child.pid!);
+    assert.ok(child.exitCode === null && child.signalCode === null && state !== undefined && state !== "Z", `the plugin was not alive at the held request (state ${state})`);
+    child.kill("SIGINT");
+    // The signal is handled while the request is still held; then the request goes on.
+    await new Promise((r) => setTimeout(r, 200));
+    held.release();
+    const code = await within(exited, 60_000, "the interrupted plugin");
+    // Closed, the proxy's log is complete.
+    await proxy.close();
+    closed = true;
+    return { held: held.request, code, stderr, requests: proxy.requests, logFile, proxy };
+  } finally {
+    if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+    if (!closed) await proxy.close();
+  }
+}

@@ -20,9 +20,9 @@ import { join } from "node:path";
 import { after, describe, test, type TestContext } from "node:test";
 import type { KubeObject, PersistentVolumeClaim, Pod, StatefulSet } from "../../src/kube/types";
 import { sts } from "../fixtures/builders";
-import { type Fault, type FaultKind, type FaultProxy, isWrite, type SeenRequest, startFaultProxy, unknownOutcome } from "./faultproxy";
+import { type Fault, type FaultKind, type FaultProxy, isWrite, renewalGapMs, type SeenRequest, startFaultProxy, unknownOutcome } from "./faultproxy";
 import { apply, getSts, kubeconfig, kubectl, kubectlJson, kubectlTry, namespace, plugin, root, runPlugin, storageClassFor, userKubeconfig, volumeFor, type RunResult } from "./harness";
-import { assertHeldIntended, assertRequestsAccountedFor as assertAccounted, evictions, killAt, phaseLabel, phaseTargets, pool, procState, stateDir, within } from "./kill";
+import { assertHeldIntended, assertRequestsAccountedFor as assertAccounted, evictions, interruptAt, killAt, phaseLabel, phaseTargets, pool, procState, stateDir, within } from "./kill";
 
 // APPSTORAGE_FAULT_MATRIX=reduced (scripts/test.mjs --version: the older control planes) runs the
 // quick matrix too; the full one runs on the default control plane and alone makes the README figures.
@@ -46,6 +46,8 @@ const summary = {
   duplicatedWrites: 0,
   /** SIGKILLs of a process that was alive at the held request, by shape. */
   kills: 0,
+  /** SIGINTs of a live process at a held write, each run ending by itself. */
+  interrupts: 0,
   killsByShape: {} as Record<string, number>,
   zombieHolderReruns: 0,
   overlappingRuns: 0,
@@ -53,11 +55,15 @@ const summary = {
   badInputCases: 0,
   reruns: 0,
   rerunsConverged: 0,
+  /** Comparisons of a uid with the one it had before (one uid is compared after every run it took part in). */
   uidsCompared: 0,
+  /** Distinct pod and claim uids compared at least once. */
+  distinctUids: 0,
   lost: 0,
   testsStarted: [] as string[],
   testsPassed: [] as string[],
 };
+const uidsSeen = new Set<string>();
 const declared: string[] = [];
 /** A test whose name is recorded when it passes, so the figures say which checks they come from. */
 function check(name: string, fn: (t: TestContext) => Promise<void>): void {
@@ -189,6 +195,8 @@ function writeTemp(obj: unknown): string {
 async function assertNothingLost(ns: string, before: Record<string, string>, context: string): Promise<void> {
   const now = uidsOf(await state(ns));
   summary.uidsCompared += Object.keys(before).length;
+  for (const uid of Object.values(before)) uidsSeen.add(uid);
+  summary.distinctUids = uidsSeen.size;
   for (const [name, uid] of Object.entries(before)) {
     if (now[name] !== uid) summary.lost += 1;
     assert.equal(now[name], uid, `${context}: ${name} was replaced or deleted`);
@@ -283,7 +291,12 @@ interface Target {
   events: number;
 }
 
-/** Distinct requests: every signature once, and every occurrence of a write (each is a step's write). */
+/**
+ * Distinct requests: every occurrence of a write (each is a step's write) and of a read (the
+ * verify step's list of pods shares its signature with the plan's, but is another step), and
+ * every watch once (whether a wait watches again depends on timing). The quick matrix takes each
+ * read's first occurrence only.
+ */
 function targets(requests: SeenRequest[]): Target[] {
   const count = new Map<string, number>();
   const out: Target[] = [];
@@ -291,12 +304,12 @@ function targets(requests: SeenRequest[]): Target[] {
     const nth = count.get(r.signature) ?? 0;
     count.set(r.signature, nth + 1);
     const write = isWrite(r);
-    if (nth > 0 && !write) continue;
+    if (nth > 0 && !write && (quick || r.watch)) continue;
     out.push({ signature: r.signature, nth, write, watch: r.watch, events: r.eventsDelivered });
   }
   return out;
 }
-const label = (x: Target) => `${x.signature}${x.write ? ` #${x.nth + 1}` : ""}`;
+const label = (x: Target) => `${x.signature}${x.write || x.nth > 0 ? ` #${x.nth + 1}` : ""}`;
 
 /** Fault kinds for a request: every kind that applies to what it is. */
 function kindsFor(x: Target): FaultKind[] {
@@ -446,6 +459,116 @@ describe("SIGKILL at every write boundary", () => {
       });
     });
   }
+});
+
+describe("Ctrl-C (SIGINT) at every write boundary", () => {
+  check("Parallel/Retain: interrupted before and after every write of every step, the run finishes that step, starts no other, says where it stopped, and the rerun converges at once", async (t) => {
+    const shape = shapes[0]!;
+    const writes = targets(await baseline(t, shape)).filter((x) => x.write);
+    assert.ok(writes.length >= 6, `writes: ${writes.map(label).join(", ")}`);
+    const cases = writes.flatMap((x) => (["hold", "hold-after"] as const).map((when) => ({ x, when })));
+    await pool(cases, width, async ({ x, when }) => {
+      const { ns, before } = await prepared(t, shape);
+      const context = `${shapeName(shape)} interrupted ${when === "hold" ? "before" : "after"} ${label(x)}`;
+      const r = await interruptAt(setArgs(ns), x, when);
+      assert.equal(r.held.signature, x.signature, context);
+      assertRequestsAccountedFor(r.proxy, r.logFile, context);
+      // After the interrupted request, nothing but the journal (its step, its release) and the
+      // change's Event (of the step under way) reached the server: no other step began.
+      const later = r.requests.filter((q) => q.index > r.held.index && isWrite(q) && q.reachedServer && !["secrets", "events"].includes(q.resource));
+      assert.deepEqual(
+        later.map((q) => q.signature),
+        [],
+        `${context}: a step began after Ctrl-C`,
+      );
+      if (r.code === 0) {
+        // Interrupted at the last step's write: the change was done.
+        assert.ok(x.signature === "delete secrets" || x.signature === "create events", `${context}: exit 0 though interrupted before the end: ${r.stderr}`);
+      } else {
+        assert.equal(r.code, 1, `${context}: ${r.stderr}`);
+        assert.match(
+          r.stderr,
+          /^error: interrupted \(Ctrl-C\) (while changing statefulset.apps\/db: .*; run the same command again to finish|before anything was changed on statefulset.apps\/db)$/m,
+          context,
+        );
+      }
+      summary.interrupts += 1;
+      await assertNothingLost(ns, before, context);
+      await assertConverges(ns, before, context);
+      void kube(["delete", "namespace", ns, "--wait=false"]).catch(() => undefined);
+    });
+  });
+});
+
+describe("the lease", () => {
+  check("renewed a third of the lease after the last write while a step waits; a SIGKILL before and after a renewal is told apart from a step's write, and the rerun converges at once", async (t) => {
+    // The re-create is held for 12 s: the journal (step deleted) is renewed twice meanwhile, 5 s apart.
+    {
+      const { ns, before } = await prepared(t);
+      const proxy = await startFaultProxy(kubeconfig(), [{ kind: "hold", signature: "create statefulsets" }]);
+      const logFile = join(stateDir(), "requests.log");
+      try {
+        const run = runPlugin(setArgs(ns), { kubeconfig: proxy.kubeconfig, env: { APPSTORAGE_REQUEST_LOG: logFile } });
+        const held = await proxyHeldOrExit(proxy, run, "set");
+        await new Promise((r) => setTimeout(r, 12_000));
+        const live = journalOf(ns);
+        assert.equal(live.step, "deleted");
+        assert.ok(Date.parse(live.leaseExpires) - Date.now() > 5_000, `the lease was not renewed while the run waited (expires ${live.leaseExpires})`);
+        held.release();
+        const r = await within(run, 60_000, "set");
+        assert.equal(r.code, 0, r.stderr);
+      } finally {
+        await proxy.close();
+      }
+      assertRequestsAccountedFor(proxy, logFile, "renewals");
+      const journal = proxy.requests.filter((q) => q.journal);
+      const renewals = journal.filter((q) => q.journal!.kind === "renewal");
+      assert.ok(renewals.length >= 2, `renewals: ${journal.map((q) => `${q.signature} ${q.journal!.step}`).join(", ")}`);
+      for (const q of renewals) {
+        assert.equal(q.signature, "renew secrets");
+        assert.equal(q.journal!.step, "deleted");
+        assert.equal(q.journal!.leaseSeconds, 15);
+        const previous = journal.filter((p) => p.index < q.index).at(-1)!;
+        const gap = q.at - previous.at;
+        assert.ok(gap >= renewalGapMs && gap < 8_000, `renewal #${q.index} came ${gap} ms after the journal's last write`);
+      }
+      await assertNothingLost(ns, before, "renewals");
+    }
+    // SIGKILL at the first renewal, before and after the server saw it.
+    for (const when of ["hold", "hold-after"] as const) {
+      const { ns, before } = await prepared(t);
+      const context = `killed ${when === "hold" ? "before" : "after"} a renewal`;
+      const proxy = await startFaultProxy(kubeconfig(), [
+        { kind: "hold", signature: "create statefulsets" },
+        { kind: when, signature: "renew secrets" },
+      ]);
+      const child = spawn(plugin, [...setArgs(ns), "--kubeconfig", proxy.kubeconfig], {
+        env: { PATH: process.env["PATH"] ?? "", HOME: process.env["HOME"] ?? "", APPSTORAGE_STATE_DIR: stateDir() },
+        stdio: "ignore",
+      });
+      const exited = new Promise<string>((r) => child.on("exit", (code, signal) => r(`${code ?? signal}`)));
+      try {
+        const create = await proxy.nextHeld(60_000);
+        assert.equal(create.request.signature, "create statefulsets");
+        const renewal = await proxy.nextHeld(10_000);
+        assert.equal(renewal.request.signature, "renew secrets", context);
+        assert.equal(renewal.request.journal?.kind, "renewal", context);
+        assert.ok(procState(child.pid!) !== undefined && procState(child.pid!) !== "Z", `${context}: the plugin was not alive at the renewal`);
+        child.kill("SIGKILL");
+        assert.equal(await within(exited, 10_000, "the killed plugin"), "SIGKILL");
+      } finally {
+        if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
+        await proxy.close();
+      }
+      // Neither the held create nor anything after the renewal reached the server.
+      assert.ok(!proxy.requests.some((q) => q.signature === "create statefulsets" && q.reachedServer), context);
+      assert.equal(journalOf(ns).step, "deleted", context);
+      summary.kills += 1;
+      summary.killsByShape["at a lease renewal"] = (summary.killsByShape["at a lease renewal"] ?? 0) + 1;
+      await assertNothingLost(ns, before, context);
+      await assertConverges(ns, before, context);
+    }
+  });
 });
 
 /**
@@ -782,6 +905,39 @@ describe("races", () => {
     assert.equal(getSts(ns, "db").spec.replicas, 3);
     await assertNothingLost(ns, before, "scale while gone");
   });
+
+  check(
+    "a GitOps controller re-creates the StatefulSet with its old templates between the delete and the create: the run stops and says so, nothing lost, and a rerun plans anew and converges",
+    async (t) => {
+      const { ns, before } = await prepared(t);
+      // What a GitOps controller applies: the manifest it keeps, with the old claim templates.
+      const original = getSts(ns, "db");
+      const manifest = { apiVersion: "apps/v1", kind: "StatefulSet", metadata: { name: "db", namespace: ns, labels: original.metadata.labels ?? {} }, spec: original.spec };
+      const proxy = await startFaultProxy(kubeconfig(), [{ kind: "hold", signature: "create statefulsets" }]);
+      let theirs: string;
+      try {
+        const run = runPlugin(setArgs(ns), { kubeconfig: proxy.kubeconfig });
+        const held = await proxyHeldOrExit(proxy, run, "set");
+        await kube(["create", "-f", writeTemp(manifest)]);
+        theirs = getSts(ns, "db").metadata.uid!;
+        held.release();
+        const r = await within(run, 60_000, "set");
+        assert.equal(r.code, 1, r.stderr);
+        assert.match(r.stderr, /^error: statefulset.apps\/db was re-created by someone else \(uid [0-9a-f-]+\) with other claim templates; .*run the command again to plan anew/m);
+      } finally {
+        await proxy.close();
+      }
+      const s = getSts(ns, "db");
+      assert.equal(s.metadata.uid, theirs, "the plugin replaced the StatefulSet someone else created");
+      assert.equal(s.spec.volumeClaimTemplates![0]!.spec.resources!.requests!["storage"], "1Gi");
+      for (let i = 0; !(await state(ns)).pods.every((p) => p.metadata.ownerReferences?.find((o) => o.controller)?.uid === theirs); i++) {
+        assert.ok(i < 60, "their StatefulSet did not adopt the pods within 30 s");
+        await new Promise((r) => setTimeout(r, 500));
+      }
+      await assertNothingLost(ns, before, "GitOps re-create");
+      await assertConverges(ns, before, "after a GitOps re-create");
+    },
+  );
 
   check("another writer between plan and delete: the precondition refuses, nothing changes", async (t) => {
     const { ns, before } = await prepared(t);

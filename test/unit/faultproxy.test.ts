@@ -2,7 +2,7 @@
 // reliability suite relies on. If these were wrong, the suite would prove less than it says.
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { describeRequest, type SeenRequest, writeDisciplineViolations } from "../e2e/faultproxy";
+import { describeRequest, journalWrite, renewalGapMs, type SeenRequest, writeDisciplineViolations } from "../e2e/faultproxy";
 
 describe("describeRequest", () => {
   const cases: [string, string, string][] = [
@@ -31,6 +31,7 @@ function log(entries: [method: string, path: string, body: string, extra?: Parti
     reachedServer: true,
     serverStatus: 200,
     eventsDelivered: 0,
+    at: index,
     ...extra,
   }));
 }
@@ -106,5 +107,58 @@ describe("writeDisciplineViolations", () => {
       ),
       [],
     );
+  });
+});
+
+/** A journal Secret's body as the plugin writes it. */
+function journalBody(journal: Record<string, unknown>, name = "appstorage-journal-db"): Buffer {
+  return Buffer.from(JSON.stringify({ metadata: { name }, data: { "journal.json": Buffer.from(JSON.stringify(journal)).toString("base64") } }));
+}
+const at = (s: number) => new Date(Date.UTC(2026, 11, 1, 12, 0, s)).toISOString();
+
+describe("journal writes", () => {
+  const first = journalWrite(journalBody({ step: "started", request: ["set"], updatedAt: at(0), leaseExpires: at(15) }), undefined)!;
+  test("the first write records a step, with its lease", () => {
+    assert.equal(first.kind, "step");
+    assert.equal(first.step, "started");
+    assert.equal(first.leaseSeconds, 15);
+    assert.equal(first.secret, "appstorage-journal-db");
+  });
+  test("the same journal with later timestamps is a renewal; another step is a step; a lease that ends at once is a release", () => {
+    assert.equal(journalWrite(journalBody({ step: "started", request: ["set"], updatedAt: at(5), leaseExpires: at(20) }), first)!.kind, "renewal");
+    assert.equal(journalWrite(journalBody({ step: "deleted", request: ["set"], updatedAt: at(1), leaseExpires: at(16) }), first)!.kind, "step");
+    assert.equal(journalWrite(journalBody({ step: "started", request: ["set"], updatedAt: at(2), leaseExpires: at(2) }), first)!.kind, "release");
+  });
+  test("not a journal: another Secret, a body that is not JSON", () => {
+    assert.equal(journalWrite(Buffer.from(JSON.stringify({ metadata: { name: "s" }, data: { other: "eA==" } })), undefined), undefined);
+    assert.equal(journalWrite(Buffer.from("{"), undefined), undefined);
+  });
+
+  const journalLog = (gaps: number[], kinds: ("step" | "renewal")[], secret = "appstorage-journal-db") => {
+    let t = 0;
+    return gaps.map((gap, index): SeenRequest => {
+      t += gap;
+      return {
+        index,
+        method: "PUT",
+        path: `/api/v1/namespaces/x/secrets/${secret}`,
+        ...describeRequest("PUT", `/api/v1/namespaces/x/secrets/${secret}`),
+        bodyHash: String(index),
+        reachedServer: true,
+        serverStatus: 200,
+        eventsDelivered: 0,
+        at: t,
+        journal: { kind: kinds[index]!, secret, step: "deleted", digest: "d", leaseSeconds: 15 },
+      };
+    });
+  };
+  test("a renewal a lease third after the last write is no repeat", () => {
+    assert.deepEqual(writeDisciplineViolations(journalLog([0, 5000, 5010], ["step", "renewal", "renewal"])), []);
+  });
+  test("the same journal again at once, though its timestamps differ, is a repeated write", () => {
+    const problems = writeDisciplineViolations(journalLog([0, 40], ["step", "renewal"]));
+    assert.equal(problems.length, 1);
+    assert.match(problems[0]!, /write repeated: journal #0 and #1 record the same \(step deleted\), 40 ms apart/);
+    assert.equal(writeDisciplineViolations(journalLog([0, renewalGapMs - 1], ["step", "renewal"])).length, 1);
   });
 });
