@@ -11,7 +11,7 @@
 //      outcome checked after each run). Also reported: how long the plugin waited for the
 //      StatefulSet controller to adopt the pods, and the recipe followed by a kubectl wait for it.
 //   2. show -n NS over 100 StatefulSets x 3 replicas against kubectl get sts,pvc,pods -n NS.
-//   3. --help start-up against kubectl version --client.
+//   3. --help start-up against kubectl version --client (at most 1.0x).
 //   4. API requests of one set and one show (APPSTORAGE_REQUEST_LOG), for 3 and 30 replicas.
 //   5. Peak memory of show -A with that namespace in the cluster (kubectl get -A for reference).
 //   6. diff -l over the 100 StatefulSets of section 2: its requests against diff -l over one (the
@@ -351,7 +351,8 @@ function benchStartup() {
       else kubectlRuns.push(timed(kubectlBin, ["version", "--client"]).ms);
     }
   }
-  const result = comparison(pluginRuns, kubectlRuns, 1.5, { what: "--help vs kubectl version --client" });
+  // The target: no slower to start than kubectl of the pinned release (a Go binary).
+  const result = comparison(pluginRuns, kubectlRuns, 1.0, { what: "--help vs kubectl version --client" });
   log(`--help: plugin ${result.pluginMs} ms, kubectl version --client ${result.kubectlMs} ms (medians)`);
   return result;
 }
@@ -869,7 +870,7 @@ function table(r) {
       "<= 1.0x",
       r.show.met ? "met" : "MISSED",
     ],
-    ["--help start-up (vs kubectl version --client)", ms(r.startup.pluginMs), ms(r.startup.kubectlMs), `${r.startup.ratio.toFixed(2)}x`, "<= 1.5x", r.startup.met ? "met" : "MISSED"],
+    ["--help start-up (vs kubectl version --client)", ms(r.startup.pluginMs), ms(r.startup.kubectlMs), `${r.startup.ratio.toFixed(2)}x`, "<= 1.0x", r.startup.met ? "met" : "MISSED"],
   ];
   const [few, many] = r.requests.replicas;
   const count = (x) => `${x.count}${x.watches ? ` (${x.watches} watch${x.watches > 1 ? "es" : ""})` : ""}`;
