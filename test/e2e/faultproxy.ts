@@ -92,7 +92,7 @@ export interface SeenRequest {
 }
 
 /**
- * A journal write, told apart by its content against the previous journal write the proxy saw:
+ * A journal write, told apart by its content against the last journal write the server recorded:
  * "release" sets the lease to expire at once (a run that failed on its own); "renewal" changes
  * nothing but the timestamps (updatedAt, leaseExpires); "step" records something new (a step, a
  * move of --migrate-existing) or is the first. Renewals and releases get signatures of their own
@@ -266,7 +266,7 @@ async function runProxy(upstreamKubeconfig: string, faults: Required<Omit<Fault,
   const matched = new Map<number, number>();
   const landed = new Set<number>();
   const signaturesSeen = new Set<string>();
-  /** The last journal write per Secret (namespace path and name): renewals are told apart against it. */
+  /** The last journal write per Secret (namespace path and name) that the server recorded: renewals are told apart against it. */
   const lastJournal = new Map<string, JournalWrite>();
   const releases = new Map<number, () => void>();
   let nextId = 0;
@@ -288,7 +288,6 @@ async function runProxy(upstreamKubeconfig: string, faults: Required<Omit<Fault,
       const journalKey = `${url.split("?")[0]!.replace(/\/secrets(\/[^/]*)?$/, "")} ${secretName(body) ?? what.name ?? ""}`;
       const journal = what.resource === "secrets" && isWrite(what) ? journalWrite(body, lastJournal.get(journalKey)) : undefined;
       if (journal) {
-        lastJournal.set(journalKey, journal);
         if (journal.kind !== "step") what.signature = `${journal.kind === "renewal" ? "renew" : "release"} secrets`;
       }
       const seen: SeenRequest = {
@@ -353,6 +352,8 @@ async function runProxy(upstreamKubeconfig: string, faults: Required<Omit<Fault,
         sync(seen);
         const up = https.request({ hostname: creds.server.hostname, port: creds.server.port, method: req.method, path: url, headers, agent: upstreamAgent }, (upRes) => {
           seen.serverStatus = upRes.statusCode;
+          // Only what the server recorded is what a later journal write is told apart against.
+          if (journal && (upRes.statusCode ?? 500) < 300) lastJournal.set(journalKey, journal);
           sync(seen);
           if (kind === "reset-after") {
             // The server did the work; the client never hears of it.
@@ -454,9 +455,10 @@ export function writeDisciplineViolations(requests: SeenRequest[]): string[] {
     if (!r.journal) continue;
     const key = `${r.path.split("?")[0]!.replace(/\/secrets(\/[^/]*)?$/, "")} ${r.journal.secret}`;
     const previous = previousJournal.get(key);
-    if (r.journal.kind === "renewal" && previous && r.at - previous.at < renewalGapMs)
+    if (r.journal.kind === "renewal" && r.reachedServer && previous && r.at - previous.at < renewalGapMs)
       problems.push(`write repeated: journal #${previous.index} and #${r.index} record the same (step ${r.journal.step}), ${r.at - previous.at} ms apart, differing only by their timestamps`);
-    previousJournal.set(key, r);
+    // A write the server did not record (a fault, a 429) may be sent again: only recorded ones count.
+    if (r.reachedServer && (r.serverStatus ?? 500) < 300) previousJournal.set(key, r);
   }
   for (const r of requests) {
     if (!isWrite(r) || !r.fault || !unknownOutcome.includes(r.fault)) continue;

@@ -155,6 +155,12 @@ describe("journal writes", () => {
   test("a renewal a lease third after the last write is no repeat", () => {
     assert.deepEqual(writeDisciplineViolations(journalLog([0, 5000, 5010], ["step", "renewal", "renewal"])), []);
   });
+  test("the same journal again after a write the server did not record (a fault, a 429) is no repeat", () => {
+    const faulted = journalLog([0, 10, 30], ["step", "renewal", "renewal"]);
+    faulted[0] = { ...faulted[0]!, reachedServer: false, fault: "429" };
+    faulted[1] = { ...faulted[1]!, serverStatus: 429 };
+    assert.deepEqual(writeDisciplineViolations(faulted), []);
+  });
   test("the same journal again at once, though its timestamps differ, is a repeated write", () => {
     const problems = writeDisciplineViolations(journalLog([0, 40], ["step", "renewal"]));
     assert.equal(problems.length, 1);
