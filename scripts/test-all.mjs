@@ -1,23 +1,25 @@
-// The suites of `npm test` after the unit tests, in two lanes that run side by side, each on control
+// The suites of `npm test` after the unit tests, in lanes that run side by side, each on control
 // planes of its own (scripts/test.mjs gives every suite its own ports and state):
-//   e2e:  the e2e suite on the newest control plane, then `scripts/setup oldest` and the suite again
-//         on the oldest (reduced fault matrix);
-//   node: `scripts/setup node`, then the node suite on a cluster with a real node.
+//   e2e:    the e2e suite on the newest control plane, then (once the build lane has it) the suite
+//           again on the oldest (reduced fault matrix);
+//   build:  `scripts/setup oldest`, the oldest control plane;
+//   node:   `scripts/setup node`, then the node suite on a cluster with a real node.
 // On a machine with warm caches the setup steps build nothing; on a new one the oldest control plane
 // and the node are built while the e2e suite runs, instead of before it (see the README's "Tests").
-// Every line a lane prints is prefixed with its name; each lane runs to its end even if the other
+// Every line a lane prints is prefixed with its name; each lane runs to its end even if another
 // fails, a suite that fails does not stop the next one of its lane, and the exit code is 1 when any
 // step failed. A summary of every step, with its time, is printed last.
-//   node scripts/test-all.mjs [e2e|node]   one lane only (both by default)
+//   node scripts/test-all.mjs [e2e|node]   the e2e lane (with its build) or the node lane only
 import { spawn } from "node:child_process";
 import { createInterface } from "node:readline";
 
+/** Each step: its name, its command, and the step of another lane it must wait for (which must have passed). */
 const lanes = {
   e2e: [
     ["e2e on the newest", "node", ["scripts/test.mjs", "e2e"]],
-    ["setup oldest", "bash", ["scripts/setup", "oldest"]],
-    ["e2e on the oldest", "node", ["scripts/test.mjs", "e2e", "--version", "oldest"]],
+    ["e2e on the oldest", "node", ["scripts/test.mjs", "e2e", "--version", "oldest"], "setup oldest"],
   ],
+  build: [["setup oldest", "bash", ["scripts/setup", "oldest"]]],
   node: [
     ["setup node", "bash", ["scripts/setup", "node"]],
     ["node suite", "node", ["scripts/test.mjs", "node"]],
@@ -25,10 +27,11 @@ const lanes = {
 };
 
 const only = process.argv[2];
-if (only !== undefined && !(only in lanes)) {
-  console.error(`usage: node scripts/test-all.mjs [${Object.keys(lanes).join("|")}]`);
+if (only !== undefined && only !== "e2e" && only !== "node") {
+  console.error("usage: node scripts/test-all.mjs [e2e|node]");
   process.exit(2);
 }
+const chosen = only === undefined ? Object.keys(lanes) : only === "e2e" ? ["e2e", "build"] : ["node"];
 
 /** Runs one step with its output prefixed; resolves to its exit code. */
 function step(lane, cmd, args) {
@@ -49,23 +52,40 @@ function step(lane, cmd, args) {
 }
 
 const results = [];
+/** Each step's exit code, once it ended. */
+const finished = new Map();
+const ended = (what) => {
+  if (!finished.has(what)) {
+    let resolve;
+    finished.set(what, { promise: new Promise((r) => (resolve = r)), resolve });
+  }
+  return finished.get(what);
+};
 async function runLane(lane) {
-  for (const [what, cmd, args] of lanes[lane]) {
+  for (const [what, cmd, args, after] of lanes[lane]) {
+    if (after && (await ended(after).promise) !== 0) {
+      results.push({ lane, what, code: `not run (${after} failed)`, seconds: 0 });
+      continue;
+    }
     const start = Date.now();
     const code = await step(lane, cmd, args);
+    ended(what).resolve(code);
     results.push({ lane, what, code, seconds: Math.round((Date.now() - start) / 1000) });
     // A failed setup leaves nothing to test in its lane: the rest is reported as not run.
     if (code !== 0 && what.startsWith("setup")) {
-      for (const [rest] of lanes[lane].slice(lanes[lane].findIndex(([w]) => w === what) + 1)) results.push({ lane, what: rest, code: "not run", seconds: 0 });
+      for (const [rest] of lanes[lane].slice(lanes[lane].findIndex(([w]) => w === what) + 1)) {
+        ended(rest).resolve("not run");
+        results.push({ lane, what: rest, code: "not run", seconds: 0 });
+      }
       break;
     }
   }
 }
 
 const start = Date.now();
-await Promise.all((only ? [only] : Object.keys(lanes)).map(runLane));
+await Promise.all(chosen.map(runLane));
 const failed = results.filter((r) => r.code !== 0);
 process.stderr.write("\ntest-all: steps (lane, step, exit code, time)\n");
-for (const r of results) process.stderr.write(`  ${r.lane.padEnd(5)} ${r.what.padEnd(18)} ${String(r.code).padStart(7)} ${r.seconds}s\n`);
+for (const r of results) process.stderr.write(`  ${r.lane.padEnd(6)} ${r.what.padEnd(18)} ${String(r.code).padStart(7)} ${r.seconds}s\n`);
 process.stderr.write(`test-all: ${failed.length ? `${failed.length} step(s) failed` : "all passed"} in ${Math.round((Date.now() - start) / 1000)}s\n`);
 process.exit(failed.length ? 1 : 0);
