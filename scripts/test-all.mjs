@@ -20,8 +20,8 @@ const lanes = {
     ["e2e on the oldest", "node", ["scripts/test.mjs", "e2e", "--version", "oldest"], "setup oldest"],
   ],
   // The oldest's build runs niced: the suites beside it wait on timers and answers, it only on CPU.
-  // The node's is not: its lane is the longest on a new machine (the CSI sidecars build niced
-  // already, scripts/node/csi.sh; niced twice they took 33 minutes beside the e2e suite).
+  // The node's is not: its lane is the longest on a new machine (niced, the CSI sidecars took 30
+  // minutes and more beside the e2e suite in the cold runs at 4e4854a and 1297fab).
   build: [["setup oldest", "nice", ["-n", "10", "bash", "scripts/setup", "oldest"]]],
   node: [
     ["setup node", "bash", ["scripts/setup", "node"]],

@@ -53,7 +53,7 @@ build_module() {
   work="$(mktemp -d)"
   cp -r "$dir/." "$work/" && chmod -R u+w "$work"
   # -mod=mod: a module zip keeps only vendor/modules.txt, not the vendored code.
-  (cd "$work" && CGO_ENABLED=0 nice go build -mod=mod -trimpath -ldflags "-s -w $ldflags" -o "$out" "./$pkg") >&2 ||
+  (cd "$work" && CGO_ENABLED=0 go build -mod=mod -trimpath -ldflags "-s -w $ldflags" -o "$out" "./$pkg") >&2 ||
     { rm -rf "$work"; die "building $mod@$version failed (see above)"; }
   rm -rf "$work"
 }
@@ -95,7 +95,7 @@ cmd_build() {
     rm -rf "$bin".tmp.*
     tmp="$bin.tmp.$$"; mkdir -p "$tmp"
     start=$SECONDS
-    (cd "$here/csi" && CGO_ENABLED=0 nice go build -trimpath -ldflags "-s -w" -o "$tmp/appstorage-csi-driver" .) >&2 ||
+    (cd "$here/csi" && CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "$tmp/appstorage-csi-driver" .) >&2 ||
       { rm -rf "$tmp"; die "building the driver failed (see above)"; }
     for f in csi-provisioner csi-resizer csi-sanity; do
       ln "$sidecars_bin/$f" "$tmp/$f" 2>/dev/null || cp "$sidecars_bin/$f" "$tmp/$f"
