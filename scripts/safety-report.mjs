@@ -33,6 +33,7 @@ const rows = [
   ["`set` runs whose fault landed on its intended request", `${s.faultRuns} (${byKind(s.faultsLanded)}); runs repeated because the request did not occur: ${s.faultRunsRepeated}`],
   ["broken watches recovered by a fresh read within the run", `${s.watchFaultsRecovered}`],
   ["SIGKILLs of a live process at a held write (with --wait-resize --restart-pods: at every request after the journal's removal, its waits' reads included)", `${s.kills} (${byKind(s.killsByShape)})`],
+  ["SIGINTs (Ctrl-C) of a live process at a held write, each run ending by itself", `${s.interrupts ?? "(not recorded)"}`],
   ["reruns after a kill as a zombie, at once", `${s.zombieHolderReruns}`],
   ["runs overlapping at the journal create", `${s.overlappingRuns} pair(s)`],
   ["runs whose requests matched the plugin's own log / writes checked", `${s.runsWithRequestLogCompared} / ${s.writesChecked}; repeated writes: ${s.duplicatedWrites}`],
