@@ -110,6 +110,9 @@ export interface JournalWrite {
   leaseSeconds: number;
 }
 
+/** One journal Secret: its namespace's path (up to /secrets) and its name. */
+const journalKeyOf = (path: string, secret: string) => `${path.split("?")[0]!.replace(/\/secrets(\/[^/]*)?$/, "")} ${secret}`;
+
 function secretName(body: Buffer): string | undefined {
   try {
     return (JSON.parse(body.toString("utf8")) as { metadata?: { name?: string } }).metadata?.name;
@@ -285,11 +288,9 @@ async function runProxy(upstreamKubeconfig: string, faults: Required<Omit<Fault,
       const url = req.url ?? "/";
       const body = Buffer.concat(chunks);
       const what = describeRequest(req.method ?? "GET", url);
-      const journalKey = `${url.split("?")[0]!.replace(/\/secrets(\/[^/]*)?$/, "")} ${secretName(body) ?? what.name ?? ""}`;
+      const journalKey = journalKeyOf(url, secretName(body) ?? what.name ?? "");
       const journal = what.resource === "secrets" && isWrite(what) ? journalWrite(body, lastJournal.get(journalKey)) : undefined;
-      if (journal) {
-        if (journal.kind !== "step") what.signature = `${journal.kind === "renewal" ? "renew" : "release"} secrets`;
-      }
+      if (journal && journal.kind !== "step") what.signature = `${journal.kind === "renewal" ? "renew" : "release"} secrets`;
       const seen: SeenRequest = {
         index: requests.length,
         method: req.method ?? "GET",
@@ -453,7 +454,7 @@ export function writeDisciplineViolations(requests: SeenRequest[]): string[] {
   const previousJournal = new Map<string, SeenRequest>();
   for (const r of requests) {
     if (!r.journal) continue;
-    const key = `${r.path.split("?")[0]!.replace(/\/secrets(\/[^/]*)?$/, "")} ${r.journal.secret}`;
+    const key = journalKeyOf(r.path, r.journal.secret);
     const previous = previousJournal.get(key);
     if (r.journal.kind === "renewal" && r.reachedServer && previous && r.at - previous.at < renewalGapMs)
       problems.push(`write repeated: journal #${previous.index} and #${r.index} record the same (step ${r.journal.step}), ${r.at - previous.at} ms apart, differing only by their timestamps`);

@@ -2,11 +2,11 @@
 // (test/node/kill.test.ts): SIGKILL the plugin while the fault proxy holds one request, tell
 // whether the process really was alive there, and pick the requests of a run's phase to kill at.
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
+import { type ChildProcess, spawn } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { type Fault, type FaultProxy, isWrite, type SeenRequest, startFaultProxy, writeDisciplineViolations } from "./faultproxy";
+import { type Fault, type FaultProxy, type Held, isWrite, type SeenRequest, startFaultProxy, writeDisciplineViolations } from "./faultproxy";
 import { kubeconfig, plugin } from "./harness";
 
 /** A fresh state folder for one plugin run. */
@@ -50,34 +50,61 @@ export function procState(pid: number): string | undefined {
 /** The request to kill at: its signature and occurrence (counted from the first `after` request on, if given). */
 export type KillTarget = { signature: string; nth: number; after?: string };
 
+/** A plugin run stopped at its held request, alive there. */
+interface HeldRun {
+  proxy: FaultProxy;
+  child: ChildProcess;
+  held: Held;
+  /** How the plugin ended: its exit code, or the signal that ended it. */
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+  stderr: () => string;
+}
+
 /**
  * Runs the plugin with `args` through a proxy that holds the request `x` (before the server sees
- * it, or after the server handled it but before the plugin hears back) and SIGKILLs the plugin
- * there. Returns only when the kill landed: the process was alive (not exited, not a zombie) at
- * the held request and died of the SIGKILL. Fails when the plugin exits before, or the request is
- * not held within `holdMs`.
+ * it, or after the server handled it but before the plugin hears back), and returns once it is
+ * held with the plugin alive there (not exited, not a zombie). Fails when the plugin exits
+ * before, or the request is not held within `holdMs`. The caller ends the run and closes the proxy.
  */
-export async function killAt(args: string[], x: KillTarget, when: "hold" | "hold-after", started?: (proxy: FaultProxy) => void, holdMs = 60_000): Promise<SeenRequest> {
+async function runToHeld(args: string[], x: KillTarget, when: "hold" | "hold-after", env: Record<string, string>, started?: (proxy: FaultProxy) => void, holdMs = 60_000): Promise<HeldRun> {
   const fault: Fault = { kind: when, nth: x.nth, signature: x.signature, ...(x.after ? { after: x.after } : {}) };
   const proxy = await startFaultProxy(kubeconfig(), [fault]);
   started?.(proxy);
   const child = spawn(plugin, [...args, "--kubeconfig", proxy.kubeconfig], {
-    env: { PATH: process.env["PATH"] ?? "", HOME: process.env["HOME"] ?? "", APPSTORAGE_STATE_DIR: stateDir() },
+    env: { PATH: process.env["PATH"] ?? "", HOME: process.env["HOME"] ?? "", APPSTORAGE_STATE_DIR: stateDir(), ...env },
     stdio: ["ignore", "ignore", "pipe"],
   });
   let stderr = "";
   child.stderr!.on("data", (d: Buffer) => (stderr += d.toString()));
-  const exited = new Promise<string>((r) => child.on("exit", (code, signal) => r(`${code ?? signal}`)));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((r) => child.on("close", (code, signal) => r({ code, signal })));
   try {
-    const held = await Promise.race([proxy.nextHeld(holdMs), exited.then((how) => Promise.reject(new Error(`the plugin exited (${how}) before reaching ${x.signature} #${x.nth + 1}: ${stderr}`)))]);
+    const held = await Promise.race([
+      proxy.nextHeld(holdMs),
+      exited.then(({ code, signal }) => Promise.reject(new Error(`the plugin exited (${code ?? signal}) before reaching ${x.signature} #${x.nth + 1}: ${stderr}`))),
+    ]);
     const state = procState(child.pid!);
     assert.ok(child.exitCode === null && child.signalCode === null && state !== undefined && state !== "Z", `the plugin was not alive at the held request (state ${state})`);
-    child.kill("SIGKILL");
-    assert.equal(await within(exited, 10_000, "the killed plugin"), "SIGKILL");
-    return held.request;
-  } finally {
+    return { proxy, child, held, exited, stderr: () => stderr };
+  } catch (e) {
     if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
     await proxy.close();
+    throw e;
+  }
+}
+
+/**
+ * SIGKILLs the plugin at the held request `x` (runToHeld). Returns only when the kill landed: the
+ * process was alive there and died of the SIGKILL.
+ */
+export async function killAt(args: string[], x: KillTarget, when: "hold" | "hold-after", started?: (proxy: FaultProxy) => void, holdMs = 60_000): Promise<SeenRequest> {
+  const run = await runToHeld(args, x, when, {}, started, holdMs);
+  try {
+    run.child.kill("SIGKILL");
+    assert.equal((await within(run.exited, 10_000, "the killed plugin")).signal, "SIGKILL");
+    return run.held.request;
+  } finally {
+    if (run.child.exitCode === null && run.child.signalCode === null) run.child.kill("SIGKILL");
+    await run.proxy.close();
   }
 }
 
@@ -142,32 +169,21 @@ export interface Interrupted {
  * the signal landed on a live process.
  */
 export async function interruptAt(args: string[], x: KillTarget, when: "hold" | "hold-after"): Promise<Interrupted> {
-  const fault: Fault = { kind: when, nth: x.nth, signature: x.signature, ...(x.after ? { after: x.after } : {}) };
-  const proxy = await startFaultProxy(kubeconfig(), [fault]);
   const logFile = join(stateDir(), "requests.log");
-  const child = spawn(plugin, [...args, "--kubeconfig", proxy.kubeconfig], {
-    env: { PATH: process.env["PATH"] ?? "", HOME: process.env["HOME"] ?? "", APPSTORAGE_STATE_DIR: stateDir(), APPSTORAGE_REQUEST_LOG: logFile },
-    stdio: ["ignore", "ignore", "pipe"],
-  });
-  let stderr = "";
-  child.stderr!.on("data", (d: Buffer) => (stderr += d.toString()));
-  const exited = new Promise<number | null>((r) => child.on("close", (code) => r(code)));
+  const run = await runToHeld(args, x, when, { APPSTORAGE_REQUEST_LOG: logFile });
   let closed = false;
   try {
-    const held = await Promise.race([proxy.nextHeld(60_000), exited.then((how) => Promise.reject(new Error(`the plugin exited (${how}) before reaching ${x.signature} #${x.nth + 1}: ${stderr}`)))]);
-    const state = procState(child.pid!);
-    assert.ok(child.exitCode === null && child.signalCode === null && state !== undefined && state !== "Z", `the plugin was not alive at the held request (state ${state})`);
-    child.kill("SIGINT");
+    run.child.kill("SIGINT");
     // The signal is handled while the request is still held; then the request goes on.
     await new Promise((r) => setTimeout(r, 200));
-    held.release();
-    const code = await within(exited, 60_000, "the interrupted plugin");
+    run.held.release();
+    const { code } = await within(run.exited, 60_000, "the interrupted plugin");
     // Closed, the proxy's log is complete.
-    await proxy.close();
+    await run.proxy.close();
     closed = true;
-    return { held: held.request, code, stderr, requests: proxy.requests, logFile, proxy };
+    return { held: run.held.request, code, stderr: run.stderr(), requests: run.proxy.requests, logFile, proxy: run.proxy };
   } finally {
-    if (child.exitCode === null && child.signalCode === null) child.kill("SIGKILL");
-    if (!closed) await proxy.close();
+    if (run.child.exitCode === null && run.child.signalCode === null) run.child.kill("SIGKILL");
+    if (!closed) await run.proxy.close();
   }
 }

@@ -444,13 +444,17 @@ describe("faults on every distinct request", () => {
   });
 });
 
+/** Every write of a baseline `set` of this shape, each to be held before and after the server sees it. */
+async function writeCases(t: TestContext, shape: Shape): Promise<{ x: Target; when: "hold" | "hold-after" }[]> {
+  const writes = targets(await baseline(t, shape)).filter((x) => x.write);
+  assert.ok(writes.length >= 6, `writes: ${writes.map(label).join(", ")}`);
+  return writes.flatMap((x) => (["hold", "hold-after"] as const).map((when) => ({ x, when })));
+}
+
 describe("SIGKILL at every write boundary", () => {
   for (const shape of quick ? shapes.slice(0, 1) : shapes) {
     check(`${shapeName(shape)}: killed before and after every write of every step, the rerun converges at once`, async (t) => {
-      const writes = targets(await baseline(t, shape)).filter((x) => x.write);
-      assert.ok(writes.length >= 6, `writes: ${writes.map(label).join(", ")}`);
-      const cases = writes.flatMap((x) => (["hold", "hold-after"] as const).map((when) => ({ x, when })));
-      await pool(cases, width, async ({ x, when }) => {
+      await pool(await writeCases(t, shape), width, async ({ x, when }) => {
         const { ns, before } = await prepared(t, shape);
         const context = `${shapeName(shape)} killed ${when === "hold" ? "before" : "after"} ${label(x)}`;
         const at = await killAt(setArgs(ns), x, when);
@@ -468,10 +472,7 @@ describe("SIGKILL at every write boundary", () => {
 describe("Ctrl-C (SIGINT) at every write boundary", () => {
   check("Parallel/Retain: interrupted before and after every write of every step, the run finishes that step, starts no other, says where it stopped, and the rerun converges at once", async (t) => {
     const shape = shapes[0]!;
-    const writes = targets(await baseline(t, shape)).filter((x) => x.write);
-    assert.ok(writes.length >= 6, `writes: ${writes.map(label).join(", ")}`);
-    const cases = writes.flatMap((x) => (["hold", "hold-after"] as const).map((when) => ({ x, when })));
-    await pool(cases, width, async ({ x, when }) => {
+    await pool(await writeCases(t, shape), width, async ({ x, when }) => {
       const { ns, before } = await prepared(t, shape);
       const context = `${shapeName(shape)} interrupted ${when === "hold" ? "before" : "after"} ${label(x)}`;
       const r = await interruptAt(setArgs(ns), x, when);
