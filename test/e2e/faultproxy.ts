@@ -416,6 +416,12 @@ async function runProxy(upstreamKubeconfig: string, faults: Required<Omit<Fault,
       forward();
     });
   });
+  // Node closes a connection idle for 5 s (keepAliveTimeout), and a request the plugin sends on it
+  // just then is reset before the proxy reads it: the plugin sends it again and logs both, the proxy
+  // saw one, and the comparison of the two logs fails (a rerun of --wait-resize, under load, whose
+  // waits leave a connection idle that long). kube-apiserver keeps idle connections far longer; so
+  // does the proxy, for as long as any run through it lasts.
+  server.keepAliveTimeout = 600_000;
   await new Promise<void>((r) => server.listen(0, "127.0.0.1", r));
   const listening = (server.address() as AddressInfo).port;
   const original = readFileSync(upstreamKubeconfig, "utf8");

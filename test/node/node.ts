@@ -105,8 +105,22 @@ export async function allReady(ns: string, name: string, replicas: number, timeo
   });
 }
 
+/** kubectl exec's own stream failures, which a loaded node gives now and then ("error: closed all streams"). */
+const execStreamFailure = /closed all streams|Unknown stream id|error dialing backend|unable to upgrade connection/;
+
+/**
+ * Runs `script` in the pod's app container. A failure of kubectl exec's streams (not of the script)
+ * runs it again after 0.5 s, at most 3 times in all: every script of these tests may run twice.
+ */
 export function exec(ns: string, pod: string, script: string): string {
-  return kubectl(["exec", "-n", ns, pod, "-c", "app", "--", "sh", "-c", script]);
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return kubectl(["exec", "-n", ns, pod, "-c", "app", "--", "sh", "-c", script]);
+    } catch (e) {
+      if (attempt >= 3 || !execStreamFailure.test((e as Error).message)) throw e;
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 500);
+    }
+  }
 }
 
 /** The sha256 of /data/payload, read in the running container. */
