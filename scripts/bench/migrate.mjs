@@ -121,7 +121,22 @@ async function tarPipe(name, cls) {
   return seconds;
 }
 
-/** `set --migrate-existing`; `during` runs once the first copy started. Returns the copy's and the downtime's seconds. */
+/** Resolves once the plugin's copy pod of claim data-NAME-0 runs (src/plan/migrate.ts, copyPodName), or rejects when it ended first. */
+async function copyPodRunning(name) {
+  const pod = `appstorage-copy-data-${name}-0`;
+  for (const end = Date.now() + 300_000; Date.now() < end; await new Promise((r) => setTimeout(r, 100))) {
+    const phase = kubectl(["get", "pod", pod, "-n", ns, "-o", "jsonpath={.status.phase}"], { allowFail: true }).stdout.trim();
+    if (phase === "Running") return;
+    if (phase === "Succeeded" || phase === "Failed") throw new Error(`copy pod ${pod} ended (${phase}) before the change could be made during the copy`);
+  }
+  throw new Error(`copy pod ${pod} did not run within 300 s`);
+}
+
+/**
+ * `set --migrate-existing`; `during` runs once the first copy runs (its copy pod Running: the
+ * plugin says it is copying before the pod starts, and a quick change made then lands before the
+ * copy begins). Returns the copy's and the downtime's seconds.
+ */
 function migrate(name, cls, during) {
   return new Promise((resolvePromise, reject) => {
     const child = spawn(plugin, ["set", name, `data=2Gi,${cls}`, "--migrate-existing", "--copy-image", image, "--timeout", "600s", "-n", ns, "--yes", "--kubeconfig", kubeconfig], {
@@ -130,15 +145,22 @@ function migrate(name, cls, during) {
     });
     let stderr = "";
     let started = false;
+    let changed = during ? undefined : Promise.resolve();
     child.stderr.on("data", (d) => {
       stderr += d.toString();
       if (!started && /copying to a new volume/.test(stderr)) {
         started = true;
-        during?.();
+        if (during) changed = copyPodRunning(name).then(during);
       }
     });
-    child.on("close", (code) => {
+    child.on("close", async (code) => {
       if (code !== 0) return reject(new Error(`set --migrate-existing exited ${code}:\n${stderr}`));
+      if (!changed) return reject(new Error("the plugin never said it was copying, so no change was made during the copy"));
+      try {
+        await changed;
+      } catch (e) {
+        return reject(e);
+      }
       const copy = Number(/ in ([\d.]+)s \([\d.]+ MiB\/s;/.exec(stderr)?.[1]);
       const down = Number(/it was down ([\d.]+)s/.exec(stderr)?.[1]);
       const final = /final copy ([\d.]+)s, verification ([\d.]+)s/.exec(stderr);
