@@ -121,15 +121,17 @@ async function tarPipe(name, cls) {
   return seconds;
 }
 
-/** Resolves once the plugin's copy pod of claim data-NAME-0 runs (src/plan/migrate.ts, copyPodName), or rejects when it ended first. */
+/** Resolves once the plugin's copy pod of claim data-NAME-0 runs (found by the claim label it carries), or rejects when it ended first. */
 async function copyPodRunning(name) {
-  const pod = `appstorage-copy-data-${name}-0`;
-  for (const end = Date.now() + 300_000; Date.now() < end; await new Promise((r) => setTimeout(r, 100))) {
-    const phase = kubectl(["get", "pod", pod, "-n", ns, "-o", "jsonpath={.status.phase}"], { allowFail: true }).stdout.trim();
+  const selector = `appstorage.kubectl.io/claim=data-${name}-0`;
+  const end = Date.now() + 300_000;
+  while (Date.now() < end) {
+    const phase = kubectl(["get", "pods", "-n", ns, "-l", selector, "-o", "jsonpath={.items[*].status.phase}"], { allowFail: true }).stdout.trim();
     if (phase === "Running") return;
-    if (phase === "Succeeded" || phase === "Failed") throw new Error(`copy pod ${pod} ended (${phase}) before the change could be made during the copy`);
+    if (phase === "Succeeded" || phase === "Failed") throw new Error(`the copy pod of data-${name}-0 ended (${phase}) before the change could be made during the copy`);
+    await new Promise((r) => setTimeout(r, 100));
   }
-  throw new Error(`copy pod ${pod} did not run within 300 s`);
+  throw new Error(`the copy pod of data-${name}-0 did not run within 300 s`);
 }
 
 /**

@@ -15,8 +15,8 @@ import assert from "node:assert/strict";
 import { execFile, execFileSync, spawn } from "node:child_process";
 import { promisify } from "node:util";
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
-import { homedir, tmpdir } from "node:os";
-import { join } from "node:path";
+import { tmpdir } from "node:os";
+import { dirname, join } from "node:path";
 import { after, describe, test, type TestContext } from "node:test";
 import type { KubeObject, PersistentVolumeClaim, Pod, StatefulSet } from "../../src/kube/types";
 import { sts } from "../fixtures/builders";
@@ -269,10 +269,9 @@ async function runThrough(ns: string, faults: Fault[], extra: string[] = [], opt
   }
 }
 
-/** The pid of the kube-controller-manager these tests run against (scripts/cluster's state). */
+/** The pid of the kube-controller-manager these tests run against: scripts/cluster keeps it beside the admin kubeconfig. */
 function controllerManagerPid(): number {
-  const dir = process.env["APPSTORAGE_CLUSTER_DIR"] ?? join(homedir(), ".cache", "kubectl-appstorage", "cluster");
-  return Number(readFileSync(join(dir, "run", "kube-controller-manager.pid"), "utf8").trim());
+  return Number(readFileSync(join(dirname(kubeconfig()), "run", "kube-controller-manager.pid"), "utf8").trim());
 }
 
 /**
