@@ -8,7 +8,9 @@
 // and the node are built while the e2e suite runs, instead of before it (see the README's "Tests").
 // Every line a lane prints is prefixed with its name; each lane runs to its end even if another
 // fails, a suite that fails does not stop the next one of its lane, and the exit code is 1 when any
-// step failed. A summary of every step, with its time, is printed last.
+// step failed. A summary of every step, with its time, is printed last, after the failing tests of
+// each failed step (its test runner's "failing tests" report, or its last lines), so that the end of
+// the output, all a CI log may keep, says what failed.
 //   node scripts/test-all.mjs [e2e|node]   the e2e lane (with its build) or the node lane only
 import { spawn } from "node:child_process";
 import { createInterface } from "node:readline";
@@ -36,21 +38,45 @@ if (only !== undefined && only !== "e2e" && only !== "node") {
 }
 const chosen = only === undefined ? Object.keys(lanes) : only === "e2e" ? ["e2e", "build"] : ["node"];
 
-/** Runs one step with its output prefixed; resolves to its exit code. */
+/** How much of a failed step is printed again at the end. */
+const recapLines = 80;
+const tailLines = 40;
+
+/**
+ * Runs one step with its output prefixed; resolves to its exit code and what to print again if it
+ * failed: from node's test runner's "failing tests" line on (its own recap, without stack
+ * frames, at most recapLines lines), else the step's last tailLines lines.
+ */
 function step(lane, cmd, args) {
   return new Promise((resolve) => {
     const child = spawn(cmd, args, { stdio: ["ignore", "pipe", "pipe"] });
+    let tail = [];
+    let failing;
+    const keep = (line) => {
+      if (/^\u2716 failing tests:/.test(line)) failing = [];
+      if (failing) {
+        // Stack frames are left out: the assertion's message and the test's name say what failed.
+        if (failing.length < recapLines && !/^\s+at /.test(line)) failing.push(line);
+      } else {
+        tail.push(line);
+        if (tail.length > tailLines) tail = tail.slice(-tailLines);
+      }
+    };
     for (const [from, to] of [
       [child.stdout, process.stdout],
       [child.stderr, process.stderr],
     ]) {
-      createInterface({ input: from }).on("line", (line) => to.write(`[${lane}] ${line}\n`));
+      createInterface({ input: from }).on("line", (line) => {
+        to.write(`[${lane}] ${line}\n`);
+        keep(line);
+      });
     }
+    // "close" comes after both streams ended, so every line was kept by then.
     child.on("error", (err) => {
       process.stderr.write(`[${lane}] ${cmd}: ${err.message}\n`);
-      resolve(127);
+      resolve({ code: 127, recap: [] });
     });
-    child.on("close", (code, signal) => resolve(code ?? (signal ? 128 : 1)));
+    child.on("close", (code, signal) => resolve({ code: code ?? (signal ? 128 : 1), recap: failing ?? tail }));
   });
 }
 
@@ -71,9 +97,9 @@ async function runLane(lane) {
       continue;
     }
     const start = Date.now();
-    const code = await step(lane, cmd, args);
+    const { code, recap } = await step(lane, cmd, args);
     ended(what).resolve(code);
-    results.push({ lane, what, code, seconds: Math.round((Date.now() - start) / 1000) });
+    results.push({ lane, what, code, recap, seconds: Math.round((Date.now() - start) / 1000) });
     // A failed setup leaves nothing to test in its lane: the rest is reported as not run.
     if (code !== 0 && what.startsWith("setup")) {
       for (const [rest] of lanes[lane].slice(lanes[lane].findIndex(([w]) => w === what) + 1)) {
@@ -88,6 +114,10 @@ async function runLane(lane) {
 const start = Date.now();
 await Promise.all(chosen.map(runLane));
 const failed = results.filter((r) => r.code !== 0);
+for (const r of failed.filter((f) => f.recap?.length)) {
+  process.stderr.write(`\ntest-all: ${r.lane} lane, step "${r.what}" failed (exit ${r.code}); its failing tests again:\n`);
+  for (const line of r.recap) process.stderr.write(`[${r.lane}] ${line}\n`);
+}
 process.stderr.write("\ntest-all: steps (lane, step, exit code, time)\n");
 for (const r of results) process.stderr.write(`  ${r.lane.padEnd(6)} ${r.what.padEnd(18)} ${String(r.code).padStart(7)} ${r.seconds}s\n`);
 process.stderr.write(`test-all: ${failed.length ? `${failed.length} step(s) failed` : "all passed"} in ${Math.round((Date.now() - start) / 1000)}s\n`);
