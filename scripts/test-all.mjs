@@ -50,7 +50,7 @@ const tailLines = 40;
 function step(lane, cmd, args) {
   return new Promise((resolve) => {
     const child = spawn(cmd, args, { stdio: ["ignore", "pipe", "pipe"] });
-    let tail = [];
+    const tail = [];
     let failing;
     const keep = (line) => {
       if (/^\u2716 failing tests:/.test(line)) failing = [];
@@ -59,7 +59,7 @@ function step(lane, cmd, args) {
         if (failing.length < recapLines && !/^\s+at /.test(line)) failing.push(line);
       } else {
         tail.push(line);
-        if (tail.length > tailLines) tail = tail.slice(-tailLines);
+        if (tail.length > tailLines) tail.shift();
       }
     };
     for (const [from, to] of [
@@ -76,7 +76,7 @@ function step(lane, cmd, args) {
       process.stderr.write(`[${lane}] ${cmd}: ${err.message}\n`);
       resolve({ code: 127, recap: [] });
     });
-    child.on("close", (code, signal) => resolve({ code: code ?? (signal ? 128 : 1), recap: failing ?? tail }));
+    child.on("close", (code, signal) => resolve({ code: code ?? (signal ? 128 : 1), recap: failing ?? tail, ran: failing !== undefined }));
   });
 }
 
@@ -97,9 +97,9 @@ async function runLane(lane) {
       continue;
     }
     const start = Date.now();
-    const { code, recap } = await step(lane, cmd, args);
+    const { code, recap, ran } = await step(lane, cmd, args);
     ended(what).resolve(code);
-    results.push({ lane, what, code, recap, seconds: Math.round((Date.now() - start) / 1000) });
+    results.push({ lane, what, code, recap, ran, seconds: Math.round((Date.now() - start) / 1000) });
     // A failed setup leaves nothing to test in its lane: the rest is reported as not run.
     if (code !== 0 && what.startsWith("setup")) {
       for (const [rest] of lanes[lane].slice(lanes[lane].findIndex(([w]) => w === what) + 1)) {
@@ -115,7 +115,7 @@ const start = Date.now();
 await Promise.all(chosen.map(runLane));
 const failed = results.filter((r) => r.code !== 0);
 for (const r of failed.filter((f) => f.recap?.length)) {
-  process.stderr.write(`\ntest-all: ${r.lane} lane, step "${r.what}" failed (exit ${r.code}); its failing tests again:\n`);
+  process.stderr.write(`\ntest-all: ${r.lane} lane, step "${r.what}" failed (exit ${r.code}); ${r.ran ? "its failing tests again" : `its last ${r.recap.length} lines again`}:\n`);
   for (const line of r.recap) process.stderr.write(`[${r.lane}] ${line}\n`);
 }
 process.stderr.write("\ntest-all: steps (lane, step, exit code, time)\n");
