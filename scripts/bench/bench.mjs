@@ -60,10 +60,12 @@ const setManyMoreCount = Number(process.env.BENCH_MANY_MORE ?? 100);
 const allCount = small ? 6 : Number(process.env.BENCH_ALL ?? 1000);
 // The scale row: with the others by default, alone with --scale-only (npm run bench:scale), skipped with BENCH_SCALE=0.
 const scaleOnly = process.argv.includes("--scale-only");
-const withScale = scaleOnly || process.env.BENCH_SCALE !== "0";
+// Row 7 alone, with --set-many-only (scripts/bench/set-many-qps.mjs runs it on two control planes).
+const setManyOnly = process.argv.includes("--set-many-only");
+const withScale = !setManyOnly && (scaleOnly || process.env.BENCH_SCALE !== "0");
 const scaleCount = small ? 60 : Number(process.env.BENCH_SCALE_STATEFULSETS ?? 5000);
 const scaleNamespaceCount = small ? 3 : Math.min(50, scaleCount);
-const outFile = resolve(root, process.env.BENCH_OUT ?? join("dist", "bench", scaleOnly ? "scale.json" : "results.json"));
+const outFile = resolve(root, process.env.BENCH_OUT ?? join("dist", "bench", scaleOnly ? "scale.json" : setManyOnly ? "set-many.json" : "results.json"));
 const id = randomBytes(3).toString("hex");
 const label = `appstorage-bench=${id}`;
 const stateDir = mkdtempSync(join(tmpdir(), "appstorage-bench-"));
@@ -537,11 +539,22 @@ async function benchSetMany(setManyCount, target, oneAtATime = false) {
     if (JSON.stringify(after.pods) !== JSON.stringify(before.pods) || JSON.stringify(after.claims) !== JSON.stringify(before.claims)) throw new Error("set -l replaced a pod or a claim");
     return ms;
   };
+  // What kube-controller-manager sent during the side-by-side runs, and how long its requests waited on its client-side rate limiter.
+  const controllerManager = { requests: {}, limiterWaitSeconds: 0, runs: 0 };
   for (let i = 0; i < runs; i++) {
     const order = i % 2 === 0 ? ["many", "one"] : ["one", "many"];
     for (const side of order) {
       if (side === "many") {
+        const before = controllerManagerMetrics();
         manyRuns.push(setOver(many[i], group(i), "2Gi"));
+        // The controllers finish after the plugin's last check only by what they do not wait for (events): read again once quiet.
+        await sleep(2000);
+        const after = controllerManagerMetrics();
+        if (before && after) {
+          for (const [verb, n] of Object.entries(after.requests)) controllerManager.requests[verb] = (controllerManager.requests[verb] ?? 0) + n - (before.requests[verb] ?? 0);
+          controllerManager.limiterWaitSeconds += after.limiterWaitSeconds - before.limiterWaitSeconds;
+          controllerManager.runs++;
+        }
         if (oneAtATime) oneAtATimeRuns.push(setOver(many[i], group(i), "3Gi", ["--parallel", "1"]));
       } else {
         const before = snapshot(single[i]);
@@ -553,6 +566,17 @@ async function benchSetMany(setManyCount, target, oneAtATime = false) {
   // The comparison's "kubectl" side is one set: set -l changes its StatefulSets side by side (--parallel).
   const result = comparison(manyRuns, oneRuns, target ?? Number.POSITIVE_INFINITY, { what: `set -l over ${setManyCount} StatefulSets vs one set`, statefulSets: setManyCount });
   if (target === undefined) result.target = null;
+  if (controllerManager.runs) {
+    const total = Object.values(controllerManager.requests).reduce((a, b) => a + b, 0);
+    result.controllerManager = {
+      flags: process.env.APPSTORAGE_KCM_FLAGS ?? "",
+      runs: controllerManager.runs,
+      requestsPerRun: round(total / controllerManager.runs),
+      requestsPerStatefulSet: round(total / controllerManager.runs / setManyCount, 1),
+      byVerbPerRun: Object.fromEntries(Object.entries(controllerManager.requests).map(([v, n]) => [v, round(n / controllerManager.runs)])),
+      limiterWaitSecondsPerRun: round(controllerManager.limiterWaitSeconds / controllerManager.runs, 2),
+    };
+  }
   result.oneSetMs = round(median(oneRuns));
   result.timesOneSet = round(median(manyRuns) / median(oneRuns), 1);
   if (oneAtATime) {
@@ -803,6 +827,31 @@ function ensureBuilt() {
   if (r.status !== 0) throw new Error("npm run build failed");
 }
 
+/**
+ * kube-controller-manager's own counters (its /metrics, read with the admin's certificate): the
+ * requests it sent by verb, and the seconds they waited on its client-side rate limiter, summed.
+ * Undefined when they cannot be read. --insecure: its serving certificate is one it signs itself
+ * at start (scripts/cluster gives it none), and this is the loopback port of the bench's own cluster.
+ */
+function controllerManagerMetrics() {
+  const pki = join(dirname(kubeconfig), "pki");
+  const port = Number(process.env.APPSTORAGE_PORT_BASE ?? 16440) + 7;
+  const r = spawnSync("curl", ["-fsS", "--max-time", "5", "--insecure", "--cert", join(pki, "admin.crt"), "--key", join(pki, "admin.key"), `https://127.0.0.1:${port}/metrics`], {
+    encoding: "utf8",
+    maxBuffer: 1 << 26,
+  });
+  if (r.status !== 0) return undefined;
+  const requests = {};
+  let limiterWaitSeconds = 0;
+  for (const line of r.stdout.split("\n")) {
+    const req = /^rest_client_requests_total\{[^}]*method="([A-Z]+)"[^}]*\} ([\d.e+-]+)$/.exec(line);
+    if (req) requests[req[1]] = (requests[req[1]] ?? 0) + Number(req[2]);
+    const wait = /^rest_client_rate_limiter_duration_seconds_sum\{[^}]*\} ([\d.e+-]+)$/.exec(line);
+    if (wait) limiterWaitSeconds += Number(wait[1]);
+  }
+  return { requests, limiterWaitSeconds };
+}
+
 function clusterUp() {
   const status = spawnSync("bash", [join(root, "scripts", "cluster"), "status"], { stdio: "ignore" });
   const up = spawnSync("bash", [join(root, "scripts", "cluster"), "up"], { encoding: "utf8", stdio: ["ignore", "pipe", "inherit"] });
@@ -893,17 +942,7 @@ function table(r) {
     "constant",
     r.diffSelector.requestsConstant ? "met" : "MISSED",
   ]);
-  for (const m of [r.setMany, r.setManyMore].filter(Boolean)) {
-    rows.push([
-      `set -l over ${m.statefulSets} sts (vs one set, ${Math.round(m.oneSetMs)} ms)`,
-      ms(m.pluginMs),
-      ms(m.kubectlMs),
-      `${m.timesOneSet}x one set`,
-      m.target === null ? "measured" : `<= ${m.target}x`,
-      m.target === null ? "" : m.met ? "met" : "MISSED",
-    ]);
-    if (m.parallelOne) rows.push([`  same, one at a time (--parallel 1)`, ms(m.parallelOne.pluginMs), ms(m.kubectlMs), `${m.parallelOne.timesOneSet}x one set`, "measured", ""]);
-  }
+  rows.push(...setManyRows(r));
   rows.push([
     `show -A, ${r.showAll.statefulSets} sts / ${r.showAll.pods} pods / ${r.showAll.claims} claims`,
     ms(r.showAll.pluginMs),
@@ -959,6 +998,26 @@ function scaleRows(s) {
       mark(s.set.met),
     ],
   ];
+}
+
+/** The rows of set -l over many StatefulSets (row 7, and over 100 when it ran). */
+function setManyRows(r) {
+  const ms = (x) => `${Math.round(x)} ms`;
+  const rows = [];
+  for (const m of [r.setMany, r.setManyMore].filter(Boolean)) {
+    rows.push([
+      `set -l over ${m.statefulSets} sts (vs one set, ${Math.round(m.oneSetMs)} ms)`,
+      ms(m.pluginMs),
+      ms(m.kubectlMs),
+      `${m.timesOneSet}x one set`,
+      m.target === null ? "measured" : `<= ${m.target}x`,
+      m.target === null ? "" : m.met ? "met" : "MISSED",
+    ]);
+    if (m.parallelOne) rows.push([`  same, one at a time (--parallel 1)`, ms(m.parallelOne.pluginMs), ms(m.kubectlMs), `${m.parallelOne.timesOneSet}x one set`, "measured", ""]);
+    const cm = m.controllerManager;
+    if (cm) rows.push([`  kube-controller-manager: requests per sts / rate-limiter wait per run`, `${cm.requestsPerStatefulSet} / ${cm.limiterWaitSecondsPerRun} s`, "", "", "measured", ""]);
+  }
+  return rows;
 }
 
 function scaleTable(s) {
@@ -1018,7 +1077,8 @@ async function main() {
     const results = {
       apiVersion: "appstorage.kubectl.io/bench/v1",
       date: new Date().toISOString(),
-      command: `${small ? "BENCH_SMALL=1 " : ""}${!withScale ? "BENCH_SCALE=0 " : ""}npm run ${scaleOnly ? "bench:scale" : "bench"}`,
+      command: setManyOnly ? "node scripts/bench/bench.mjs --set-many-only" : `${small ? "BENCH_SMALL=1 " : ""}${!withScale ? "BENCH_SCALE=0 " : ""}npm run ${scaleOnly ? "bench:scale" : "bench"}`,
+      controllerManagerFlags: process.env.APPSTORAGE_KCM_FLAGS ?? "",
       settings: {
         small,
         repetitions: reps,
@@ -1036,7 +1096,9 @@ async function main() {
     log(`plugin ${results.machine.plugin} (${results.machine.pluginBinary}), kubectl ${results.machine.kubectlClient}, server ${results.machine.kubernetesServer}`);
     // set first, while the cluster is quiet: 300 pending claims make the volume controller
     // busy for as long as they exist, and that would be a handicap for either side.
-    if (!scaleOnly) {
+    if (setManyOnly) {
+      results.setMany = await benchSetMany(setManyCount, 3, true);
+    } else if (!scaleOnly) {
       results.startup = benchStartup();
       results.set = await benchSet();
       results.requests = await benchRequests();
@@ -1055,8 +1117,8 @@ async function main() {
     }
     mkdirSync(dirname(outFile), { recursive: true });
     writeFileSync(outFile, `${JSON.stringify(results, null, 2)}\n`);
-    const text = scaleOnly ? scaleTable(results.scale) : table(results);
-    if (!scaleOnly) writeFileSync(join(dirname(outFile), "table.txt"), text);
+    const text = scaleOnly ? scaleTable(results.scale) : setManyOnly ? layout([tableHead, ...setManyRows(results)]) : table(results);
+    if (!scaleOnly && !setManyOnly) writeFileSync(join(dirname(outFile), "table.txt"), text);
     process.stdout.write(text);
     log(`results written to ${outFile}`);
   } finally {
