@@ -3,9 +3,10 @@
 // that a rerun goes on from there. Every phase is decided again from what exists now, so a
 // phase cut short by a kill is done again or found done, never done twice blindly:
 //   copy:   the tool's claim of a new volume, filled by a copy pod while the pod still runs;
-//   stop:   the StatefulSet orphan-deleted (nothing re-creates the pod meanwhile), the pod
-//           evicted (PodDisruptionBudgets honoured), once every other replica is Ready;
-//   verify: a copy pod copies what changed and compares both sides' manifests;
+//   stop:   the final copy's pod started while the replica still runs (it waits to be told to
+//           go), then the StatefulSet orphan-deleted (nothing re-creates the pod meanwhile) and
+//           the pod evicted (PodDisruptionBudgets honoured), once every other replica is Ready;
+//   verify: that copy pod told to go: it copies what changed and compares both sides' manifests;
 //   swap:   the old volume set to Retain and labelled, then its claim removed and re-created
 //           under its own name on the new volume (the new volume is Retain while it moves);
 //   start:  the StatefulSet re-created, the pod back on the new volume and Ready.
@@ -15,8 +16,22 @@ import type { KubeClient } from "../kube/client";
 import { isAlreadyExists, isNotFound, isUnknownOutcome } from "../kube/errors";
 import { getClaim, getPod, getStatefulSet, getVolume, waitClaim, waitPod, waitPods, waitStatefulSetGone } from "../kube/read";
 import type { Pod, StatefulSet } from "../kube/types";
-import { createClaim, createPod, createStatefulSet, deleteClaim, deleteCopyPod, evictPod, orphanDelete, patchVolume } from "../kube/write";
-import { copyPod, copyPodDone, type CopyMode, type CopyReport, copyPodName, movedClaim, newVolumeClaim, newVolumeClaimName, parseCopyReport, phaseOrder, retainedLabels } from "../plan/migrate";
+import { annotateCopyPod, createClaim, createPod, createStatefulSet, deleteClaim, deleteCopyPod, evictPod, orphanDelete, patchVolume } from "../kube/write";
+import {
+  copyPod,
+  copyPodDone,
+  type CopyMode,
+  type CopyReport,
+  copyPodName,
+  movedClaim,
+  newVolumeClaim,
+  newVolumeClaimName,
+  parseCopyReport,
+  phaseOrder,
+  retainedLabels,
+  startAnnotation,
+  waitingSyncPod,
+} from "../plan/migrate";
 import { controlledBy, isReady, labelSelector, ordinalStart, replicasOf, sameClaimTemplates } from "../plan/objects";
 import type { Migration, MigrationClaim, MigrationPhase, MigrationResult, Plan } from "../plan/types";
 import { statefulSetRef } from "../refs";
@@ -27,6 +42,8 @@ import { bytesOf as quantityBytes } from "../plan/quantity";
 import type { Lease } from "./lease";
 
 const retryMs = 2000;
+/** How long a copy pod told to go may take to start its final copy (its downward API volume updated, its probe seen) before a new one replaces it. */
+const signalSeconds = 20;
 
 /**
  * A server dry run of the first copy pod still to run: admission (Pod Security, policies) refuses
@@ -156,7 +173,7 @@ export async function migrateClaims(plan: Plan, ctx: ApplyContext, lease: Lease)
 
 const phases: Record<Exclude<MigrationPhase, "pending">, (move: Move, image: string) => Promise<void>> = {
   copied: (move, image) => firstCopy(move, image),
-  stopped: (move) => stopReplica(move),
+  stopped: (move, image) => stopReplica(move, image),
   verified: (move, image) => finalCopy(move, image),
   swapped: (move, image) => swapClaim(move, image),
   done: (move) => startReplica(move),
@@ -178,31 +195,74 @@ async function ensureNewClaim(move: Move): Promise<void> {
 }
 
 /**
- * Runs one copy pod to its end and returns its report; the pod is removed afterwards. A copy
- * pod found from an earlier run is waited for if it does this copy, removed if not.
+ * Runs one copy pod to its end and returns its report; the pod is removed afterwards. A first
+ * copy's pod found from an earlier run is waited for; a final copy's only while it still waits to
+ * be told to go (started before its replica stopped), and then told: one that was told before, or
+ * ended, may have copied before the replica last ran, and is replaced. Any other is removed.
  */
 async function runCopy(move: Move, mode: CopyMode, image: string): Promise<{ pod: Pod; report: CopyReport | undefined }> {
-  const { ctx, m, ns, name } = move;
+  const { ctx, m, ns } = move;
   const podName = copyPodName(m.claim);
   let pod = await getPod(ctx.client, ns, podName);
-  if (pod && (pod.metadata.annotations?.["appstorage.kubectl.io/copy"] !== mode || pod.status?.phase === "Failed")) {
+  if (pod && (pod.metadata.annotations?.["appstorage.kubectl.io/copy"] !== mode || pod.status?.phase === "Failed" || (mode === "sync" && !waitingSyncPod(pod)))) {
     await removeCopyPod(move, pod);
     pod = undefined;
   }
-  if (!pod) {
-    try {
-      await createPod(ctx.client, ns, copyPod(m, ns, name, mode, image));
-    } catch (e) {
-      if (!isAlreadyExists(e) && !isUnknownOutcome(e))
-        throw new StopError(`could not create copy pod ${podName}: ${(e as Error).message.split("\n")[0]}; nothing was changed on claim ${m.claim}: fix the cause, then run the same command again`);
-    }
+  if (pod && mode === "sync" && !(await toldToGo(move, pod))) {
+    await removeCopyPod(move, pod);
+    pod = undefined;
   }
+  if (!pod) await createCopyPod(move, mode, image, "go");
   const done = await bounded(ctx, `waiting for copy pod ${podName} (${mode}); see kubectl describe pod ${podName} -n ${ns}, then run the same command again`, (signal) =>
     waitPod(ctx.client, ns, podName, (p) => copyPodDone(p), signal),
   );
   const report = parseCopyReport(done!);
   await removeCopyPod(move, done!);
   return { pod: done!, report };
+}
+
+async function createCopyPod(move: Move, mode: CopyMode, image: string, start: "wait" | "go"): Promise<void> {
+  const { ctx, m, ns, name } = move;
+  try {
+    await createPod(ctx.client, ns, copyPod(m, ns, name, mode, image, start));
+  } catch (e) {
+    if (!isAlreadyExists(e) && !isUnknownOutcome(e))
+      throw new StopError(
+        `could not create copy pod ${copyPodName(m.claim)}: ${(e as Error).message.split("\n")[0]}; nothing was changed on claim ${m.claim}: fix the cause, then run the same command again`,
+      );
+  }
+}
+
+/**
+ * Tells a final copy's pod that waits to go (its start annotation, which its script reads through
+ * the downward API), and waits until it started (Ready: its probe reads the mark its script makes)
+ * or ended. False when it did not within signalSeconds: then it is replaced by one told at creation.
+ */
+async function toldToGo(move: Move, pod: Pod): Promise<boolean> {
+  const { ctx, m, ns } = move;
+  const podName = pod.metadata.name!;
+  try {
+    await annotateCopyPod(ctx.client, ns, podName, pod.metadata.uid!, { [startAnnotation]: "go" });
+  } catch (e) {
+    if (isNotFound(e)) return false;
+    if (!isUnknownOutcome(e))
+      throw new StopError(`could not tell copy pod ${podName} to make the final copy: ${(e as Error).message.split("\n")[0]}; claim ${m.claim} was not changed: run the same command again`);
+  }
+  ctx.progress.say(`claim ${m.claim}: told copy pod ${podName} to make the final copy`);
+  const d = withDeadline(ctx.signal, signalSeconds * 1000, () => new Error("not started"));
+  try {
+    const seen = await waitPod(ctx.client, ns, podName, (p) => !p || p.metadata.uid !== pod.metadata.uid || copyPodDone(p) || isReady(p), d.signal);
+    if (seen && seen.metadata.uid === pod.metadata.uid) return true;
+  } catch (e) {
+    ctx.signal.throwIfAborted();
+    if ((e as Error).message !== "not started" && d.signal.reason?.message !== "not started") throw e;
+    ctx.progress.warn(
+      `copy pod ${podName} did not start the final copy within ${signalSeconds}s of being told to (its downward API volume was not updated): replacing it with one that starts at once`,
+    );
+  } finally {
+    d.done();
+  }
+  return false;
 }
 
 async function removeCopyPod(move: Move, pod: Pod): Promise<void> {
@@ -241,17 +301,59 @@ function othersReady(sts: StatefulSet | undefined, plan: Plan, except: string | 
   return (pods) => members.every((p) => isReady(pods.get(p)) && !pods.get(p)?.metadata.deletionTimestamp);
 }
 
-async function stopReplica(move: Move): Promise<void> {
+async function stopReplica(move: Move, image: string): Promise<void> {
   const { ctx, m, ns, name, plan } = move;
-  const sts = await getStatefulSet(ctx.client, ns, name);
-  ctx.progress.say(`claim ${m.claim}: waiting until every other replica is Ready (never more than one down)`);
-  await bounded(ctx, `waiting for the other replicas of ${statefulSetRef(name)} to be Ready before stopping ${m.pod ?? m.claim}`, (signal) =>
-    waitPods(ctx.client, ns, labelSelector(plan.desired), othersReady(sts, plan, m.pod), signal),
+  // The final copy's pod starts while the replica still runs: its start is not part of the downtime.
+  const early = m.pod !== undefined && !m.offline;
+  if (early) await startFinalCopyPod(move, image);
+  try {
+    const sts = await getStatefulSet(ctx.client, ns, name);
+    ctx.progress.say(`claim ${m.claim}: waiting until every other replica is Ready (never more than one down)`);
+    await bounded(ctx, `waiting for the other replicas of ${statefulSetRef(name)} to be Ready before stopping ${m.pod ?? m.claim}`, (signal) =>
+      waitPods(ctx.client, ns, labelSelector(plan.desired), othersReady(sts, plan, m.pod), signal),
+    );
+    // Read again: the object's status changes as pods become Ready, and the delete is guarded by its resourceVersion.
+    await statefulSetAway(move, await getStatefulSet(ctx.client, ns, name));
+    // Down from the eviction on (its graceful termination included) until Ready again.
+    move.stoppedAt = ctx.progress.elapsedSeconds();
+    if (m.pod) await evictAndWait(move, m.pod);
+  } catch (e) {
+    // Stopped here with a message: the waiting copy pod is not left behind (a rerun starts another).
+    if (early && e instanceof StopError) {
+      const pod = await getPod(ctx.client, ns, copyPodName(m.claim)).catch(() => undefined);
+      if (waitingSyncPod(pod)) await removeCopyPod(move, pod!).catch(() => undefined);
+    }
+    throw e;
+  }
+}
+
+/**
+ * The final copy's pod, started (or found) while the replica runs: it mounts both volumes and
+ * waits until it is told to go. One found that was told before, or ended, is replaced.
+ */
+async function startFinalCopyPod(move: Move, image: string): Promise<void> {
+  const { ctx, m, ns } = move;
+  const podName = copyPodName(m.claim);
+  let pod = await getPod(ctx.client, ns, podName);
+  if (pod && !waitingSyncPod(pod)) {
+    await removeCopyPod(move, pod);
+    pod = undefined;
+  }
+  if (!pod) {
+    await createCopyPod(move, "sync", image, "wait");
+    ctx.progress.say(`claim ${m.claim}: started copy pod ${podName} for the final copy while ${m.pod} runs; it waits until ${m.pod} is stopped`);
+  }
+  const running = await bounded(
+    ctx,
+    `waiting for copy pod ${podName} to run (it waits to make the final copy); see kubectl describe pod ${podName} -n ${ns}, then run the same command again`,
+    (signal) => waitPod(ctx.client, ns, podName, (p) => !p || copyPodDone(p) || p.status?.phase === "Running", signal),
   );
-  // Read again: the object's status changes as pods become Ready, and the delete is guarded by its resourceVersion.
-  await statefulSetAway(move, await getStatefulSet(ctx.client, ns, name));
-  if (m.pod) await evictAndWait(move, m.pod);
-  move.stoppedAt = ctx.progress.elapsedSeconds();
+  if (running?.status?.phase !== "Running") {
+    if (running) await removeCopyPod(move, running);
+    throw new StopError(
+      `claim ${m.claim}: copy pod ${podName} ${running ? `ended (${parseCopyReport(running)?.error ?? "see its events"})` : "was removed"} before the final copy; nothing was changed on the claim and ${m.pod} still runs: run the same command again`,
+    );
+  }
 }
 
 /**
@@ -259,13 +361,13 @@ async function stopReplica(move: Move): Promise<void> {
  * if someone re-created the StatefulSet meanwhile (a GitOps controller, say) and the pod runs
  * again, it is stopped again, and the final copy (and verification) is done again.
  */
-async function stillStopped(move: Move): Promise<boolean> {
+async function stillStopped(move: Move, image: string): Promise<boolean> {
   const { ctx, m, ns } = move;
   if (!m.pod) return true;
   const pod = await getPod(ctx.client, ns, m.pod);
   if (!pod || pod.metadata.deletionTimestamp) return true;
   ctx.progress.warn(`${m.pod} runs again (its StatefulSet was re-created meanwhile): stopping it again before the final copy`);
-  await stopReplica(move);
+  await stopReplica(move, image);
   return false;
 }
 
@@ -317,7 +419,7 @@ async function evictAndWait(move: Move, podName: string): Promise<void> {
 
 async function finalCopy(move: Move, image: string): Promise<void> {
   const { ctx, m } = move;
-  await stillStopped(move);
+  await stillStopped(move, image);
   ctx.progress.say(`claim ${m.claim}: final copy of what changed, then verifying every file on both volumes`);
   const started = ctx.progress.elapsedSeconds();
   const { pod, report } = await runCopy(move, "sync", image);
@@ -331,7 +433,8 @@ async function finalCopy(move: Move, image: string): Promise<void> {
   }
   m.verified = { files: report.files ?? 0, bytes: report.bytes ?? 0, digest: report.src };
   move.result.finalSeconds = round(ctx.progress.elapsedSeconds() - started);
-  const timing = report.seconds !== undefined ? `; final copy ${report.seconds.toFixed(1)}s, verification ${(report.verifySeconds ?? 0).toFixed(1)}s` : "";
+  const blocks = report.blockFiles ? `, ${report.blocks} block(s) rewritten in ${report.blockFiles} large file(s)` : "";
+  const timing = report.seconds !== undefined ? `; final copy ${report.seconds.toFixed(1)}s${blocks}, verification ${(report.verifySeconds ?? 0).toFixed(1)}s` : "";
   ctx.progress.say(`claim ${m.claim}: verified ${m.verified.files} files, ${m.verified.bytes} bytes equal on both volumes (manifest sha256 ${m.verified.digest.slice(0, 12)}${timing})`);
 }
 
@@ -340,7 +443,7 @@ async function swapClaim(move: Move, image: string): Promise<void> {
   const { ctx, m, ns, name } = move;
   const { client, progress } = ctx;
   // Verified while the replica was down; if it ran again since, its data may have changed: copy and verify again.
-  if (!(await stillStopped(move))) await finalCopy(move, image);
+  if (!(await stillStopped(move, image))) await finalCopy(move, image);
   const temp = await getClaim(client, ns, newVolumeClaimName(m.claim));
   if (temp?.spec.volumeName) m.newVolume = temp.spec.volumeName;
   if (!m.newVolume)

@@ -108,7 +108,7 @@ function existingClaimFlagDefs(command: "set" | "diff"): FlagDef[] {
       describe:
         "Also move every existing claim of the named templates to a new volume of the new class and size, with its data, one replica at a time, highest ordinal first (copied while the pod runs, verified file by file; the old volume is kept with reclaim policy Retain)",
     },
-    { name: "copy-image", type: "string", describe: `With --migrate-existing: the image of the copy pods, with sh, cp, find, stat, sha256sum, awk, du and df (default ${defaultCopyImage})` },
+    { name: "copy-image", type: "string", describe: `With --migrate-existing: the image of the copy pods, with sh, cp, dd, cat, find, stat, sha256sum, awk, du and df (default ${defaultCopyImage})` },
   ].map((f) => ({ ...f, group: existingGroup }) as FlagDef);
 }
 

@@ -95,7 +95,11 @@ export interface StatefulSet extends KubeObject {
 }
 
 export interface Pod extends KubeObject {
-  spec?: { nodeName?: string; volumes?: { name: string; persistentVolumeClaim?: { claimName: string; readOnly?: boolean } }[]; [key: string]: unknown };
+  spec?: {
+    nodeName?: string;
+    volumes?: { name: string; persistentVolumeClaim?: { claimName: string; readOnly?: boolean }; downwardAPI?: { items: { path: string; fieldRef: { fieldPath: string } }[] } }[];
+    [key: string]: unknown;
+  };
   status?: {
     phase?: string;
     conditions?: { type: string; status: string }[];

@@ -121,6 +121,14 @@ export function createPod(client: KubeClient, ns: string, body: Pod, dryRun: Dry
   return send<Pod>(client, { method: "POST", path: podsPath(ns), query: { dryRun: serverDryRun(dryRun) }, body });
 }
 
+/**
+ * Sets an annotation of one of the tool's own copy pods, exactly the one looked at: the uid in
+ * the patch makes the server refuse it for any other pod of that name.
+ */
+export function annotateCopyPod(client: KubeClient, ns: string, name: string, uid: string, annotations: Record<string, string>): Promise<Pod> {
+  return send<Pod>(client, { method: "PATCH", path: podsPath(ns, name), contentType: "application/merge-patch+json", body: { metadata: { uid, annotations } } });
+}
+
 /** Deletes one of the tool's own copy pods, exactly the one looked at (uid); gone already is done. */
 export async function deleteCopyPod(client: KubeClient, ns: string, name: string, uid: string): Promise<void> {
   try {

@@ -61,6 +61,7 @@ const stepPermissions: Record<Step, Permission[]> = {
     p("", "persistentvolumeclaims", "watch", "set --migrate-existing", { feature: "migrate" }),
     p("", "pods", "create", "set --migrate-existing: copy pods", { feature: "migrate" }),
     p("", "pods", "delete", "set --migrate-existing: its own copy pods, once done", { feature: "migrate" }),
+    p("", "pods", "patch", "set --migrate-existing: tell its own copy pod to make the final copy", { feature: "migrate" }),
     p("", "pods", "get", "set --migrate-existing", { feature: "migrate" }),
     p("", "pods", "watch", "set --migrate-existing", { feature: "migrate" }),
     p("", "pods", "create", "set --migrate-existing: evict", { subresource: "eviction", feature: "migrate" }),

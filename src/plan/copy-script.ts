@@ -24,9 +24,22 @@
 // seen. Everything else is read again. Without that folder (a rerun), every file is read.
 // A symlink's own time is not compared (cp keeps its target, not its time); /lost+found at the
 // top is the file system's own and is left out. Names with a newline are not supported.
+//
+// Large files (over BIG_MIB MiB, 64 by default) are hashed in blocks of BLOCK_MIB MiB (16): their
+// hash in the manifests is the sha256 of the list of their blocks' sha256, on both sides alike.
+// The first copy keeps the new volume's block hashes too, so a large file that changed while the
+// pod ran is not copied whole again: its source is read once (its blocks hashed on two cores),
+// only the blocks that differ from the new volume's are written (dd), and only those are read
+// again on the new volume. That holds only while the new volume's file is the one hashed (its
+// change time and size as seen then) and the source is not shorter; else it is copied whole.
+//
+// WAIT (sync only): a file to wait for before anything is read, until it holds "go": a pod started
+// before its replica is stopped gets it through the downward API, the moment the tool says so;
+// then STARTED (a file) is made, which the pod's readiness probe reads: the tool sees it started.
 export const copyScript = String.raw`set -eu
 SRC=${"${SRC:-/src}"}; DST=${"${DST:-/dst}"}; OUT=${"${OUT:-/dev/termination-log}"}; TMP=${"${TMPDIR:-/tmp}"}
 CACHE=.kubectl-appstorage-verify
+BLOCK=${"${BLOCK_MIB:-16}"}; BIG=$((${"${BIG_MIB:-64}"} * 1048576))
 report() { printf '%s' "$1" > "$OUT"; }
 # Seconds since boot, to the hundredth: how long the copy and the verification took, by the node's clock.
 uptime_s() { cut -d' ' -f1 /proc/uptime; }
@@ -36,21 +49,72 @@ fail() { m=$(printf '%s' "$1" | tr -d '"\\' | tr '\n' ' '); report "{\"error\":\
 mine() { grep -v '\(^\||\| \)\./\(lost+found\|'"$CACHE"'\)\(/.*\)\{0,1\}$' || true; }
 # Every entry below the current directory, one line each (FORMAT: stat's, else the name).
 entries() { if [ $# -gt 0 ]; then find . -mindepth 1 -exec stat -c "$1" {} +; else find . -mindepth 1; fi | mine; }
-# "stamp|sha256|path" of every regular file below the current directory: the stamp (change time, to the nanosecond) is taken before it is read.
-stamps() { find . -type f -exec stat -c '%z|%n' {} + | mine > "$1.stat"; find . -type f -exec sha256sum {} + | mine > "$1.sha"; awk 'FILENAME == ARGV[1] { i = index($0, "|"); s[substr($0, i + 1)] = substr($0, 1, i - 1); next } { p = substr($0, 67); if (p in s) print s[p] "|" substr($0, 1, 64) "|" p }' "$1.stat" "$1.sha" > "$1"; }
+# blocks FILE OUT WORKERS: "k|sha256" of each BLOCK MiB block k (from 0) of FILE, sorted by k, read by WORKERS processes side by side.
+blocks() (
+  n=$((($(stat -c %s "$1") + BLOCK * 1048576 - 1) / (BLOCK * 1048576))); w=0
+  while [ "$w" -lt "$3" ]; do
+    k=$w
+    while [ "$k" -lt "$n" ]; do echo "$k|$(dd if="$1" bs=1048576 skip=$((k * BLOCK)) count="$BLOCK" 2>/dev/null | sha256sum | cut -c 1-64)"; k=$((k + $3)); done > "$2.$w" &
+    w=$((w + 1))
+  done
+  wait
+  w=0; while [ "$w" -lt "$3" ]; do cat "$2.$w"; rm -f "$2.$w"; w=$((w + 1)); done | sort -t '|' -k 1,1n > "$2"
+)
+# The hash of a large file in the manifests: the sha256 of its list of blocks (made by blocks).
+listsum() { sha256sum < "$1" | cut -c 1-64; }
+# "sha256  path" of each regular file below the current directory (large ones by their blocks; with KEEP, their blocks go to KEEP as "k|sha256|path").
+sums() {
+  find . -type f ! -size +"$BIG"c -exec sha256sum {} + | mine
+  find . -type f -size +"$BIG"c | mine | while IFS= read -r p; do
+    blocks "$p" "$TMP/sums.$1" 1
+    echo "$(listsum "$TMP/sums.$1")  $p"
+    if [ -n "${"${2:-}"}" ]; then awk -v p="$p" '{ print $0 "|" p }' "$TMP/sums.$1" >> "$2"; fi
+  done
+}
+# "sha256  path" of one regular file (a large one by its blocks).
+sum1() { if [ "$(stat -c %s "$1")" -gt "$BIG" ]; then blocks "$1" "$TMP/sum1.$2" 1; echo "$(listsum "$TMP/sum1.$2")  $1"; else sha256sum "$1"; fi; }
+# "stamp|sha256|path" of every regular file below the current directory: the stamp (change time, to the nanosecond) is taken before it is read; a large file's blocks go to OUT.blocks.
+stamps() { : > "$1.blocks"; find . -type f -exec stat -c '%z|%n' {} + | mine > "$1.stat"; sums "$2" "$1.blocks" > "$1.sha"; awk 'FILENAME == ARGV[1] { i = index($0, "|"); s[substr($0, i + 1)] = substr($0, 1, i - 1); next } { p = substr($0, 67); if (p in s) print s[p] "|" substr($0, 1, 64) "|" p }' "$1.stat" "$1.sha" > "$1"; }
+# delta PATH (in SRC, the pod stopped): a large file that changed, brought up to date block by block when the
+# new volume's file is still the one the first copy hashed (else status 1: copy it whole). Both sides'
+# hashes of it go to TMP/src.big and TMP/dst.big.
+delta() {
+  p=$1; d="$DST/$p"; cached="$DST/$CACHE/dst"
+  [ -f "$cached" ] && [ -f "$d" ] && [ ! -L "$d" ] || return 1
+  [ "$(stat -c %s "$p")" -ge "$(stat -c %s "$d")" ] || return 1
+  was=$(awk -v p="$p" '{ i = index($0, "|"); r = substr($0, i + 1); if (substr(r, 66) == p) { print substr($0, 1, i - 1); exit } }' "$cached")
+  [ -n "$was" ] && [ "$was" = "$(stat -c %z "$d")" ] || return 1
+  awk -v p="$p" -F'|' '{ i = index($0, "|"); r = substr($0, i + 1); j = index(r, "|"); if (substr(r, j + 1) == p) print $1 "|" $2 }' "$DST/$CACHE/dst.blocks" > "$TMP/delta.had"
+  blocks "$p" "$TMP/delta.src" 2
+  awk -F'|' 'FILENAME == ARGV[1] { had[$1] = $2; next } had[$1] != $2 { print $1 }' "$TMP/delta.had" "$TMP/delta.src" > "$TMP/delta.todo"
+  while IFS= read -r k; do dd if="$p" of="$d" bs=1048576 skip=$((k * BLOCK)) seek=$((k * BLOCK)) count="$BLOCK" conv=notrunc 2>/dev/null; done < "$TMP/delta.todo"
+  chown "$(stat -c %u:%g "$p")" "$d"
+  chmod "$(stat -c %a "$p")" "$d"
+  touch -r "$p" "$d"
+  : > "$TMP/delta.new"
+  while IFS= read -r k; do echo "$k|$(dd if="$d" bs=1048576 skip=$((k * BLOCK)) count="$BLOCK" 2>/dev/null | sha256sum | cut -c 1-64)"; done < "$TMP/delta.todo" > "$TMP/delta.new"
+  awk -F'|' 'FILENAME == ARGV[1] { now[$1] = $2; next } FILENAME == ARGV[2] { if (!($1 in now)) now[$1] = $2; next } END { for (k in now) print k "|" now[k] }' "$TMP/delta.new" "$TMP/delta.had" | sort -t '|' -k 1,1n > "$TMP/delta.dst"
+  # Blocks past the source's end cannot be in the new list: the new volume's file is the source's length (dd wrote up to it).
+  awk -F'|' -v n="$(wc -l < "$TMP/delta.src")" '$1 < n' "$TMP/delta.dst" > "$TMP/delta.dst.n"
+  echo "$(listsum "$TMP/delta.src")  $p" >> "$TMP/src.big"
+  echo "$(listsum "$TMP/delta.dst.n")  $p" >> "$TMP/dst.big"
+  wc -l < "$TMP/delta.todo" | awk -v p="$p" '{ print p "|" $1 }' >> "$TMP/delta.log"
+}
 # sha256 lines of the regular files below the current directory, reusing a cached hash where it is still good (see above).
 hashes() (
   side=$1; cached="$DST/$CACHE/$side"
-  if [ ! -f "$cached" ]; then find . -type f -exec sha256sum {} + | mine; return; fi
+  if [ ! -f "$cached" ]; then sums "$side"; return; fi
   entries '%z|%Z|%F|%n' | awk -F'|' '$3 ~ /^regular/' > "$TMP/$side.now"
   : > "$TMP/$side.fresh"
   awk -v side="$side" -v from="${"${from:-0}"}" -v fresh="$TMP/$side.fresh" '
     FILENAME == ARGV[1] { i = index($0, "|"); st = substr($0, 1, i - 1); r = substr($0, i + 1); cs[substr(r, 66)] = st; ch[substr(r, 66)] = substr(r, 1, 64); next }
     FILENAME == ARGV[2] { written[$0] = 1; next }
+    FILENAME == ARGV[3] { big[substr($0, 67)] = substr($0, 1, 64); next }
     { i = index($0, "|"); st = substr($0, 1, i - 1); r = substr($0, i + 1); j = index(r, "|"); ct = substr(r, 1, j - 1); r = substr(r, j + 1); k = index(r, "|"); p = substr(r, k + 1)
-      if ((p in cs) && cs[p] == st && !(p in written) && (side == "dst" || ct + 0 < from + 0)) print ch[p] "  " p; else print p > fresh }
-  ' "$cached" "$TMP/written" "$TMP/$side.now"
-  while IFS= read -r p; do sha256sum "$p"; done < "$TMP/$side.fresh"
+      if (p in big) print big[p] "  " p
+      else if ((p in cs) && cs[p] == st && !(p in written) && (side == "dst" || ct + 0 < from + 0)) print ch[p] "  " p; else print p > fresh }
+  ' "$cached" "$TMP/written" "$TMP/$side.big" "$TMP/$side.now"
+  while IFS= read -r p; do sum1 "$p" "$side"; done < "$TMP/$side.fresh"
 )
 manifest() (
   cd "$1"
@@ -76,44 +140,56 @@ copy)
   seconds=$(took "$t0")
   # The hashes of both sides while the pod still runs: the final copy reads again only what changed.
   mkdir "$DST/$CACHE"
-  (cd "$SRC" && stamps "$TMP/src.cache") &
+  (cd "$SRC" && stamps "$TMP/src.cache" src) &
   a=$!
-  (cd "$DST" && stamps "$TMP/dst.cache") &
+  (cd "$DST" && stamps "$TMP/dst.cache" dst) &
   b=$!
   wait "$a"
   wait "$b"
   cp "$TMP/src.cache" "$DST/$CACHE/src"
   cp "$TMP/dst.cache" "$DST/$CACHE/dst"
+  cp "$TMP/dst.cache.blocks" "$DST/$CACHE/dst.blocks"
   sync
   report "{\"since\":$since,\"bytes\":$((need * 1024)),\"seconds\":$seconds}"
   ;;
 sync)
   [ -n "${"${SINCE:-}"}" ] || fail "SINCE is not set: the first copy did not report when it began"
+  if [ -n "${"${WAIT:-}"}" ]; then while [ "$(cat "$WAIT" 2>/dev/null)" != go ]; do sleep 0.1; done; fi
+  if [ -n "${"${STARTED:-}"}" ]; then : > "$STARTED"; fi
   from=$((SINCE - 1))
   t0=$(uptime_s)
   : > "$TMP/dirs"
   : > "$TMP/written"
-  cd "$DST"
-  entries > "$TMP/dst.list"
-  while IFS= read -r p; do
-    if [ ! -e "$SRC/$p" ] && [ ! -L "$SRC/$p" ]; then rm -rf "$DST/$p"; echo "${"${p%/*}"}" >> "$TMP/dirs"; fi
-  done < "$TMP/dst.list"
+  : > "$TMP/src.big"
+  : > "$TMP/dst.big"
+  : > "$TMP/delta.log"
   cd "$SRC"
   entries '%Z|%F|%n' > "$TMP/src.list"
+  cd "$DST"
+  entries > "$TMP/dst.list"
+  # What the new volume has and the source no longer has is removed (the source does not change now: its listing is the truth).
+  awk 'FILENAME == ARGV[1] { i = index($0, "|"); r = substr($0, i + 1); have[substr(r, index(r, "|") + 1)] = 1; next } !($0 in have)' "$TMP/src.list" "$TMP/dst.list" > "$TMP/gone.list"
+  while IFS= read -r p; do
+    if [ -e "$DST/$p" ] || [ -L "$DST/$p" ]; then rm -rf "$DST/$p"; echo "${"${p%/*}"}" >> "$TMP/dirs"; fi
+  done < "$TMP/gone.list"
+  # What is copied again: every entry changed since SINCE - 1 (its change time), or that the new volume lacks.
+  awk -v from="$from" 'FILENAME == ARGV[1] { had[$0] = 1; next } { i = index($0, "|"); r = substr($0, i + 1); if (substr($0, 1, i - 1) + 0 >= from + 0 || !(substr(r, index(r, "|") + 1) in had)) print }' "$TMP/dst.list" "$TMP/src.list" > "$TMP/todo.list"
+  cd "$SRC"
   while IFS='|' read -r ctime type p; do
-    if [ "$ctime" -lt "$from" ] && { [ -e "$DST/$p" ] || [ -L "$DST/$p" ]; }; then continue; fi
     if [ "$type" = directory ]; then
       if [ ! -d "$DST/$p" ] || [ -L "$DST/$p" ]; then rm -rf "$DST/$p"; mkdir "$DST/$p"; fi
       chown "$(stat -c %u:%g "$p")" "$DST/$p"
       chmod "$(stat -c %a "$p")" "$DST/$p"
       echo "$p" >> "$TMP/dirs"
+    elif [ "$type" = "regular file" ] && [ "$(stat -c %s "$p")" -gt "$BIG" ] && delta "$p"; then
+      :
     else
       rm -rf "$DST/$p"
       cp -a "$p" "$DST/$p"
       echo "$p" >> "$TMP/written"
     fi
     echo "${"${p%/*}"}" >> "$TMP/dirs"
-  done < "$TMP/src.list"
+  done < "$TMP/todo.list"
   sort -u "$TMP/dirs" | while IFS= read -r d; do if [ -d "$SRC/$d" ] && [ -d "$DST/$d" ]; then touch -r "$SRC/$d" "$DST/$d"; fi; done
   chown "$(stat -c %u:%g "$SRC")" "$DST"
   chmod "$(stat -c %a "$SRC")" "$DST"
@@ -133,7 +209,8 @@ sync)
   s=$(sha256sum < "$TMP/src.manifest" | cut -d' ' -f1)
   d=$(sha256sum < "$TMP/dst.manifest" | cut -d' ' -f1)
   counts=$(awk -F'|' '$1 ~ /^regular/ { n++; b += $6 } END { printf "%d,%.0f", n, b }' "$TMP/src.manifest")
-  head="\"files\":${"${counts%,*}"},\"bytes\":${"${counts#*,}"},\"src\":\"$s\",\"dst\":\"$d\",\"seconds\":$copied,\"verifySeconds\":$(took "$t1")"
+  blocks=$(awk -F'|' '{ n += $NF } END { print n + 0 }' "$TMP/delta.log")
+  head="\"files\":${"${counts%,*}"},\"bytes\":${"${counts#*,}"},\"blockFiles\":$(wc -l < "$TMP/delta.log"),\"blocks\":$blocks,\"src\":\"$s\",\"dst\":\"$d\",\"seconds\":$copied,\"verifySeconds\":$(took "$t1")"
   if [ "$s" = "$d" ]; then report "{$head}"; exit 0; fi
   diff=$(diff "$TMP/src.manifest" "$TMP/dst.manifest" | grep '^[-+][^-+]' | head -n 4 | tr -d '"\\' | tr '\n\t' '  ' | cut -c 1-600 || true)
   report "{$head,\"diff\":\"$diff\"}"

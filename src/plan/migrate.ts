@@ -20,7 +20,7 @@ export const migrationLabels = {
   retainedAt: "appstorage.kubectl.io/retained-at",
 } as const;
 
-/** The default --copy-image: busybox has every tool the copy script uses (sh, cp, find, stat, sha256sum, awk, sort, du, df). */
+/** The default --copy-image: busybox has every tool the copy script uses (sh, cp, dd, cat, find, stat, sha256sum, awk, sort, du, df). */
 export const defaultCopyImage = "docker.io/library/busybox:1.37.0";
 
 export interface MigrationPart {
@@ -173,12 +173,36 @@ export type CopyMode = "copy" | "sync" | "measure";
 export const measurePodName = (claim: string) => bounded("appstorage-measure-", claim);
 
 /**
+ * The final copy's start: a sync pod reads nothing until this annotation is "go". It is started
+ * with "wait" before its replica stops (its start is then not part of the replica's downtime) and
+ * told to go once the replica is stopped; its script sees the annotation through the downward API.
+ */
+export const startAnnotation = "appstorage.kubectl.io/start";
+/** Where a sync pod's script marks that it was told to go (its readiness probe reads it): the tool sees the signal arrived. */
+const startedMarker = "/tmp/.appstorage-started";
+
+/** A sync pod that waits for its signal (created with "wait", not told to go yet, still running or about to). */
+export const waitingSyncPod = (pod: Pod | undefined): boolean =>
+  !!pod && pod.metadata.annotations?.["appstorage.kubectl.io/copy"] === "sync" && pod.metadata.annotations?.[startAnnotation] === "wait" && !copyPodDone(pod) && !pod.metadata.deletionTimestamp;
+
+/**
  * A copy pod: the claim mounted read-only at /src, the new volume at /dst, on the node of the
  * claim's pod (a ReadWriteOnce volume can be mounted by two pods there), tolerating every taint,
- * as root (to keep owners). It reports in its termination message (parseCopyReport).
+ * as root (to keep owners). It reports in its termination message (parseCopyReport). A sync pod
+ * waits for startAnnotation (`start`: "wait" or "go" when created) and is Ready once it started.
  */
-export function copyPod(m: MigrationClaim, ns: string, statefulSet: string, mode: CopyMode, image: string): Pod {
-  const env = [{ name: "MODE", value: mode }, ...(m.copiedSince !== undefined ? [{ name: "SINCE", value: String(m.copiedSince) }] : [])];
+export function copyPod(m: MigrationClaim, ns: string, statefulSet: string, mode: CopyMode, image: string, start: "wait" | "go" = "go"): Pod {
+  const sync = mode === "sync";
+  const env = [
+    { name: "MODE", value: mode },
+    ...(m.copiedSince !== undefined ? [{ name: "SINCE", value: String(m.copiedSince) }] : []),
+    ...(sync
+      ? [
+          { name: "WAIT", value: "/signal/start" },
+          { name: "STARTED", value: startedMarker },
+        ]
+      : []),
+  ];
   return {
     apiVersion: "v1",
     kind: "Pod",
@@ -186,7 +210,7 @@ export function copyPod(m: MigrationClaim, ns: string, statefulSet: string, mode
       name: mode === "measure" ? measurePodName(m.claim) : copyPodName(m.claim),
       namespace: ns,
       labels: { ...managedBy, [migrationLabels.statefulSet]: statefulSet, [migrationLabels.claim]: m.claim },
-      annotations: { "appstorage.kubectl.io/copy": mode },
+      annotations: { "appstorage.kubectl.io/copy": mode, ...(sync ? { [startAnnotation]: start } : {}) },
     },
     spec: {
       restartPolicy: "Never",
@@ -203,12 +227,18 @@ export function copyPod(m: MigrationClaim, ns: string, statefulSet: string, mode
           command: ["/bin/sh", "-c", copyScript],
           env,
           terminationMessagePolicy: "File",
-          volumeMounts: [{ name: "src", mountPath: "/src", readOnly: true }, ...(mode === "measure" ? [] : [{ name: "dst", mountPath: "/dst" }])],
+          ...(sync ? { readinessProbe: { exec: { command: ["cat", startedMarker] }, periodSeconds: 1, failureThreshold: 1 } } : {}),
+          volumeMounts: [
+            { name: "src", mountPath: "/src", readOnly: true },
+            ...(mode === "measure" ? [] : [{ name: "dst", mountPath: "/dst" }]),
+            ...(sync ? [{ name: "signal", mountPath: "/signal", readOnly: true }] : []),
+          ],
         },
       ],
       volumes: [
         { name: "src", persistentVolumeClaim: { claimName: m.claim, readOnly: true } },
         ...(mode === "measure" ? [] : [{ name: "dst", persistentVolumeClaim: { claimName: newVolumeClaimName(m.claim) } }]),
+        ...(sync ? [{ name: "signal", downwardAPI: { items: [{ path: "start", fieldRef: { fieldPath: `metadata.annotations['${startAnnotation}']` } }] } }] : []),
       ],
     },
   };
@@ -220,6 +250,9 @@ export interface CopyReport {
   /** How long the copy itself took in the pod (and the verification), by the node's clock. */
   seconds?: number;
   verifySeconds?: number;
+  /** The final copy's large files brought up to date block by block, and how many blocks it wrote. */
+  blockFiles?: number;
+  blocks?: number;
   bytes?: number;
   files?: number;
   src?: string;

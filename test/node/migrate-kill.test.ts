@@ -1,7 +1,7 @@
 // --migrate-existing killed at every step, on the real node: a one-replica StatefulSet whose pod
 // writes, `set --migrate-existing` SIGKILLed as soon as it reports reaching each step (the new
-// volume's claim, the first copy, the orphan delete, the eviction, the final copy, the
-// verification, the old volume set to Retain, the old claim removed, the claim re-created, the
+// volume's claim, the first copy, the final copy's pod started to wait, the orphan delete, the
+// eviction, the final copy, that pod told to go, the verification, the old volume set to Retain, the old claim removed, the claim re-created, the
 // StatefulSet re-created, the pod Ready again), then the same command run again. After each:
 // the rerun converges (exit 0), the pod runs on the new class with the same data (payload
 // checksum, and the writer's numbered lines with no gap), the old volume is kept (Retain), and
@@ -21,9 +21,11 @@ const steps: [string, RegExp][] = [
   ["the new volume's claim created", /created claim appstorage-new-data-db-0 for a new volume/],
   ["the first copy started", /claim data-db-0: copying to a new volume/],
   ["the first copy done", /claim data-db-0: copied \d+ bytes/],
+  ["the final copy's pod started, waiting", /started copy pod appstorage-copy-data-db-0 for the final copy/],
   ["the StatefulSet orphan-deleted", /so nothing re-creates db-0 while its claim moves/],
   ["the pod evicted", /pod\/db-0 evicted/],
   ["the final copy started", /claim data-db-0: final copy of what changed/],
+  ["the final copy's pod told to go", /told copy pod appstorage-copy-data-db-0 to make the final copy/],
   ["the copy verified", /claim data-db-0: verified \d+ files/],
   ["the old volume set to Retain", /set to reclaim policy Retain and labelled/],
   ["the old claim removed", /claim data-db-0 \(uid [^)]+\) removed/],

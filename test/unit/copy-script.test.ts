@@ -5,8 +5,25 @@
 // and the verification. Pure file work: no cluster is involved. Needs busybox (Debian's
 // busybox-static, which .ci/run installs) and root (chown).
 import assert from "node:assert/strict";
-import { execFileSync, spawnSync } from "node:child_process";
-import { chmodSync, chownSync, existsSync, mkdirSync, mkdtempSync, readFileSync, renameSync, rmSync, symlinkSync, unlinkSync, utimesSync, writeFileSync } from "node:fs";
+import { execFileSync, spawn, spawnSync } from "node:child_process";
+import {
+  chmodSync,
+  chownSync,
+  closeSync,
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  openSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  statSync,
+  symlinkSync,
+  unlinkSync,
+  utimesSync,
+  writeFileSync,
+  writeSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, test } from "node:test";
@@ -113,6 +130,117 @@ describe("copy script", () => {
     assert.ok(!existsSync(join(dirs.dst, ".kubectl-appstorage-verify")), "the hashes' folder is gone from the new volume");
     assert.equal(readFileSync(join(dirs.dst, "renamed/kept.txt"), "utf8"), "kept through a rename");
     assert.ok(!existsSync(join(dirs.dst, "gone.txt")) && !existsSync(join(dirs.dst, "rename-me")));
+  });
+
+  // Large files with BIG_MIB=2 and BLOCK_MIB=1: a 5.5 MiB file is 6 blocks, the last one partial.
+  const large = { BIG_MIB: "2", BLOCK_MIB: "1" };
+  const mib = 1048576;
+  const block = (fill: number, n = mib) => Buffer.alloc(n, fill);
+  function largeFile(path: string): void {
+    writeFileSync(path, Buffer.concat([block(1), block(2), block(3), block(4), block(5), block(6, mib / 2)]));
+  }
+  function rewrite(path: string, offset: number, data: Buffer): void {
+    const fd = openSync(path, "r+");
+    writeSync(fd, data, 0, data.length, offset);
+    closeSync(fd);
+  }
+  const deltaLog = (dirs: { work: string }) => readFileSync(join(dirs.work, "delta.log"), "utf8").trim();
+
+  test("a large file that changed is brought up to date block by block: only the blocks that differ are written and read again", () => {
+    const dirs = fresh();
+    mkdirSync(join(dirs.src, "db"));
+    largeFile(join(dirs.src, "db/segment"));
+    writeFileSync(join(dirs.src, "small"), "small");
+    chmodSync(join(dirs.src, "db/segment"), 0o600);
+    execFileSync("sleep", ["2"]);
+    const first = run({ MODE: "copy", ...large }, dirs);
+    assert.equal(first.code, 0, first.stderr);
+    // The new volume's blocks were kept by the first copy: 6 of them, path last.
+    // (The folder is on the new volume until the final copy removes it.)
+    const kept = readFileSync(join(dirs.dst, ".kubectl-appstorage-verify/dst.blocks"), "utf8").trim().split("\n");
+    assert.equal(kept.length, 6);
+    assert.ok(
+      kept.every((l) => /^\d\|[0-9a-f]{64}\|\.\/db\/segment$/.test(l)),
+      kept.join("\n"),
+    );
+    // While the pod runs: a write inside block 2, and the file grows past its last block into a seventh.
+    rewrite(join(dirs.src, "db/segment"), 2 * mib + 100, Buffer.from("changed"));
+    rewrite(join(dirs.src, "db/segment"), 5 * mib + mib / 2, block(7, mib));
+    const sync = run({ MODE: "sync", SINCE: String(first.report["since"]), ...large }, dirs);
+    assert.equal(sync.code, 0, `${sync.stderr} ${JSON.stringify(sync.report)}`);
+    assert.equal(sync.report["src"], sync.report["dst"]);
+    assert.deepEqual(readFileSync(join(dirs.dst, "db/segment")), readFileSync(join(dirs.src, "db/segment")));
+    // Blocks 2, 5 (the old partial one, now whole) and 6 (new) were written; nothing else.
+    assert.equal(deltaLog(dirs), "./db/segment|3");
+    assert.equal(sync.report["blockFiles"], 1);
+    assert.equal(sync.report["blocks"], 3);
+    // Its hashes came from the block pass, not from reading it again: it is in neither side's list of files read again.
+    for (const side of ["src", "dst"]) assert.ok(!readFileSync(join(dirs.work, `${side}.fresh`), "utf8").includes("segment"), side);
+  });
+
+  test("a large file changed on the new volume behind the copy's back is copied whole, and still verified", () => {
+    const dirs = fresh();
+    largeFile(join(dirs.src, "segment"));
+    execFileSync("sleep", ["2"]);
+    const first = run({ MODE: "copy", ...large }, dirs);
+    assert.equal(first.code, 0, first.stderr);
+    // The new volume's copy changed (its change time with it): its kept block hashes no longer say what it holds.
+    rewrite(join(dirs.dst, "segment"), 0, block(9, 10));
+    rewrite(join(dirs.src, "segment"), 3 * mib, Buffer.from("changed"));
+    const sync = run({ MODE: "sync", SINCE: String(first.report["since"]), ...large }, dirs);
+    assert.equal(sync.code, 0, `${sync.stderr} ${JSON.stringify(sync.report)}`);
+    assert.equal(sync.report["src"], sync.report["dst"]);
+    assert.equal(deltaLog(dirs), "");
+    assert.deepEqual(readFileSync(join(dirs.dst, "segment")), readFileSync(join(dirs.src, "segment")));
+  });
+
+  test("a large file that became shorter is copied whole", () => {
+    const dirs = fresh();
+    largeFile(join(dirs.src, "segment"));
+    execFileSync("sleep", ["2"]);
+    const first = run({ MODE: "copy", ...large }, dirs);
+    assert.equal(first.code, 0, first.stderr);
+    writeFileSync(join(dirs.src, "segment"), Buffer.concat([block(1), block(2), block(3)]));
+    const sync = run({ MODE: "sync", SINCE: String(first.report["since"]), ...large }, dirs);
+    assert.equal(sync.code, 0, `${sync.stderr} ${JSON.stringify(sync.report)}`);
+    assert.equal(sync.report["src"], sync.report["dst"]);
+    assert.equal(deltaLog(dirs), "");
+    assert.equal(statSync(join(dirs.dst, "segment")).size, 3 * mib);
+  });
+
+  test("a large file whose new-volume copy differs where the source did not change fails the verification, naming it", () => {
+    const dirs = fresh();
+    largeFile(join(dirs.src, "segment"));
+    const first = run({ MODE: "copy", ...large }, dirs);
+    assert.equal(first.code, 0, first.stderr);
+    // Corrupted behind the copy's back (its change time moves with it, so its kept hashes are not used).
+    rewrite(join(dirs.dst, "segment"), mib + 5, Buffer.from("corrupt"));
+    const sync = run({ MODE: "sync", SINCE: String(Number(first.report["since"]) + 3600), ...large }, dirs);
+    assert.equal(sync.code, 2, sync.stderr);
+    assert.notEqual(sync.report["src"], sync.report["dst"]);
+    assert.match(String(sync.report["diff"]), /segment/);
+  });
+
+  test("sync with WAIT reads nothing until the file holds go", async () => {
+    const dirs = fresh();
+    writeFileSync(join(dirs.src, "a"), "a");
+    const first = run({ MODE: "copy" }, dirs);
+    assert.equal(first.code, 0, first.stderr);
+    const signal = join(dirs.work, "start");
+    writeFileSync(signal, "no");
+    const out = join(dirs.work, "termination-log");
+    rmSync(out, { force: true });
+    const child = spawn(join(bin, "sh"), ["-c", copyScript], {
+      env: { PATH: bin, SRC: dirs.src, DST: dirs.dst, OUT: out, TMPDIR: dirs.work, MODE: "sync", SINCE: String(first.report["since"]), WAIT: signal },
+    });
+    const ended = new Promise<number>((resolve) => child.on("close", (code) => resolve(code ?? -1)));
+    await new Promise((r) => setTimeout(r, 1000));
+    assert.equal(child.exitCode, null, "the sync ended before it was told to go");
+    assert.ok(!existsSync(out));
+    writeFileSync(signal, "go");
+    assert.equal(await ended, 0);
+    const report = JSON.parse(readFileSync(out, "utf8"));
+    assert.equal(report.src, report.dst);
   });
 
   test("a difference the final copy does not repair fails the verification, naming it", () => {

@@ -171,11 +171,22 @@ describe("--migrate-existing: the objects", () => {
     assert.deepEqual(spec.containers[0]!.env, [
       { name: "MODE", value: "sync" },
       { name: "SINCE", value: "1700000000" },
+      { name: "WAIT", value: "/signal/start" },
+      { name: "STARTED", value: "/tmp/.appstorage-started" },
     ]);
+    // The final copy waits for its start annotation, which its script reads through the downward API; Ready once it started.
     assert.deepEqual(spec.volumes, [
       { name: "src", persistentVolumeClaim: { claimName: "data-db-2", readOnly: true } },
       { name: "dst", persistentVolumeClaim: { claimName: "appstorage-new-data-db-2" } },
+      { name: "signal", downwardAPI: { items: [{ path: "start", fieldRef: { fieldPath: "metadata.annotations['appstorage.kubectl.io/start']" } }] } },
     ]);
+    assert.equal(copy.metadata.annotations?.["appstorage.kubectl.io/start"], "go");
+    assert.equal(copyPod({ ...m, copiedSince: 1 }, "default", "db", "sync", "img:1", "wait").metadata.annotations?.["appstorage.kubectl.io/start"], "wait");
+    assert.deepEqual((spec.containers[0] as unknown as { readinessProbe: unknown }).readinessProbe, { exec: { command: ["cat", "/tmp/.appstorage-started"] }, periodSeconds: 1, failureThreshold: 1 });
+    // A first copy has neither.
+    const first = copyPod(m, "default", "db", "copy", "img:1");
+    assert.equal(first.metadata.annotations?.["appstorage.kubectl.io/start"], undefined);
+    assert.equal((first.spec as { volumes: unknown[] }).volumes.length, 2);
     const moved = movedClaim(m, "default", "pv-new");
     assert.deepEqual(moved.metadata, { name: "data-db-2", namespace: "default", labels: { app: "db" } });
     assert.equal(moved.spec.volumeName, "pv-new");
