@@ -53,8 +53,11 @@ export async function dryRunCopyPod(client: KubeClient, plan: Plan): Promise<voi
   const m = plan.migration?.claims.find((c) => c.phase === "pending" || c.phase === "copied" || c.phase === "stopped");
   if (!m) return;
   const ns = plan.target.namespace;
+  // Under a generated name: a copy pod of an interrupted run may exist under the real one (admission is what is asked).
+  const body = copyPod(m, ns, plan.target.name, "copy", plan.migration!.copyImage);
+  const { name: _name, ...metadata } = body.metadata;
   try {
-    await createPod(client, ns, copyPod(m, ns, plan.target.name, "copy", plan.migration!.copyImage), "server");
+    await createPod(client, ns, { ...body, metadata: { ...metadata, generateName: `${body.metadata.name}-` } }, "server");
   } catch (e) {
     const message = (e as Error).message.split("\n")[0] ?? "";
     if (/PodSecurity|pod security/i.test(message)) {

@@ -154,7 +154,8 @@ copy)
   ;;
 sync)
   [ -n "${"${SINCE:-}"}" ] || fail "SINCE is not set: the first copy did not report when it began"
-  if [ -n "${"${WAIT:-}"}" ]; then while [ "$(cat "$WAIT" 2>/dev/null)" != go ]; do sleep 0.1; done; fi
+  # Waiting, nothing read yet: a stop (the pod deleted) ends it at once.
+  if [ -n "${"${WAIT:-}"}" ]; then trap 'exit 143' TERM; while [ "$(cat "$WAIT" 2>/dev/null)" != go ]; do sleep 0.1; done; trap - TERM; fi
   if [ -n "${"${STARTED:-}"}" ]; then : > "$STARTED"; fi
   from=$((SINCE - 1))
   t0=$(uptime_s)

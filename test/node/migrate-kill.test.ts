@@ -12,8 +12,8 @@ import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, test } from "node:test";
-import type { PersistentVolume, PersistentVolumeClaim } from "../../src/kube/types";
-import { kubeconfig, kubectlJson, namespace, plugin, runPlugin } from "../e2e/harness";
+import type { PersistentVolume, PersistentVolumeClaim, Pod } from "../../src/kube/types";
+import { eventually, kubeconfig, kubectl, kubectlJson, namespace, plugin, runPlugin } from "../e2e/harness";
 import { allReady, assertSequence, create, deleteKeptVolumes, payloadSha, withWriter, workload, workloadImage } from "./node";
 
 /** What the plugin prints as it reaches each step: it is killed right after the line. */
@@ -82,4 +82,41 @@ describe("node: --migrate-existing killed at every step", { timeout: 2_400_000 }
       t.diagnostic(`kills that landed so far: ${kills}`);
     });
   }
+
+  test("a waiting final-copy pod that does not start when told to is replaced after 20 s: the move finishes, the data is kept", async (t) => {
+    const ns = namespace(t, "node");
+    deleteKeptVolumes(t, ns);
+    create(withWriter(workload("db", { replicas: 1, size: "512Mi" })), ns);
+    await allReady(ns, "db", 1);
+    const data = payloadSha(ns, "db-0");
+    const args = ["set", "db", "data=512Mi,appstorage-csi-b", "--migrate-existing", "--copy-image", workloadImage, "--timeout", "240s", "-n", ns, "--yes"];
+    const stateDir = mkdtempSync(join(tmpdir(), "appstorage-state-"));
+    const k = await killedAt(args, /started copy pod appstorage-copy-data-db-0 for the final copy/, stateDir);
+    assert.ok(k.killed, `the run was not killed once the final copy's pod started (exit ${k.code}):\n${k.stderr}`);
+    // In its place, a pod that looks the same to the tool but never reads its signal (as if its downward API volume were never updated).
+    const real = kubectlJson<Pod>(["get", "pod", "appstorage-copy-data-db-0", "-n", ns]);
+    kubectl(["delete", "pod", "appstorage-copy-data-db-0", "-n", ns, "--grace-period=1", "--wait=true"]);
+    create(
+      {
+        apiVersion: "v1",
+        kind: "Pod",
+        metadata: { name: "appstorage-copy-data-db-0", labels: real.metadata.labels, annotations: real.metadata.annotations },
+        spec: {
+          restartPolicy: "Never",
+          terminationGracePeriodSeconds: 0,
+          containers: [{ name: "copy", image: workloadImage, imagePullPolicy: "Never", command: ["sleep", "3600"], readinessProbe: { exec: { command: ["false"] }, periodSeconds: 1 } }],
+        },
+      },
+      ns,
+    );
+    await eventually("the stand-in copy pod running", () => kubectlJson<Pod>(["get", "pod", "appstorage-copy-data-db-0", "-n", ns]).status?.phase === "Running", 60_000);
+    const rerun = await runPlugin(args, { stateDir });
+    assert.equal(rerun.code, 0, rerun.stderr);
+    assert.match(rerun.stderr, /copy pod appstorage-copy-data-db-0 did not start the final copy within 20s of being told to/);
+    await allReady(ns, "db", 1);
+    assert.equal(payloadSha(ns, "db-0"), data, "the payload is the same data");
+    assertSequence(ns, "db-0");
+    assert.equal(kubectlJson<PersistentVolumeClaim>(["get", "pvc", "data-db-0", "-n", ns]).spec.storageClassName, "appstorage-csi-b");
+    assert.deepEqual(kubectlJson<{ items: unknown[] }>(["get", "pods,pvc", "-n", ns, "-l", "appstorage.kubectl.io/claim"]).items, [], "no copy pod or claim of the tool's left");
+  });
 });
