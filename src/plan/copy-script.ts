@@ -50,6 +50,7 @@ mine() { grep -v '\(^\||\| \)\./\(lost+found\|'"$CACHE"'\)\(/.*\)\{0,1\}$' || tr
 # Every entry below the current directory, one line each (FORMAT: stat's, else the name).
 entries() { if [ $# -gt 0 ]; then find . -mindepth 1 -exec stat -c "$1" {} +; else find . -mindepth 1; fi | mine; }
 # blocks FILE OUT WORKERS: "k|sha256" of each BLOCK MiB block k (from 0) of FILE, sorted by k, read by WORKERS processes side by side.
+# A list that is not whole (a hash or a block missing) ends with a line no other list has: it can never verify equal.
 blocks() (
   n=$((($(stat -c %s "$1") + BLOCK * 1048576 - 1) / (BLOCK * 1048576))); w=0
   while [ "$w" -lt "$3" ]; do
@@ -59,6 +60,7 @@ blocks() (
   done
   wait
   w=0; while [ "$w" -lt "$3" ]; do cat "$2.$w"; rm -f "$2.$w"; w=$((w + 1)); done | sort -t '|' -k 1,1n > "$2"
+  if [ "$(grep -c '^[0-9]*|[0-9a-f]\{64\}$' "$2")" != "$n" ]; then echo "x|not read whole $(uptime_s) $RANDOM $RANDOM" >> "$2"; fi
 )
 # The hash of a large file in the manifests: the sha256 of its list of blocks (made by blocks).
 listsum() { sha256sum < "$1" | cut -c 1-64; }
@@ -75,15 +77,19 @@ sums() {
 sum1() { if [ "$(stat -c %s "$1")" -gt "$BIG" ]; then blocks "$1" "$TMP/sum1.$2" 1; echo "$(listsum "$TMP/sum1.$2")  $1"; else sha256sum "$1"; fi; }
 # "stamp|sha256|path" of every regular file below the current directory: the stamp (change time, to the nanosecond) is taken before it is read; a large file's blocks go to OUT.blocks.
 stamps() { : > "$1.blocks"; find . -type f -exec stat -c '%z|%n' {} + | mine > "$1.stat"; sums "$2" "$1.blocks" > "$1.sha"; awk 'FILENAME == ARGV[1] { i = index($0, "|"); s[substr($0, i + 1)] = substr($0, 1, i - 1); next } { p = substr($0, 67); if (p in s) print s[p] "|" substr($0, 1, 64) "|" p }' "$1.stat" "$1.sha" > "$1"; }
-# delta PATH (in SRC, the pod stopped): a large file that changed, brought up to date block by block when the
-# new volume's file is still the one the first copy hashed (else status 1: copy it whole). Both sides'
-# hashes of it go to TMP/src.big and TMP/dst.big.
+# deltable PATH (in SRC, the pod stopped): whether a large file that changed can be brought up to date block by
+# block: the new volume's file is still the one the first copy hashed (its change time then), and not longer.
+deltable() {
+  d="$DST/$1"
+  [ -f "$DST/$CACHE/dst" ] && [ -f "$DST/$CACHE/dst.blocks" ] && [ -f "$d" ] && [ ! -L "$d" ] || return 1
+  [ "$(stat -c %s "$1")" -ge "$(stat -c %s "$d")" ] || return 1
+  was=$(awk -v p="$1" '{ i = index($0, "|"); r = substr($0, i + 1); if (substr(r, 66) == p) { print substr($0, 1, i - 1); exit } }' "$DST/$CACHE/dst")
+  [ -n "$was" ] && [ "$was" = "$(stat -c %z "$d")" ]
+}
+# delta PATH: that file brought up to date block by block (see deltable); both sides' hashes of it go to
+# TMP/src.big and TMP/dst.big.
 delta() {
-  p=$1; d="$DST/$p"; cached="$DST/$CACHE/dst"
-  [ -f "$cached" ] && [ -f "$d" ] && [ ! -L "$d" ] || return 1
-  [ "$(stat -c %s "$p")" -ge "$(stat -c %s "$d")" ] || return 1
-  was=$(awk -v p="$p" '{ i = index($0, "|"); r = substr($0, i + 1); if (substr(r, 66) == p) { print substr($0, 1, i - 1); exit } }' "$cached")
-  [ -n "$was" ] && [ "$was" = "$(stat -c %z "$d")" ] || return 1
+  p=$1; d="$DST/$p"
   awk -v p="$p" -F'|' '{ i = index($0, "|"); r = substr($0, i + 1); j = index(r, "|"); if (substr(r, j + 1) == p) print $1 "|" $2 }' "$DST/$CACHE/dst.blocks" > "$TMP/delta.had"
   blocks "$p" "$TMP/delta.src" 2
   awk -F'|' 'FILENAME == ARGV[1] { had[$1] = $2; next } had[$1] != $2 { print $1 }' "$TMP/delta.had" "$TMP/delta.src" > "$TMP/delta.todo"
@@ -182,8 +188,8 @@ sync)
       chown "$(stat -c %u:%g "$p")" "$DST/$p"
       chmod "$(stat -c %a "$p")" "$DST/$p"
       echo "$p" >> "$TMP/dirs"
-    elif [ "$type" = "regular file" ] && [ "$(stat -c %s "$p")" -gt "$BIG" ] && delta "$p"; then
-      :
+    elif [ "$type" = "regular file" ] && [ "$(stat -c %s "$p")" -gt "$BIG" ] && deltable "$p"; then
+      delta "$p"
     else
       rm -rf "$DST/$p"
       cp -a "$p" "$DST/$p"
