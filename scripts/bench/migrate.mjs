@@ -289,7 +289,7 @@ async function main() {
   };
   mkdirSync(join(root, "dist", "bench"), { recursive: true });
   writeFileSync(join(root, "dist", "bench", "migrate.json"), `${JSON.stringify(out, null, 2)}\n`);
-  const line = (a) => a.map((x, i) => String(x).padEnd([40, 12, 12, 10, 10][i] ?? 10)).join(" ");
+  const line = (a) => a.map((x, i) => String(x).padEnd([50, 14, 12, 10, 10][i] ?? 10)).join(" ");
   console.log(`--migrate-existing on the node, at ${commit}:`);
   console.log(line(["benchmark", "plugin", "tar pipe", "ratio", "target"]));
   for (const r of out.rows) {
