@@ -257,8 +257,9 @@ async function toldToGo(move: Move, pod: Pod): Promise<boolean> {
     const seen = await waitPod(ctx.client, ns, podName, (p) => !p || p.metadata.uid !== pod.metadata.uid || copyPodDone(p) || isReady(p), d.signal);
     if (seen && seen.metadata.uid === pod.metadata.uid) return true;
   } catch (e) {
+    // Ctrl-C stops the run; only this wait's own deadline means the pod did not start.
     ctx.signal.throwIfAborted();
-    if ((e as Error).message !== "not started" && d.signal.reason?.message !== "not started") throw e;
+    if (!d.signal.aborted) throw e;
     ctx.progress.warn(
       `copy pod ${podName} did not start the final copy within ${signalSeconds}s of being told to (its downward API volume was not updated): replacing it with one that starts at once`,
     );

@@ -100,7 +100,7 @@ delta() {
   : > "$TMP/delta.new"
   while IFS= read -r k; do echo "$k|$(dd if="$d" bs=1048576 skip=$((k * BLOCK)) count="$BLOCK" 2>/dev/null | sha256sum | cut -c 1-64)"; done < "$TMP/delta.todo" > "$TMP/delta.new"
   awk -F'|' 'FILENAME == ARGV[1] { now[$1] = $2; next } FILENAME == ARGV[2] { if (!($1 in now)) now[$1] = $2; next } END { for (k in now) print k "|" now[k] }' "$TMP/delta.new" "$TMP/delta.had" | sort -t '|' -k 1,1n > "$TMP/delta.dst"
-  # Blocks past the source's end cannot be in the new list: the new volume's file is the source's length (dd wrote up to it).
+  # Only numbered blocks within the source's count: a kept list that was not whole has a marker line, and the blocks it lacked were written and read again above.
   awk -F'|' -v n="$(wc -l < "$TMP/delta.src")" '$1 < n' "$TMP/delta.dst" > "$TMP/delta.dst.n"
   echo "$(listsum "$TMP/delta.src")  $p" >> "$TMP/src.big"
   echo "$(listsum "$TMP/delta.dst.n")  $p" >> "$TMP/dst.big"

@@ -145,6 +145,16 @@ describe("copy script", () => {
     closeSync(fd);
   }
   const deltaLog = (dirs: { work: string }) => readFileSync(join(dirs.work, "delta.log"), "utf8").trim();
+  /** A 5.5 MiB "segment" copied once (two seconds after it was written: change times are compared to the second). */
+  function firstLargeCopy(): { dirs: ReturnType<typeof fresh>; since: number } {
+    const dirs = fresh();
+    largeFile(join(dirs.src, "segment"));
+    execFileSync("sleep", ["2"]);
+    const first = run({ MODE: "copy", ...large }, dirs);
+    assert.equal(first.code, 0, first.stderr);
+    return { dirs, since: Number(first.report["since"]) };
+  }
+  const syncLarge = (dirs: ReturnType<typeof fresh>, since: number) => run({ MODE: "sync", SINCE: String(since), ...large }, dirs);
 
   test("a large file that changed is brought up to date block by block: only the blocks that differ are written and read again", () => {
     const dirs = fresh();
@@ -179,15 +189,11 @@ describe("copy script", () => {
   });
 
   test("a large file changed on the new volume behind the copy's back is copied whole, and still verified", () => {
-    const dirs = fresh();
-    largeFile(join(dirs.src, "segment"));
-    execFileSync("sleep", ["2"]);
-    const first = run({ MODE: "copy", ...large }, dirs);
-    assert.equal(first.code, 0, first.stderr);
+    const { dirs, since } = firstLargeCopy();
     // The new volume's copy changed (its change time with it): its kept block hashes no longer say what it holds.
     rewrite(join(dirs.dst, "segment"), 0, block(9, 10));
     rewrite(join(dirs.src, "segment"), 3 * mib, Buffer.from("changed"));
-    const sync = run({ MODE: "sync", SINCE: String(first.report["since"]), ...large }, dirs);
+    const sync = syncLarge(dirs, since);
     assert.equal(sync.code, 0, `${sync.stderr} ${JSON.stringify(sync.report)}`);
     assert.equal(sync.report["src"], sync.report["dst"]);
     assert.equal(deltaLog(dirs), "");
@@ -195,13 +201,9 @@ describe("copy script", () => {
   });
 
   test("a large file that became shorter is copied whole", () => {
-    const dirs = fresh();
-    largeFile(join(dirs.src, "segment"));
-    execFileSync("sleep", ["2"]);
-    const first = run({ MODE: "copy", ...large }, dirs);
-    assert.equal(first.code, 0, first.stderr);
+    const { dirs, since } = firstLargeCopy();
     writeFileSync(join(dirs.src, "segment"), Buffer.concat([block(1), block(2), block(3)]));
-    const sync = run({ MODE: "sync", SINCE: String(first.report["since"]), ...large }, dirs);
+    const sync = syncLarge(dirs, since);
     assert.equal(sync.code, 0, `${sync.stderr} ${JSON.stringify(sync.report)}`);
     assert.equal(sync.report["src"], sync.report["dst"]);
     assert.equal(deltaLog(dirs), "");
@@ -209,13 +211,10 @@ describe("copy script", () => {
   });
 
   test("a large file whose new-volume copy differs where the source did not change fails the verification, naming it", () => {
-    const dirs = fresh();
-    largeFile(join(dirs.src, "segment"));
-    const first = run({ MODE: "copy", ...large }, dirs);
-    assert.equal(first.code, 0, first.stderr);
+    const { dirs, since } = firstLargeCopy();
     // Corrupted behind the copy's back (its change time moves with it, so its kept hashes are not used).
     rewrite(join(dirs.dst, "segment"), mib + 5, Buffer.from("corrupt"));
-    const sync = run({ MODE: "sync", SINCE: String(Number(first.report["since"]) + 3600), ...large }, dirs);
+    const sync = syncLarge(dirs, since + 3600);
     assert.equal(sync.code, 2, sync.stderr);
     assert.notEqual(sync.report["src"], sync.report["dst"]);
     assert.match(String(sync.report["diff"]), /segment/);
