@@ -3,7 +3,7 @@
 // (src/apply/recreate.ts), so recovering from any interruption is running `set` again.
 import { StopError } from "../errors";
 import { getStatefulSet } from "../kube/read";
-import type { StatefulSet } from "../kube/types";
+import type { StatefulSet } from "../api/types";
 import { journalFor, resumes } from "../plan/journal";
 import { apiVersion, type ApplyResult, type ExistingClaimsResult, type JournalStep, type Plan, type Step } from "../plan/types";
 import { statefulSetRef } from "../refs";

@@ -6,12 +6,12 @@ import { RefusedError, StopError } from "../errors";
 import type { KubeClient } from "../kube/client";
 import { isConflict, isNotFound, isUnknownOutcome } from "../kube/errors";
 import { getClaim, waitClaims } from "../kube/read";
-import type { PersistentVolumeClaim } from "../kube/types";
+import type { PersistentVolumeClaim } from "../api/types";
 import { patchClaim } from "../kube/write";
 import { resizeState } from "../plan/existing-claims";
 import { lessQuantity } from "../plan/quantity";
 import type { ExistingClaim, ExistingClaimsResult, Plan } from "../plan/types";
-import { withDeadline } from "./deadline";
+import { within } from "./deadline";
 import type { Progress } from "./progress";
 import { statefulSetRef } from "../refs";
 
@@ -189,15 +189,14 @@ export async function waitResize(plan: Plan, ctx: ClaimsContext): Promise<Map<st
   const said = new Map<string, string>();
   const last = new Map<string, { outcome: Outcome; text: string }>();
   progress.say(`following ${followed.length} claim(s) until resized (timeout ${ctx.timeoutMs / 1000}s)`);
-  const d = withDeadline(ctx.signal, ctx.timeoutMs, () => {
+  const timedOut = () => {
     const open = followed.filter((c) => last.get(c.name)?.outcome === "waiting").map((c) => `${c.name} (${last.get(c.name)!.text})`);
     return new StopError(
       `timed out after ${ctx.timeoutMs / 1000}s waiting for claim(s) ${open.join(", ")} to resize; the resize goes on in the background: check the volume's resizer (kubectl describe pvc -n ${ns}), then run kubectl appstorage show ${plan.target.name} -n ${ns}`,
     );
-  });
-  let claims: Map<string, PersistentVolumeClaim>;
-  try {
-    claims = await waitClaims(
+  };
+  const claims: Map<string, PersistentVolumeClaim> = await within(ctx.signal, ctx.timeoutMs, timedOut, (signal) =>
+    waitClaims(
       client,
       ns,
       (current) => {
@@ -211,11 +210,9 @@ export async function waitResize(plan: Plan, ctx: ClaimsContext): Promise<Map<st
         }
         return followed.every((c) => last.get(c.name)!.outcome !== "waiting");
       },
-      d.signal,
-    );
-  } finally {
-    d.done();
-  }
+      signal,
+    ),
+  );
   const failed = followed.filter((c) => last.get(c.name)?.outcome === "failed");
   if (failed.length) throw new StopError(`claim(s) ${failed.map((c) => `${c.name}: ${last.get(c.name)!.text}`).join("; ")}`);
   const pending = followed.filter((c) => last.get(c.name)?.outcome === "filesystem-resize-pending");

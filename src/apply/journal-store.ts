@@ -8,7 +8,7 @@ import { RefusedError, StopError } from "../errors";
 import type { KubeClient } from "../kube/client";
 import { isAlreadyExists, isConflict, isUnknownOutcome } from "../kube/errors";
 import { getSecret } from "../kube/read";
-import type { KubeObject } from "../kube/types";
+import type { KubeObject } from "../api/types";
 import { createSecret, deleteSecret, updateSecret } from "../kube/write";
 import { decodeJournalSecret, journalSecret, journalSecretName } from "../plan/journal";
 import type { Journal, JournalSecretRef } from "../plan/types";

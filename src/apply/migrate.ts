@@ -15,7 +15,7 @@ import { RefusedError, StopError } from "../errors";
 import type { KubeClient } from "../kube/client";
 import { isAlreadyExists, isNotFound, isUnknownOutcome } from "../kube/errors";
 import { getClaim, getPod, getStatefulSet, getVolume, waitClaim, waitPod, waitPods, waitStatefulSetGone } from "../kube/read";
-import type { Pod, StatefulSet } from "../kube/types";
+import type { Pod, StatefulSet } from "../api/types";
 import { annotateCopyPod, createClaim, createPod, createStatefulSet, deleteClaim, deleteCopyPod, evictPod, orphanDelete, patchVolume } from "../kube/write";
 import {
   copyPod,
@@ -36,7 +36,7 @@ import { controlledBy, isReady, labelSelector, ordinalStart, replicasOf, sameCla
 import type { Migration, MigrationClaim, MigrationPhase, MigrationResult, Plan } from "../plan/types";
 import { statefulSetRef } from "../refs";
 import type { ApplyContext } from "./context";
-import { withDeadline } from "./deadline";
+import { bounded, sleep, withDeadline, within } from "./deadline";
 import type { Progress } from "./progress";
 import { bytesOf as quantityBytes } from "../plan/quantity";
 import type { Lease } from "./lease";
@@ -68,12 +68,6 @@ export async function dryRunCopyPod(client: KubeClient, plan: Plan): Promise<voi
     throw new RefusedError(`the server refused a copy pod of --migrate-existing (dry run): ${message}; nothing was changed`);
   }
 }
-const sleep = (ms: number, signal: AbortSignal) =>
-  new Promise<void>((resolve) => {
-    const t = setTimeout(resolve, ms);
-    signal.addEventListener("abort", () => (clearTimeout(t), resolve()), { once: true });
-  });
-
 /**
  * Before a shrink whose data kubelet's stats could not measure: a pod per claim measures it (du),
  * and a claim whose data does not fit the new size refuses the run, before anything changes. The
@@ -91,19 +85,14 @@ export async function measureShrinks(client: KubeClient, plan: Plan, wait: { tim
     } catch (e) {
       if (!isAlreadyExists(e)) throw new RefusedError(`could not measure the data of claim ${m.claim}: ${(e as Error).message.split("\n")[0]}; nothing was changed`);
     }
-    const d = withDeadline(
-      wait.signal,
-      wait.timeoutMs,
-      () =>
-        new RefusedError(
-          `timed out after ${wait.timeoutMs / 1000}s measuring the data of claim ${m.claim} (pod ${podName} did not finish: kubectl describe pod ${podName} -n ${ns}); nothing was changed`,
-        ),
-    );
+    const timedOut = () =>
+      new RefusedError(
+        `timed out after ${wait.timeoutMs / 1000}s measuring the data of claim ${m.claim} (pod ${podName} did not finish: kubectl describe pod ${podName} -n ${ns}); nothing was changed`,
+      );
     let done: Pod | undefined;
     try {
-      done = await waitPod(client, ns, podName, (p) => copyPodDone(p), d.signal);
+      done = await within(wait.signal, wait.timeoutMs, timedOut, (signal) => waitPod(client, ns, podName, (p) => copyPodDone(p), signal));
     } finally {
-      d.done();
       const gone = done ?? created ?? (await getPod(client, ns, podName));
       if (gone?.metadata.uid) await deleteCopyPod(client, ns, podName, gone.metadata.uid);
     }
@@ -128,16 +117,6 @@ interface Move {
   /** When this run stopped the pod (progress clock), for how long it was down. */
   stoppedAt?: number;
   result: MigrationResult["claims"][number];
-}
-
-/** Runs `wait` within --timeout; the error names what was awaited and what to do. */
-async function bounded<T>(ctx: ApplyContext, what: string, wait: (signal: AbortSignal) => Promise<T>): Promise<T> {
-  const d = withDeadline(ctx.signal, ctx.timeoutMs, () => new StopError(`timed out after ${ctx.timeoutMs / 1000}s ${what}`));
-  try {
-    return await wait(d.signal);
-  } finally {
-    d.done();
-  }
 }
 
 export async function migrateClaims(plan: Plan, ctx: ApplyContext, lease: Lease): Promise<MigrationResult> {

@@ -4,33 +4,25 @@
 import { RefusedError, StopError } from "../errors";
 import { isAlreadyExists, isConflict, isNotFound, isUnknownOutcome } from "../kube/errors";
 import { getStatefulSet, listClaims, waitPods, waitStatefulSetGone } from "../kube/read";
-import type { Pod, StatefulSet } from "../kube/types";
+import type { Pod, StatefulSet } from "../api/types";
 import { createEvent, createStatefulSet, orphanDelete } from "../kube/write";
 import { changeNote, claimsToVerify } from "../plan/journal";
 import { controlledBy, labelSelector, podRevision, sameClaimTemplates } from "../plan/objects";
 import type { ApplyResult, ExistingClaimsResult, Plan } from "../plan/types";
 import { statefulSetRef } from "../refs";
 import type { ApplyContext } from "./context";
-import { withDeadline } from "./deadline";
+import { bounded } from "./deadline";
 import type { Lease } from "./lease";
-
-/** Bounds a wait by --timeout; the message says what was awaited and what to do. */
-const deadline = (parent: AbortSignal, ms: number, what: string) => withDeadline(parent, ms, () => new StopError(`timed out after ${ms / 1000}s ${what}`));
 
 export async function waitGone(plan: Plan, ctx: ApplyContext): Promise<void> {
   const { namespace: ns, name, uid } = plan.target;
   const ref = statefulSetRef(name);
   ctx.progress.say(`waiting for the garbage collector to release the pods of ${ref} (uid ${uid})`);
-  const d = deadline(
-    ctx.signal,
-    ctx.timeoutMs,
+  await bounded(
+    ctx,
     `waiting for ${ref} to be deleted; its pods keep running without a controller until it is: check that kube-controller-manager (garbage collector) runs, then run the same command again`,
+    (signal) => waitStatefulSetGone(ctx.client, ns, name, uid, signal),
   );
-  try {
-    await waitStatefulSetGone(ctx.client, ns, name, uid, d.signal);
-  } finally {
-    d.done();
-  }
   ctx.progress.say(`${ref} (uid ${uid}) is gone; its pods and claims are still there`);
 }
 
@@ -119,26 +111,25 @@ export async function verifyAdoption(plan: Plan, created: StatefulSet, ctx: Appl
   const expected = plan.pods;
   progress.say(`waiting for the StatefulSet controller to adopt ${expected.length} pod(s)`);
   const replaced: string[] = [];
-  const d = deadline(ctx.signal, ctx.timeoutMs, "waiting for the pods to be adopted; check that kube-controller-manager (statefulset controller) runs, then run `kubectl appstorage show` to inspect");
-  let pods: Map<string, Pod>;
-  try {
-    pods = await waitPods(
-      client,
-      ns,
-      labelSelector(plan.desired),
-      (now) => {
-        replaced.length = 0;
-        for (const e of expected) {
-          const p = now.get(e.name);
-          if (p && p.metadata.uid !== e.uid) replaced.push(e.name);
-        }
-        return replaced.length > 0 || expected.every((e) => controlledBy(now.get(e.name), newUid));
-      },
-      d.signal,
-    );
-  } finally {
-    d.done();
-  }
+  const pods: Map<string, Pod> = await bounded(
+    ctx,
+    "waiting for the pods to be adopted; check that kube-controller-manager (statefulset controller) runs, then run `kubectl appstorage show` to inspect",
+    (signal) =>
+      waitPods(
+        client,
+        ns,
+        labelSelector(plan.desired),
+        (now) => {
+          replaced.length = 0;
+          for (const e of expected) {
+            const p = now.get(e.name);
+            if (p && p.metadata.uid !== e.uid) replaced.push(e.name);
+          }
+          return replaced.length > 0 || expected.every((e) => controlledBy(now.get(e.name), newUid));
+        },
+        signal,
+      ),
+  );
   if (replaced.length) throw new StopError(`pod(s) ${replaced.join(", ")} were replaced while re-creating; inspect them with kubectl get pods`);
   const changedRevision = expected.filter((e) => e.revision && podRevision(pods.get(e.name)!) !== e.revision);
   if (changedRevision.length) progress.warn(`pod(s) ${changedRevision.map((e) => e.name).join(", ")} changed revision`);

@@ -10,31 +10,20 @@
 import { StopError } from "../errors";
 import { isNotFound } from "../kube/errors";
 import { getClaim, listPods, waitPods } from "../kube/read";
-import type { PersistentVolumeClaim, Pod, StatefulSet } from "../kube/types";
+import type { PersistentVolumeClaim, Pod, StatefulSet } from "../api/types";
 import { evictPod } from "../kube/write";
 import { podComingUp, resizeState, restartOrder } from "../plan/existing-claims";
 import { controlledBy, isReady, labelSelector, ordinalStart, replicasOf } from "../plan/objects";
 import type { ExistingClaim, ExistingClaimsResult, Plan } from "../plan/types";
-import { withDeadline } from "./deadline";
+import { sleep, within } from "./deadline";
 import type { ClaimsContext } from "./existing-claims";
 import { statefulSetRef } from "../refs";
 
 const evictionRetryMs = 5000;
 
-const sleep = (ms: number, signal: AbortSignal) =>
-  new Promise<void>((resolve) => {
-    const t = setTimeout(resolve, ms);
-    signal.addEventListener("abort", () => (clearTimeout(t), resolve()), { once: true });
-  });
-
 /** Waits (within the timeout) until `check` holds for the pods of the selector; `timedOut` is the error otherwise. */
 async function waitReady(ctx: ClaimsContext, ns: string, selector: string, check: (pods: Map<string, Pod>) => boolean, timedOut: () => Error): Promise<Pod[]> {
-  const d = withDeadline(ctx.signal, ctx.timeoutMs, timedOut);
-  try {
-    return [...(await waitPods(ctx.client, ns, selector, check, d.signal)).values()];
-  } finally {
-    d.done();
-  }
+  return within(ctx.signal, ctx.timeoutMs, timedOut, async (signal) => [...(await waitPods(ctx.client, ns, selector, check, signal)).values()]);
 }
 
 /** One --restart-pods run: the StatefulSet, its pods in restart order, and what was restarted so far. */
@@ -179,11 +168,9 @@ async function stillWaitsForRestart(run: RestartRun, podName: string): Promise<b
 /** Evicts the pod (this uid only) and waits, within the timeout, for its replacement to be Ready. */
 async function evictAndWaitBack(run: RestartRun, podName: string, previousUid: string, stop: (why: string) => StopError): Promise<Pod> {
   const { ctx, ns } = run;
-  const d = withDeadline(ctx.signal, ctx.timeoutMs, () =>
-    stop(`pod ${podName} did not come back Ready within ${ctx.timeoutMs / 1000}s after its eviction (check it with kubectl describe pod ${podName} -n ${ns})`),
-  );
-  try {
-    await evictHonouringBudgets(run, podName, previousUid, stop, d.signal);
+  const timedOut = () => stop(`pod ${podName} did not come back Ready within ${ctx.timeoutMs / 1000}s after its eviction (check it with kubectl describe pod ${podName} -n ${ns})`);
+  return within(ctx.signal, ctx.timeoutMs, timedOut, async (signal) => {
+    await evictHonouringBudgets(run, podName, previousUid, stop, signal);
     const pods = await waitPods(
       ctx.client,
       ns,
@@ -192,12 +179,10 @@ async function evictAndWaitBack(run: RestartRun, podName: string, previousUid: s
         const p = m.get(podName);
         return !!p && p.metadata.uid !== previousUid && isReady(p);
       },
-      d.signal,
+      signal,
     );
     return pods.get(podName)!;
-  } finally {
-    d.done();
-  }
+  });
 }
 
 /**

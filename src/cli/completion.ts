@@ -6,7 +6,7 @@
 // the table in src/cli/flags.ts that also builds the parser, so completion follows every flag.
 // Cluster lookups (StatefulSet names, claim templates) are in src/commands/complete.ts.
 import type { KubeFlags } from "../kube/client";
-import type { StatefulSet } from "../kube/types";
+import type { StatefulSet } from "../api/types";
 import { type CommandDef, commandDefs, completionShells, type FlagDef, helpFlagDef, kubeFlagDefs, kubeFlags } from "./flags";
 
 /** cobra's ShellCompDirective bits; 0 lets the shell fall back to file names. */

@@ -4,7 +4,7 @@
 // The connection flags are kubectl's global flags (`kubectl options`), with kubectl's names,
 // short forms and meaning; `kubeFlags` turns their values into the client's KubeFlags once.
 import type { KubeFlags } from "../kube/client";
-import type { DryRun } from "../kube/types";
+import type { DryRun } from "../api/types";
 import { parseGoDuration, parseRequestTimeout } from "../duration";
 import { UsageError } from "../errors";
 

@@ -3,7 +3,7 @@
 import yargs, { type Argv, type Options } from "yargs";
 import type { KubeFlags } from "../kube/client";
 import type { ExistingClaimsOptions as ExistingOptions } from "../plan/types";
-import type { DryRun } from "../kube/types";
+import type { DryRun } from "../api/types";
 import { completionScript } from "./completion";
 import { UsageError } from "../errors";
 import { existingClaimFlags } from "./existing-claims-flags";
@@ -27,7 +27,7 @@ import {
 declare const __VERSION__: string;
 
 export { commandName };
-export type { DryRun } from "../kube/types";
+export type { DryRun } from "../api/types";
 export type Output = (typeof showOutputs)[number] | "name";
 
 /** What the command line itself warns about (deprecated forms), printed on stderr before the command runs. */

@@ -9,7 +9,7 @@ import { serverDryRun } from "../apply/dry-run";
 import { localJournalDir } from "../apply/journal-store";
 import { Progress } from "../apply/progress";
 import { RefusedError } from "../errors";
-import type { DryRun } from "../kube/types";
+import type { DryRun } from "../api/types";
 import type { Plan } from "../plan/types";
 import type { ChangeView } from "../output/change-view";
 import { statefulSetRef } from "../refs";

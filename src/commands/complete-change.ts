@@ -9,7 +9,7 @@ import type { ParsedCommand } from "../cli/root";
 import type { KubeClient } from "../kube/client";
 import { listStatefulSets, whoAmI } from "../kube/read";
 import { listJournals } from "./journals";
-import type { StatefulSet } from "../kube/types";
+import type { StatefulSet } from "../api/types";
 import { freshRunAccess } from "../plan/access";
 import { type Directive, DirectiveError, parseDirectives } from "../plan/directive";
 import { journalSecretName } from "../plan/journal";

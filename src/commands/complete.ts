@@ -7,7 +7,7 @@ import { type Answer, claimTemplateAnswer, completionRequest, Directive, formatA
 import { loadKubeconfig } from "../kube/kubeconfig";
 import type { ParsedCommand } from "../cli/root";
 import { getStatefulSet, listAll, listStatefulSets } from "../kube/read";
-import type { KubeObject } from "../kube/types";
+import type { KubeObject } from "../api/types";
 import { connectWith, type CommandDeps } from "./deps";
 
 export type CompleteOptions = Extract<ParsedCommand, { kind: "complete" }>;

@@ -3,7 +3,7 @@
 import { RefusedError } from "../errors";
 import type { KubeClient } from "../kube/client";
 import { getSecret, listSecrets, type SecretObject } from "../kube/read";
-import type { KubeObject } from "../kube/types";
+import type { KubeObject } from "../api/types";
 import { decodeJournalSecret, journalLabel, journalSecretName } from "../plan/journal";
 import type { Journal, JournalSecretRef } from "../plan/types";
 import { statefulSetRef } from "../refs";

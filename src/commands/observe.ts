@@ -18,7 +18,7 @@ import {
 } from "../kube/read";
 import { labelSelector } from "../plan/objects";
 import { listJournals, readJournal } from "./journals";
-import type { StatefulSet, StorageClass } from "../kube/types";
+import type { StatefulSet, StorageClass } from "../api/types";
 import { matchesSelector } from "../plan/selector";
 import type { Directive } from "../plan/directive";
 import type { ExistingClaimsObserved, ExistingClaimsOptions, Observed } from "../plan/types";

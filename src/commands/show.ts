@@ -7,7 +7,7 @@ import { isForbidden } from "../kube/errors";
 import { getStatefulSet, listClaimProvisioningFailures, listClaims, listPods, listStatefulSets, listStorageClasses, listVolumes, namespaceExists } from "../kube/read";
 import { journalLabel } from "../plan/journal";
 import { listJournals } from "./journals";
-import type { KubeEvent, PersistentVolume, StatefulSet } from "../kube/types";
+import type { KubeEvent, PersistentVolume, StatefulSet } from "../api/types";
 import type { Journal } from "../plan/types";
 import { buildStorageReport } from "../report/storage-report";
 import { print } from "../output/printer";

@@ -17,6 +17,7 @@ import { withRetries } from "./retry";
 import { transport, type Transport } from "./transport";
 import { watchEvents } from "./watch";
 import { sendWrite } from "./write-access";
+import type { Target } from "../api/types";
 
 export { ConfigError };
 export { maxAttempts, retryDelay } from "./retry";
@@ -37,20 +38,6 @@ export interface ConnectOptions {
   log?: (line: string) => void;
   /** Without --request-timeout (default 30 s); completion asks for less. Not a flag: in-cluster still applies. */
   defaultRequestTimeoutMs?: number;
-}
-
-/** Where a client acts, for the plan and the confirmation prompt to name. */
-export interface Target {
-  /** The kubeconfig context ("" in a pod with in-cluster configuration). */
-  context: string;
-  /** The kubeconfig cluster name ("" in-cluster). */
-  cluster: string;
-  server: string;
-  namespace: string;
-  /** The kubeconfig user name, when there is one. */
-  user?: string;
-  /** --as (or the kubeconfig's as), with its groups: who the server is asked to act as. */
-  impersonate?: string;
 }
 
 export interface KubeClient {

@@ -15,7 +15,7 @@ import {
   type ResourceQuota,
   type StatefulSet,
   type StorageClass,
-} from "./types";
+} from "../api/types";
 import { claimsPath, eventsPath, podsPath, resourceQuotasPath, secretsPath, statefulSetsPath, volumesPath } from "./paths";
 
 /**

@@ -3,7 +3,7 @@
 import type { WriteRequest } from "./api-request";
 import type { KubeClient } from "./client";
 import { isNotFound } from "./errors";
-import type { DryRun, KubeObject, PersistentVolume, PersistentVolumeClaim, Pod, StatefulSet } from "./types";
+import type { DryRun, KubeObject, PersistentVolume, PersistentVolumeClaim, Pod, StatefulSet } from "../api/types";
 import { claimsPath, podsPath, secretsPath, statefulSetsPath, volumesPath } from "./paths";
 import { sendWrite } from "./write-access";
 

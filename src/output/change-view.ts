@@ -3,7 +3,7 @@
 // which format it writes. A view is two parts: what stdout gets (by -o) and what the run says on
 // stderr about one StatefulSet or several (warnings, refusals, the question, the summary).
 import { RefusedError, StopError } from "../errors";
-import type { DryRun } from "../kube/types";
+import type { DryRun } from "../api/types";
 import { seal, sealList } from "../plan/seal";
 import { apiVersion, type ApplyResult, type Plan } from "../plan/types";
 import { statefulSetIn, statefulSetRef } from "../refs";

@@ -1,6 +1,6 @@
 // The plan as a person reads it: what changes in the templates, what each existing claim
 // does, what new ordinals get, the warnings and the steps.
-import type { Target } from "../kube/client";
+import type { Target } from "../api/types";
 import type { Plan, Step, TemplateChange } from "../plan/types";
 import { existingAfter, existingStepText, renderExisting } from "./existing-claims";
 import { ordinalsWord } from "./ordinals";

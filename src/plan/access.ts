@@ -2,7 +2,7 @@
 // SelfSubjectAccessReview before anything changes) and what each command reads. The preflight,
 // `kubectl appstorage rbac` (a least-privilege Role) and the README's permission table are all
 // made from this table, so they cannot disagree.
-import type { AccessCheck } from "../kube/types";
+import type { AccessCheck } from "../api/types";
 import { journalSecretName } from "./journal";
 import { type Plan, recreateSteps, type Step, stepOrder } from "./types";
 

@@ -1,7 +1,7 @@
 // The StatefulSet to create: the original, byte for byte, except its claim templates.
 // Any change to spec.template changes the pod template hash and restarts every pod, so the
 // spec is copied whole (unknown fields included) and only the claim templates are edited.
-import type { ClaimTemplate, StatefulSet } from "../kube/types";
+import type { ClaimTemplate, StatefulSet } from "../api/types";
 import type { Directive } from "./directive";
 import { historyAnnotation, historyValue, nextHistory } from "./history";
 import { templateSize } from "./objects";

@@ -5,7 +5,7 @@
 // The work is decided from the claims' actual requests, never from the template: after a crash
 // the template may already have the new size while claims do not (RabbitMQ cluster-operator
 // #782), so a rerun must still grow them.
-import type { PersistentVolumeClaim, Pod, StatefulSet } from "../kube/types";
+import type { PersistentVolumeClaim, Pod, StatefulSet } from "../api/types";
 import { existingClaimsFlags, finishCommand } from "./journal";
 import { byName, isReady, templateSize } from "./objects";
 import { compareQuantities, formatBytes, bytesOf, lessQuantity, parseQuantity, tryParseQuantity } from "./quantity";

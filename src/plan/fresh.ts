@@ -1,6 +1,6 @@
 // A new change of claim templates: what changes, what each existing claim does, what new
 // ordinals get, the safety findings, and the re-create steps. Pure.
-import type { PersistentVolumeClaim, Pod, StatefulSet } from "../kube/types";
+import type { PersistentVolumeClaim, Pod, StatefulSet } from "../api/types";
 import { desiredStatefulSet, stripForCreate } from "./desired";
 import { formatDirective, type Directive } from "./directive";
 import { byName, claimTemplateNames, defaultStorageClass, indexObjects, memberClaims, memberPods, type ObjectIndex, ordinalStart, podRevision, replicasOf, templateSize } from "./objects";

@@ -2,7 +2,7 @@
 // so it survives the re-create and goes away with the object. Revision 1 is the templates before
 // the first recorded change; every change (an undo too) adds a revision; the last 10 changes
 // are kept. Pure.
-import type { ClaimTemplate, StatefulSet } from "../kube/types";
+import type { ClaimTemplate, StatefulSet } from "../api/types";
 import { sameClaimTemplates } from "./objects";
 
 export const historyAnnotation = "appstorage.kubectl.io/history";

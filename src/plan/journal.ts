@@ -3,7 +3,7 @@
 // it. It is stored as JSON in a Secret in the StatefulSet's namespace (it holds the pod template,
 // which may name secrets, so it is no more readable than the pod template itself) and as a local
 // 0600 file. Bump `apiVersion` on any incompatible change.
-import type { KubeObject, StatefulSet } from "../kube/types";
+import type { KubeObject, StatefulSet } from "../api/types";
 import { sameClaimTemplates } from "./objects";
 import { apiVersion, type ExistingClaimsOptions, type ExistingClaimsPlan, type Journal, type JournalExistingClaims, type Plan } from "./types";
 

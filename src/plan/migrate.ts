@@ -2,7 +2,7 @@
 // size, what stops the move before anything changes, and the objects the move creates (its
 // claim of the new volume, the copy pods, the claim re-created on the new volume). Pure; the
 // copy pods' script is in ./copy-script.ts, the work in src/apply/migrate.ts.
-import type { PersistentVolumeClaim, Pod } from "../kube/types";
+import type { PersistentVolumeClaim, Pod } from "../api/types";
 import { statefulSetRef } from "../refs";
 import { copyScript } from "./copy-script";
 import type { ExistingClaimsBase } from "./existing-claims";

@@ -1,6 +1,6 @@
 // What a StatefulSet's pods and claims are, by Kubernetes' naming rules: pod `<sts>-<ordinal>`,
 // claim `<template>-<sts>-<ordinal>`. Pure, shared by the plan, the writer and `show`.
-import type { ClaimTemplate, PersistentVolumeClaim, Pod, StatefulSet, StorageClass } from "../kube/types";
+import type { ClaimTemplate, PersistentVolumeClaim, Pod, StatefulSet, StorageClass } from "../api/types";
 import { sameQuantity } from "./quantity";
 
 /** Ordinal of a name `<prefix><ordinal>`, or undefined. */

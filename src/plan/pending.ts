@@ -1,7 +1,7 @@
 // Why a Pending claim has no volume, when the storage classes and its provisioner's events can
 // tell, and what a user can run by hand about a claim that never bound and no longer matches its
 // template. Pure; the plan uses the classes alone, `show` the classes and ProvisioningFailed events.
-import type { ClaimTemplate, KubeEvent, PersistentVolumeClaim, Pod, StorageClass } from "../kube/types";
+import type { ClaimTemplate, KubeEvent, PersistentVolumeClaim, Pod, StorageClass } from "../api/types";
 import { sameQuantity } from "./quantity";
 import type { PendingReason, RecreateByHand } from "./types";
 

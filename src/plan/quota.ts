@@ -1,6 +1,6 @@
 // Whether the namespace's ResourceQuotas leave room for growing existing claims, in exact byte
 // arithmetic, and the refusal that names the quota when they do not. Pure.
-import type { ResourceQuota } from "../kube/types";
+import type { ResourceQuota } from "../api/types";
 import { bytesOf, formatBytes } from "./quantity";
 import { byName } from "./objects";
 import type { QuotaCheck, Refusal } from "./types";

@@ -1,6 +1,6 @@
 // The safety rules of a change of claim templates: what is refused (and whether --force may
 // pass it), what is only warned about. Pure checks of what was read and what was asked.
-import type { StatefulSet } from "../kube/types";
+import type { StatefulSet } from "../api/types";
 import { finishCommand, journalSecretName, leaseExpired } from "./journal";
 import { claimTemplateNames } from "./objects";
 import { compareQuantities, parseQuantity } from "./quantity";

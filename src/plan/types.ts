@@ -1,7 +1,7 @@
 // The plan's data: what was read, what was asked, and the Plan that `diff`, `set --dry-run` and
 // `set` share. Plain JSON-serialisable data and the step order; no logic. Every module that
 // needs these types imports them from here, so modules depend on data, not on each other.
-import type { PersistentVolumeClaim, Pod, ResourceQuota, StatefulSet, StorageClass } from "../kube/types";
+import type { PersistentVolumeClaim, Pod, ResourceQuota, StatefulSet, StorageClass } from "../api/types";
 import type { Directive } from "./directive";
 
 /** The version of every document this tool writes or prints: Plan, Journal, Result, StorageReport. */

@@ -3,7 +3,7 @@
 // shrunk), and the undo is a new revision. While an interrupted change is pending, undo puts
 // back the original object exactly as the journal saved it instead. Pure.
 import { formatDirective } from "./directive";
-import type { StatefulSet } from "../kube/types";
+import type { StatefulSet } from "../api/types";
 import type { Directive } from "./directive";
 import { PlanError } from "./fresh";
 import { historyOf, type Revision } from "./history";

@@ -1,7 +1,7 @@
 // What `show` reports: each StatefulSet's claim templates and every claim that belongs to it,
 // with where a claim differs from its template. Pure: built from lists read once.
 // The JSON/YAML form (kind StorageReport) is a documented, versioned schema (README "show").
-import type { KubeEvent, PersistentVolume, PersistentVolumeClaim, Pod, StatefulSet, StorageClass } from "../kube/types";
+import type { KubeEvent, PersistentVolume, PersistentVolumeClaim, Pod, StatefulSet, StorageClass } from "../api/types";
 import { historyOf } from "../plan/history";
 import { finishCommand } from "../plan/journal";
 import { byName, defaultStorageClass, indexObjects, memberClaims, type ObjectIndex, ordinalStart, replicasOf } from "../plan/objects";

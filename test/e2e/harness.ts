@@ -6,7 +6,7 @@ import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import type { TestContext } from "node:test";
-import type { KubeObject, PersistentVolumeClaim, Pod, StatefulSet } from "../../src/kube/types";
+import type { KubeObject, PersistentVolumeClaim, Pod, StatefulSet } from "../../src/api/types";
 
 export const root = resolve(__dirname, "..", "..");
 // APPSTORAGE_PLUGIN runs the tests against another build of the plugin.

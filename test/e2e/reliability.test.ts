@@ -18,7 +18,7 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileS
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { after, describe, test, type TestContext } from "node:test";
-import type { KubeObject, PersistentVolumeClaim, Pod, StatefulSet } from "../../src/kube/types";
+import type { KubeObject, PersistentVolumeClaim, Pod, StatefulSet } from "../../src/api/types";
 import { sts } from "../fixtures/builders";
 import { type Fault, type FaultKind, type FaultProxy, isWrite, renewalGapMs, type SeenRequest, startFaultProxy, unknownOutcome } from "./faultproxy";
 import { apply, getSts, kubeconfig, kubectl, kubectlJson, kubectlTry, namespace, plugin, root, runPlugin, storageClassFor, userKubeconfig, volumeFor, type RunResult } from "./harness";

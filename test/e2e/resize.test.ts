@@ -9,7 +9,7 @@ import { createReadStream, mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, type TestContext, test } from "node:test";
-import type { Pod } from "../../src/kube/types";
+import type { Pod } from "../../src/api/types";
 import { sts } from "../fixtures/builders";
 import {
   apply,

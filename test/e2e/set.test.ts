@@ -3,7 +3,7 @@
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
 import { describe, test } from "node:test";
-import type { StatefulSet } from "../../src/kube/types";
+import type { StatefulSet } from "../../src/api/types";
 import { sts } from "../fixtures/builders";
 import { apply, claims, eventually, getSts, kubeconfig, kubectl, kubectlJson, kubectlTry, denyStatefulSetCreate, namespace, plugin, pods, runPlugin, settled, uids } from "./harness";
 

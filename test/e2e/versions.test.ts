@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
 import { test } from "node:test";
-import type { StatefulSet } from "../../src/kube/types";
+import type { StatefulSet } from "../../src/api/types";
 import { sts } from "../fixtures/builders";
 import {
   apply,

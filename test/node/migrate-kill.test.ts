@@ -12,7 +12,7 @@ import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, test } from "node:test";
-import type { PersistentVolume, PersistentVolumeClaim, Pod } from "../../src/kube/types";
+import type { PersistentVolume, PersistentVolumeClaim, Pod } from "../../src/api/types";
 import { eventually, kubeconfig, kubectl, kubectlJson, namespace, plugin, runPlugin } from "../e2e/harness";
 import { allReady, assertSequence, create, deleteKeptVolumes, payloadSha, withWriter, workload, workloadImage } from "./node";
 

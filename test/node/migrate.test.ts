@@ -10,7 +10,7 @@ import { describe, test } from "node:test";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { kubectlJson, namespace, root, runPlugin, uids } from "../e2e/harness";
-import type { PersistentVolume, PersistentVolumeClaim } from "../../src/kube/types";
+import type { PersistentVolume, PersistentVolumeClaim } from "../../src/api/types";
 import { allReady, assertSequence, create, deleteKeptVolumes, exec, fsBytes, GiB, maxDown, payloadSha, watchPods, withWriter, workload, workloadImage } from "./node";
 
 const names = ["db-0", "db-1", "db-2"];

@@ -2,7 +2,7 @@
 // workload image whose pods write a file onto their volume, and what a user reads
 // back from running pods: container ids, restart counts, the file's checksum, the filesystem's size.
 import assert from "node:assert/strict";
-import type { Pod, StatefulSet } from "../../src/kube/types";
+import type { Pod, StatefulSet } from "../../src/api/types";
 import { spawn } from "node:child_process";
 import type { TestContext } from "node:test";
 import { apply, eventually, kubeconfig, kubectl, kubectlJson, kubectlTry, pods } from "../e2e/harness";

@@ -11,7 +11,7 @@ import { applyPlan, type ApplyContext } from "../../src/apply/apply";
 import { Progress } from "../../src/apply/progress";
 import { RefusedError, StopError } from "../../src/errors";
 import { ApiError } from "../../src/kube/errors";
-import type { KubeObject, Pod, StatefulSet } from "../../src/kube/types";
+import type { KubeObject, Pod, StatefulSet } from "../../src/api/types";
 import { parseDirectives } from "../../src/plan/directive";
 import { decodeJournalSecret } from "../../src/plan/journal";
 import { buildPlan } from "../../src/plan/plan";

@@ -1,7 +1,7 @@
 // The history annotation, undo planning, reviewed-plan seals and label selectors: pure logic.
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import type { StatefulSet } from "../../src/kube/types";
+import type { StatefulSet } from "../../src/api/types";
 import { desiredStatefulSet, stripForCreate } from "../../src/plan/desired";
 import { parseDirectives } from "../../src/plan/directive";
 import { historyAnnotation, historyLimit, historyOf } from "../../src/plan/history";

@@ -3,7 +3,7 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { parseArgs } from "../../src/cli/root";
-import type { PersistentVolumeClaim, StatefulSet } from "../../src/kube/types";
+import type { PersistentVolumeClaim, StatefulSet } from "../../src/api/types";
 import { parseDirectives } from "../../src/plan/directive";
 import { journalFor, journalIsStale } from "../../src/plan/journal";
 import { copyPod, defaultCopyImage, movedClaim, newVolumeClaim, parseCopyReport, phaseOrder, retainedLabels } from "../../src/plan/migrate";

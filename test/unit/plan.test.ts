@@ -5,7 +5,7 @@ import { changeAnnotation, desiredStatefulSet, stripForCreate } from "../../src/
 import { apiVersion as journalApiVersion, type Journal } from "../../src/plan/types";
 import { buildPlan } from "../../src/plan/plan";
 import type { Observed } from "../../src/plan/types";
-import type { StatefulSet } from "../../src/kube/types";
+import type { StatefulSet } from "../../src/api/types";
 import { claim, pod, storageClass, sts } from "../fixtures/builders";
 
 const now = "2026-11-29T12:00:00.000Z";

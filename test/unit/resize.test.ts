@@ -3,7 +3,7 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { parseArgs } from "../../src/cli/root";
-import type { PersistentVolumeClaim, ResourceQuota } from "../../src/kube/types";
+import type { PersistentVolumeClaim, ResourceQuota } from "../../src/api/types";
 import { renderPlan } from "../../src/output/plan";
 import { parseDirective, formatDirective, parseDirectives } from "../../src/plan/directive";
 import { desiredStatefulSet, stripForCreate } from "../../src/plan/desired";

@@ -165,3 +165,17 @@ export interface AccessCheck {
 
 /** kubectl's --dry-run: none (really change), client (print only), server (the server checks, persists nothing). */
 export type DryRun = "none" | "client" | "server";
+
+/** Where a client acts, for the plan and the confirmation prompt to name. */
+export interface Target {
+  /** The kubeconfig context ("" in a pod with in-cluster configuration). */
+  context: string;
+  /** The kubeconfig cluster name ("" in-cluster). */
+  cluster: string;
+  server: string;
+  namespace: string;
+  /** The kubeconfig user name, when there is one. */
+  user?: string;
+  /** --as (or the kubeconfig's as), with its groups: who the server is asked to act as. */
+  impersonate?: string;
+}
