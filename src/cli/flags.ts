@@ -7,6 +7,7 @@ import type { KubeFlags } from "../kube/client";
 import type { DryRun } from "../api/types";
 import { parseGoDuration, parseRequestTimeout } from "../duration";
 import { UsageError } from "../errors";
+import { type PrintFlags, printFlags } from "../output/print-flags";
 
 export const commandName = "kubectl appstorage";
 
@@ -19,7 +20,7 @@ export interface FlagDef {
   type: FlagType;
   describe: string;
   default?: string | boolean | number;
-  /** The values the flag accepts: checked when parsed, offered by completion. */
+  /** The values completion offers (each command's validate step checks what was given). */
   values?: readonly string[];
   /** What completion offers for the value when it is not a fixed list. */
   complete?: "namespace" | "file" | "context" | "cluster" | "user";
@@ -121,9 +122,8 @@ const selectorFlagDefs: FlagDef[] = [
   { name: "all-namespaces", short: "A", type: "boolean", default: false, describe: "With -l: in every namespace" },
 ];
 
-export const showOutputs = ["table", "wide", "json", "yaml"] as const;
-export const diffOutputs = ["json", "yaml"] as const;
-export const setOutputs = ["json", "yaml", "name"] as const;
+/** -o of a command, from its PrintFlags: the help and completion come from the formats it allows. */
+const outputFlagDef = (p: PrintFlags): FlagDef => ({ name: "output", short: "o", type: "string", values: p.completions(), describe: p.describe() });
 /** kubectl's --dry-run values: exactly the DryRun type every layer uses. */
 export const dryRunValues = ["none", "client", "server"] as const satisfies readonly DryRun[];
 export const completionShells = ["bash", "zsh"] as const;
@@ -140,7 +140,7 @@ const confirmFlagDefs: FlagDef[] = [
   },
   { name: "yes", short: "y", type: "boolean", default: false, describe: "Do not ask for confirmation" },
 ];
-const waitFlagDefs: FlagDef[] = [
+const waitFlagDefs = (command: "set" | "undo"): FlagDef[] => [
   {
     name: "parallel",
     type: "int",
@@ -148,7 +148,7 @@ const waitFlagDefs: FlagDef[] = [
     describe: "With -l (or a plan of several): how many StatefulSets change at once, each with its own journal; a failure lets those under way finish and starts no other",
   },
   { name: "timeout", type: "string", default: "5m", describe: "How long to wait for each step (deletion, adoption): a duration such as 90s, 5m or 1m30s" },
-  { name: "output", short: "o", type: "string", values: setOutputs, describe: "json|yaml|name" },
+  outputFlagDef(printFlags[command]),
 ];
 
 export const commandDefs: CommandDef[] = [
@@ -159,7 +159,7 @@ export const commandDefs: CommandDef[] = [
     flags: [
       { name: "all-namespaces", short: "A", type: "boolean", default: false, describe: "List StatefulSets in every namespace" },
       { name: "selector", short: "l", type: "string", describe: "Label selector for StatefulSets" },
-      { name: "output", short: "o", type: "string", default: "table", values: showOutputs, describe: "table|wide|json|yaml" },
+      outputFlagDef(printFlags.show),
     ],
     examples: [
       [`${commandName} show postgresql-k8s`, "Claim templates and every claim per ordinal, with drift from the template"],
@@ -171,7 +171,7 @@ export const commandDefs: CommandDef[] = [
     name: "diff",
     describe: "Show what set would change (exit 0: none, 1: changes, >1: error)",
     positionals: [statefulSet(false, "StatefulSet name (or -l SELECTOR)"), directives("CLAIM=SIZE[,CLASS] ...")],
-    flags: [...selectorFlagDefs, ...existingClaimFlagDefs("diff"), { name: "output", short: "o", type: "string", values: diffOutputs, describe: "json|yaml: print the plan as data (for set --plan)" }],
+    flags: [...selectorFlagDefs, ...existingClaimFlagDefs("diff"), { ...outputFlagDef(printFlags.diff), describe: `${printFlags.diff.describe()}: the plan as data, for set --plan` }],
     examples: [
       [`${commandName} diff postgresql-k8s pgdata=2Gi`, "What set would change: new ordinals get 2Gi"],
       [`${commandName} diff postgresql-k8s pgdata=20Gi --resize-existing`, "Also which existing claims would grow"],
@@ -188,7 +188,7 @@ export const commandDefs: CommandDef[] = [
       ...existingClaimFlagDefs("set"),
       ...confirmFlagDefs,
       { name: "force", type: "boolean", default: false, describe: "Proceed past warnings that are not data-safety refusals (rollout in progress, controller owner)" },
-      ...waitFlagDefs,
+      ...waitFlagDefs("set"),
     ],
     examples: [
       [`${commandName} set postgresql-k8s pgdata=2Gi`, "New ordinals get 2Gi; running pods are not restarted (asks first)"],
@@ -200,7 +200,7 @@ export const commandDefs: CommandDef[] = [
     name: "history",
     describe: "List the recorded revisions of the claim templates, oldest first",
     positionals: [statefulSet(true, "StatefulSet name")],
-    flags: [{ name: "output", short: "o", type: "string", values: diffOutputs, describe: "json|yaml" }],
+    flags: [outputFlagDef(printFlags.history)],
     examples: [
       [`${commandName} history postgresql-k8s`, "Every recorded change of its claim templates (the last 10 are kept)"],
       [`${commandName} history postgresql-k8s -o yaml`, "The same, with the full claim templates of each revision"],
@@ -215,7 +215,7 @@ export const commandDefs: CommandDef[] = [
       { name: "to-revision", type: "int", describe: "The revision to go back to (see history); default: the one before the current" },
       ...confirmFlagDefs,
       { name: "force", type: "boolean", default: false, describe: "Proceed past warnings that are not data-safety refusals" },
-      ...waitFlagDefs,
+      ...waitFlagDefs("undo"),
     ],
     examples: [
       [`${commandName} undo postgresql-k8s`, "Back one change; also puts back the original after an interrupted set"],
@@ -227,7 +227,7 @@ export const commandDefs: CommandDef[] = [
     name: "rbac",
     describe: "Print the least-privilege Role this tool needs in a namespace (for kubectl apply -f -)",
     positionals: [],
-    flags: [],
+    flags: [outputFlagDef(printFlags.rbac)],
     examples: [
       [`${commandName} rbac -n team-a`, "The Role, a RoleBinding template and the optional ClusterRole for storage classes, to review"],
       [`${commandName} rbac -n team-a | kubectl apply -f -`, "Create them (edit the subjects of the bindings first)"],

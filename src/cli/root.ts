@@ -1,93 +1,42 @@
 // The command line: yargs turns argv into one plain ParsedCommand value (kubectx's
-// parseArgs -> Op), which tests compare and main.ts dispatches. Nothing here does I/O.
+// parseArgs -> Op), which tests compare and main.ts dispatches. Here words become typed values
+// (a duration, a number, a dry-run mode); the rules between them are each command's Validate step
+// (src/commands/*.ts, beside its run). Nothing here does I/O.
 import yargs, { type Argv, type Options } from "yargs";
-import type { KubeFlags } from "../kube/client";
-import type { ExistingClaimsOptions as ExistingOptions } from "../plan/types";
 import type { DryRun } from "../api/types";
+import type { DiffOptions } from "../commands/diff";
+import type { HistoryOptions } from "../commands/history";
+import type { RbacOptions } from "../commands/rbac";
+import type { SetOptions } from "../commands/set";
+import type { ShowOptions } from "../commands/show";
+import type { UndoOptions } from "../commands/undo";
+import type { ExistingClaimFlags } from "../commands/change-options";
 import { completionScript } from "./completion";
 import { UsageError } from "../errors";
-import { existingClaimFlags } from "./existing-claims-flags";
-import {
-  commandDefs,
-  commandName,
-  completionShells,
-  diffOutputs,
-  dryRunValues,
-  durationFlag,
-  type FlagDef,
-  kubeFlagDefs,
-  kubeFlags,
-  lastValue,
-  setOutputs,
-  showOutputs,
-  valueShorts,
-  type CommandDef,
-} from "./flags";
+import { commandDefs, commandName, completionShells, dryRunValues, durationFlag, type FlagDef, kubeFlagDefs, kubeFlags, lastValue, valueShorts, type CommandDef } from "./flags";
 
 declare const __VERSION__: string;
 
 export { commandName };
 export type { DryRun } from "../api/types";
-export type Output = (typeof showOutputs)[number] | "name";
 
 /** What the command line itself warns about (deprecated forms), printed on stderr before the command runs. */
 export interface Notices {
   notices?: string[];
 }
 
+/** One value per command: its kind and the Options type its own file declares. */
 export type ParsedCommand = Notices &
   (
     | { kind: "text"; text: string }
     /** The hidden `__complete WORDS...` (cobra's protocol; `__completeNoDesc` without descriptions). */
     | { kind: "complete"; words: string[]; descriptions: boolean }
-    | { kind: "show"; flags: KubeFlags; name?: string; allNamespaces: boolean; selector?: string; output: Output }
-    | { kind: "rbac"; flags: KubeFlags }
-    | { kind: "history"; flags: KubeFlags; name: string; output?: "json" | "yaml" }
-    | {
-        kind: "undo";
-        flags: KubeFlags;
-        /** One StatefulSet by name, or (-l) every one the selector matches. */
-        name?: string;
-        selector?: string;
-        allNamespaces: boolean;
-        toRevision?: number;
-        dryRun: DryRun;
-        yes: boolean;
-        force: boolean;
-        timeoutMs: number;
-        /** --parallel: how many StatefulSets change at once. */
-        parallel: number;
-        output?: "json" | "yaml" | "name";
-      }
-    | {
-        kind: "diff";
-        flags: KubeFlags;
-        /** One StatefulSet by name, or (-l) every one the selector matches. */
-        name?: string;
-        selector?: string;
-        allNamespaces: boolean;
-        directives: string[];
-        output?: "json" | "yaml";
-        existing?: ExistingOptions;
-      }
-    | {
-        kind: "set";
-        flags: KubeFlags;
-        name?: string;
-        selector?: string;
-        allNamespaces: boolean;
-        /** --plan FILE: apply exactly this reviewed plan (no name, no directives). */
-        planFile?: string;
-        directives: string[];
-        dryRun: DryRun;
-        yes: boolean;
-        force: boolean;
-        timeoutMs: number;
-        parallel: number;
-        output?: "json" | "yaml" | "name";
-        /** --resize-existing, --vac-existing, --wait-resize, --restart-pods; absent when none is given. */
-        existing?: ExistingOptions;
-      }
+    | ({ kind: "show" } & ShowOptions)
+    | ({ kind: "rbac" } & RbacOptions)
+    | ({ kind: "history" } & HistoryOptions)
+    | ({ kind: "undo" } & UndoOptions)
+    | ({ kind: "diff" } & DiffOptions)
+    | ({ kind: "set" } & SetOptions)
   );
 
 /** A table entry as a yargs option. Values are checked after parsing (last one wins first). */
@@ -137,66 +86,31 @@ function parser(): Argv {
     .exitProcess(false);
 }
 
-function oneOf<T extends string>(value: unknown, allowed: readonly T[], flag: string): T {
-  const v = lastValue(value);
-  if (typeof v !== "string" || !(allowed as readonly string[]).includes(v)) {
-    throw new UsageError(`invalid ${flag} "${String(v)}": must be one of ${allowed.join(", ")}`);
-  }
-  return v as T;
+/** The words of set and diff: with -l the first word is a directive (a name never contains "="), else it is the StatefulSet. */
+function words(flag: (name: string) => unknown, argv: Record<string, unknown>): { name?: string; directives: string[] } {
+  const all = [flag("statefulset"), ...((argv["directives"] as unknown[] | undefined) ?? [])].filter((w) => w !== undefined).map(String);
+  if (flag("selector") !== undefined || all.length === 0) return { directives: all };
+  return { name: all[0]!, directives: all.slice(1) };
 }
 
-function withExisting(argv: Record<string, unknown>): { existing?: ExistingOptions } {
-  const existing = existingClaimFlags(argv);
-  return existing ? { existing } : {};
+/** The existing-claim flags as given, or nothing when none is. */
+function existingFlags(flag: (name: string) => unknown): { existing?: ExistingClaimFlags } {
+  const on = (name: string) => flag(name) === true;
+  const image = flag("copy-image");
+  const f: ExistingClaimFlags = {
+    resize: on("resize-existing"),
+    vac: on("vac-existing"),
+    waitResize: on("wait-resize"),
+    restartPods: on("restart-pods"),
+    migrate: on("migrate-existing"),
+    ...(image !== undefined ? { copyImage: String(image) } : {}),
+  };
+  return f.resize || f.vac || f.waitResize || f.restartPods || f.migrate || f.copyImage !== undefined ? { existing: f } : {};
 }
 
-/**
- * The targets of set and diff: a name and directives, or (-l) directives alone (a name never
- * contains "=", so with -l the first word is a directive), or (set --plan) nothing.
- */
-function targets(
-  flag: (name: string) => unknown,
-  argv: Record<string, unknown>,
-  command: "set" | "diff",
-): { name?: string; selector?: string; allNamespaces: boolean; planFile?: string; directives: string[] } {
-  const words = [flag("statefulset"), ...((argv["directives"] as unknown[] | undefined) ?? [])].filter((w) => w !== undefined).map(String);
-  const selector = flag("selector") !== undefined ? String(flag("selector")) : undefined;
-  const planFile = flag("plan") !== undefined ? String(flag("plan")) : undefined;
-  const allNamespaces = flag("all-namespaces") === true;
-  const example = `for example: ${commandName} ${command} postgresql-k8s pgdata=2Gi, or ${command} -l app=db pgdata=2Gi`;
-  if (planFile !== undefined) {
-    if (words.length || selector !== undefined || allNamespaces) throw new UsageError("--plan FILE applies the plan as it is: give no StatefulSet, directive, -l or -A with it");
-    return { allNamespaces, planFile, directives: [] };
-  }
-  if (selector !== undefined) {
-    if (selector === "") throw new UsageError("--selector must not be empty");
-    if (words.length === 0) throw new UsageError(`${command} -l needs at least one CLAIM=SIZE[,CLASS] directive, ${example}`);
-    return { selector, allNamespaces, directives: words };
-  }
-  if (allNamespaces) throw new UsageError("-A selects in every namespace and needs -l SELECTOR; for one StatefulSet use -n NAMESPACE");
-  if (words.length < 2) throw new UsageError(`${command} needs a StatefulSet name and at least one CLAIM=SIZE[,CLASS] directive, ${example}`);
-  return { name: words[0]!, allNamespaces, directives: words.slice(1) };
-}
-
-/** undo's StatefulSet: one by name, or (-l) every one the selector matches. */
-function undoTargets(flag: (name: string) => unknown, toRevision: boolean): { name?: string; selector?: string; allNamespaces: boolean } {
-  const name = flag("statefulset") !== undefined ? String(flag("statefulset")) : undefined;
-  const selector = flag("selector") !== undefined ? String(flag("selector")) : undefined;
-  const allNamespaces = flag("all-namespaces") === true;
-  if (selector !== undefined) {
-    if (selector === "") throw new UsageError("--selector must not be empty");
-    if (name !== undefined) throw new UsageError(`undo takes a StatefulSet name or -l SELECTOR, not both`);
-    if (toRevision) throw new UsageError("--to-revision names a revision of one StatefulSet: give its name instead of -l");
-    return { selector, allNamespaces };
-  }
-  if (allNamespaces) throw new UsageError("-A selects in every namespace and needs -l SELECTOR; for one StatefulSet use -n NAMESPACE");
-  if (name === undefined) throw new UsageError(`undo needs a StatefulSet name or -l SELECTOR, for example: ${commandName} undo postgresql-k8s`);
-  return { name, allNamespaces };
-}
-
-function parallelFlag(value: unknown): number {
-  if (typeof value !== "number" || !Number.isInteger(value) || value < 1) throw new UsageError(`invalid --parallel "${String(value)}": use a whole number of StatefulSets, 1 or more`);
-  return value;
+/** A string flag or positional, as an optional field: absent when not given. */
+function optional<K extends string>(key: K, value: unknown): Partial<Record<K, string>> {
+  return value !== undefined ? ({ [key]: String(value) } as Record<K, string>) : {};
 }
 
 function friendly(message: string, args: readonly string[]): string {
@@ -224,6 +138,12 @@ function normalizeDryRun(args: readonly string[]): { args: string[]; notices: st
     return "--dry-run=client";
   });
   return { args: out, notices };
+}
+
+function completionShell(value: unknown): (typeof completionShells)[number] {
+  const v = lastValue(value);
+  if (!(completionShells as readonly unknown[]).includes(v)) throw new UsageError(`invalid shell "${String(v)}": must be one of ${completionShells.join(", ")}`);
+  return v as (typeof completionShells)[number];
 }
 
 function dryRunValue(raw: unknown): DryRun {
@@ -262,79 +182,45 @@ export function parseArgs(argv: readonly string[]): ParsedCommand {
 
 function parseNormalized(args: readonly string[]): ParsedCommand {
   let failure: string | undefined;
-  let output = "";
+  let text = "";
   const argv = parser()
     .fail((msg, err) => {
       failure = msg ?? err?.message ?? "invalid command line";
     })
     .parseSync([...args], {}, (_err, _argv, out) => {
-      output = out;
+      text = out;
     }) as Record<string, unknown>;
   if (failure) throw new UsageError(friendly(failure.split("\n")[0]!.replace(/^Error: /, ""), args));
-  if (output) return { kind: "text", text: output.endsWith("\n") ? output : `${output}\n` };
+  if (text) return { kind: "text", text: text.endsWith("\n") ? text : `${text}\n` };
   const flag = (name: string) => lastValue(argv[name]);
   const command = (argv["_"] as string[])[0];
-  if (command === "completion") return { kind: "text", text: completionScript(oneOf(argv["shell"], completionShells, "shell")) };
+  if (command === "completion") return { kind: "text", text: completionScript(completionShell(argv["shell"])) };
   const get = (name: string) => argv[name];
-  if (command === "show") {
-    return {
-      kind: "show",
-      flags: kubeFlags(get),
-      ...(typeof flag("statefulset") === "string" ? { name: flag("statefulset") as string } : {}),
-      allNamespaces: flag("all-namespaces") === true,
-      ...(flag("selector") !== undefined ? { selector: String(flag("selector")) } : {}),
-      output: oneOf(argv["output"], showOutputs, "--output"),
-    };
-  }
-  if (command === "rbac") return { kind: "rbac", flags: kubeFlags(get) };
-  if (command === "history") {
-    return {
-      kind: "history",
-      flags: kubeFlags(get),
-      name: String(flag("statefulset")),
-      ...(argv["output"] !== undefined ? { output: oneOf(argv["output"], diffOutputs, "--output") } : {}),
-    };
-  }
-  if (command === "undo") {
-    const to = flag("to-revision");
-    if (to !== undefined && (typeof to !== "number" || !Number.isInteger(to) || to < 1))
-      throw new UsageError(`invalid --to-revision "${String(to)}": use a revision number from kubectl appstorage history`);
-    return {
-      kind: "undo",
-      flags: kubeFlags(get),
-      ...undoTargets(flag, to !== undefined),
-      ...(to !== undefined ? { toRevision: to as number } : {}),
-      dryRun: dryRunValue(argv["dry-run"]),
-      yes: flag("yes") === true,
-      force: flag("force") === true,
-      timeoutMs: durationFlag(String(flag("timeout")), "--timeout"),
-      parallel: parallelFlag(flag("parallel")),
-      ...(argv["output"] !== undefined ? { output: oneOf(argv["output"], setOutputs, "--output") } : {}),
-    };
-  }
-  if (command === "diff") {
-    const { planFile: _none, ...target } = targets(flag, argv, "diff");
-    return {
-      kind: "diff",
-      flags: kubeFlags(get),
-      ...target,
-      ...(argv["output"] !== undefined ? { output: oneOf(argv["output"], diffOutputs, "--output") } : {}),
-      ...withExisting(argv),
-    };
-  }
-  if (command === "set") {
-    return {
-      kind: "set",
-      flags: kubeFlags(get),
-      ...targets(flag, argv, "set"),
-      dryRun: dryRunValue(argv["dry-run"]),
-      yes: flag("yes") === true,
-      force: flag("force") === true,
-      timeoutMs: durationFlag(String(flag("timeout")), "--timeout"),
-      parallel: parallelFlag(flag("parallel")),
-      ...(argv["output"] !== undefined ? { output: oneOf(argv["output"], setOutputs, "--output") } : {}),
-      ...withExisting(argv),
-    };
+  const target = { flags: kubeFlags(get), ...optional("selector", flag("selector")), allNamespaces: flag("all-namespaces") === true };
+  const output = optional("output", flag("output"));
+  const change = () => ({
+    dryRun: dryRunValue(argv["dry-run"]),
+    yes: flag("yes") === true,
+    force: flag("force") === true,
+    timeoutMs: durationFlag(String(flag("timeout")), "--timeout"),
+    parallel: Number(flag("parallel")),
+    ...output,
+  });
+  switch (command) {
+    case "show":
+      return { kind: "show", ...target, ...optional("name", flag("statefulset")), ...output };
+    case "rbac":
+      return { kind: "rbac", flags: target.flags, ...output };
+    case "history":
+      return { kind: "history", flags: target.flags, name: String(flag("statefulset")), ...output };
+    case "undo": {
+      const to = flag("to-revision");
+      return { kind: "undo", ...target, ...optional("name", flag("statefulset")), ...(to !== undefined ? { toRevision: Number(to) } : {}), ...change() };
+    }
+    case "diff":
+      return { kind: "diff", ...target, ...words(flag, argv), ...output, ...existingFlags(flag) };
+    case "set":
+      return { kind: "set", ...target, ...words(flag, argv), ...optional("planFile", flag("plan")), ...change(), ...existingFlags(flag) };
   }
   throw new UsageError(`unknown command "${String(command)}": use show, diff or set`);
 }

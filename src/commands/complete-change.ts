@@ -5,7 +5,6 @@
 // anything is read; a plan that cannot be made is a refusal, translated here once.
 import { readFileSync } from "node:fs";
 import { RefusedError, UsageError } from "../errors";
-import type { ParsedCommand } from "../cli/root";
 import type { KubeClient } from "../kube/client";
 import { listStatefulSets, whoAmI } from "../kube/read";
 import { listJournals } from "./journals";
@@ -21,9 +20,14 @@ import { whereLine } from "../output/plan";
 import { statefulSetIn } from "../refs";
 import { connectWith, type CommandDeps } from "./deps";
 import { observe, observeMany } from "./observe";
+import { existingClaimsOptions } from "./change-options";
+import type { DiffOptions } from "./diff";
+import type { SetOptions } from "./set";
+import type { UndoOptions } from "./undo";
 import { AccessAnswers } from "./preflight";
 
-export type ChangeCommand = Extract<ParsedCommand, { kind: "set" | "diff" | "undo" }>;
+/** The options of a change command, validated (its validate step ran). */
+export type ChangeCommand = ({ kind: "set" } & SetOptions) | ({ kind: "diff" } & DiffOptions) | ({ kind: "undo" } & UndoOptions);
 
 /** What each StatefulSet's plan is asked for (a PlanRequest but for where: the namespace and name). */
 type Ask = { directives: Directive[]; force: boolean; existing?: ExistingClaimsOptions };
@@ -82,7 +86,8 @@ function requestOf(opts: ChangeCommand): ChangeRequest {
   if (opts.kind === "undo") return { kind: "undo", name: opts.name!, force: opts.force, ...(opts.toRevision !== undefined ? { toRevision: opts.toRevision } : {}) };
   if (opts.kind === "set" && opts.planFile !== undefined) return { kind: "file", plans: readPlanFile(opts.planFile) };
   // diff shows what set --force would refuse; only set is forced.
-  const ask: Ask = { directives: parseDirectives(opts.directives), force: opts.kind === "set" && opts.force, ...(opts.existing ? { existing: opts.existing } : {}) };
+  const existing = existingClaimsOptions(opts.existing, opts.kind === "set" && opts.yes);
+  const ask: Ask = { directives: parseDirectives(opts.directives), force: opts.kind === "set" && opts.force, ...(existing ? { existing } : {}) };
   if (opts.selector !== undefined) return { kind: "selector", selector: opts.selector, allNamespaces: opts.allNamespaces, ask };
   return { kind: "name", name: opts.name!, ask, prefetchAccess: opts.kind === "set" && opts.dryRun !== "client" };
 }

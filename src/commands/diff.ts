@@ -1,16 +1,31 @@
 // `diff STS CLAIM=SIZE[,CLASS]...`: what `set` would change, as kubectl diff shows it.
 // Exit codes as kubectl diff: 0 no change, 1 changes, >1 error. Changes nothing.
 import { ExitCode } from "../errors";
-import type { ParsedCommand } from "../cli/root";
 import { diffView } from "../output/diff-view";
+import { printFlags } from "../output/print-flags";
 import { useColor } from "../streams";
+import { type ExistingClaimFlags, existingClaimsOptions, type TargetOptions, validateChangeTargets } from "./change-options";
 import { completeChange } from "./complete-change";
 import type { CommandDeps } from "./deps";
 
-export type DiffOptions = Extract<ParsedCommand, { kind: "diff" }>;
+export interface DiffOptions extends TargetOptions {
+  directives: string[];
+  /** -o as given: none prints the diff; json and yaml the plan as data, for set --plan. */
+  output?: string;
+  existing?: ExistingClaimFlags;
+}
+
+/** The Validate step: usage errors only, before anything is read. */
+export function validateDiff(opts: DiffOptions): void {
+  validateChangeTargets(opts, "diff");
+  printFlags.diff.validate(opts.output);
+  existingClaimsOptions(opts.existing, false);
+}
 
 export async function runDiff(opts: DiffOptions, deps: CommandDeps): Promise<void> {
-  const { plans, view, noResources } = await completeChange(opts, deps, (many) => diffView(deps.streams, opts.output, many, useColor(deps.streams.out, deps.env)));
+  validateDiff(opts);
+  const printer = printFlags.diff.toPrinter(opts.output);
+  const { plans, view, noResources } = await completeChange({ kind: "diff", ...opts }, deps, (many) => diffView(deps.streams, printer, many, useColor(deps.streams.out, deps.env)));
   if (noResources) return view.noResources(noResources);
   const refused = plans.filter((p) => p.refusals.some((r) => !r.forceable));
   if (refused.length) throw view.refusal(refused, plans.length);

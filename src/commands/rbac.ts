@@ -1,14 +1,27 @@
-// `rbac [-n NS]`: prints the least-privilege Role (and its binding, and the optional ClusterRole
-// for storage classes) for kubectl apply -f -. Reads nothing from the cluster.
-import type { ParsedCommand } from "../cli/root";
+// `rbac [-n NS] [-o yaml|json]`: prints the least-privilege Role (and its binding, and the
+// optional ClusterRole for storage classes) for kubectl apply -f -. Reads nothing from the cluster.
+import type { KubeFlags } from "../kube/client";
 import { permissionTable } from "../plan/access";
-import { renderRbac } from "../output/rbac";
+import { printFlags } from "../output/print-flags";
+import { rbacObjects, renderRbac } from "../output/rbac";
 import { connectWith, type CommandDeps } from "./deps";
 
-export type RbacOptions = Extract<ParsedCommand, { kind: "rbac" }>;
+export interface RbacOptions {
+  flags: KubeFlags;
+  /** -o as given: none prints the commented YAML; yaml and json the objects as a List. */
+  output?: string;
+}
+
+/** The Validate step: usage errors only. */
+export function validateRbac(opts: RbacOptions): void {
+  printFlags.rbac.validate(opts.output);
+}
 
 export async function runRbac(opts: RbacOptions, deps: CommandDeps): Promise<void> {
+  validateRbac(opts);
+  const printer = printFlags.rbac.toPrinter(opts.output);
   // -n, else the kubeconfig context's namespace, as kubectl create would use (no request is sent).
   const namespace = opts.flags.namespace ?? (await connectWith(deps, opts.flags)).namespace;
-  deps.streams.out.write(renderRbac(permissionTable(), namespace));
+  const text = renderRbac(permissionTable(), namespace);
+  printer.print(deps.streams.out, { text: () => text, data: () => rbacObjects(text) });
 }

@@ -1,15 +1,31 @@
 // `set STS CLAIM=SIZE[,CLASS]...` (or `-l SELECTOR`, or `--plan FILE`): plan, confirm, journal,
 // orphan-delete, wait, re-create, verify adoption. Running it again after any interruption
 // finishes the job.
-import type { ParsedCommand } from "../cli/root";
 import { changeView } from "../output/change-view";
+import { printFlags } from "../output/print-flags";
 import { runChange } from "./change";
+import { type ChangeFlags, type ExistingClaimFlags, existingClaimsOptions, type TargetOptions, validateChangeFlags, validateChangeTargets } from "./change-options";
 import { completeChange } from "./complete-change";
 import type { CommandDeps } from "./deps";
 
-export type SetOptions = Extract<ParsedCommand, { kind: "set" }>;
+export interface SetOptions extends TargetOptions, ChangeFlags {
+  /** --plan FILE: apply exactly this reviewed plan (no name, no directives). */
+  planFile?: string;
+  directives: string[];
+  /** The existing-claim flags; absent when none is given. */
+  existing?: ExistingClaimFlags;
+}
+
+/** The Validate step: usage errors only, before anything is read. */
+export function validateSet(opts: SetOptions): void {
+  validateChangeTargets(opts, "set");
+  validateChangeFlags(opts, printFlags.set);
+  existingClaimsOptions(opts.existing, opts.yes);
+}
 
 export async function runSet(opts: SetOptions, deps: CommandDeps): Promise<void> {
-  const run = await completeChange(opts, deps, (many) => changeView(deps.streams, opts.output, many, opts.dryRun, opts.parallel));
+  validateSet(opts);
+  const printer = printFlags.set.toPrinter(opts.output);
+  const run = await completeChange({ kind: "set", ...opts }, deps, (many) => changeView(deps.streams, printer, many, opts.dryRun, opts.parallel));
   await runChange(run, opts, deps);
 }

@@ -1,7 +1,7 @@
 // `show [STS] [-n NS | -A] [-l SELECTOR]`: claim templates and every claim per ordinal.
-// A constant number of list requests (six), in parallel, whatever the number of StatefulSets.
-import { RefusedError } from "../errors";
-import type { ParsedCommand } from "../cli/root";
+// A constant number of list requests (seven), in parallel, whatever the number of StatefulSets.
+import { RefusedError, UsageError } from "../errors";
+import type { KubeFlags } from "../kube/client";
 import type { KubeClient } from "../kube/client";
 import { isForbidden } from "../kube/errors";
 import { getStatefulSet, listClaimProvisioningFailures, listClaims, listPods, listStatefulSets, listStorageClasses, listVolumes, namespaceExists } from "../kube/read";
@@ -10,15 +10,26 @@ import { listJournals } from "./journals";
 import type { KubeEvent, PersistentVolume, StatefulSet } from "../api/types";
 import type { Journal } from "../plan/types";
 import { buildStorageReport } from "../report/storage-report";
-import { print } from "../output/printer";
+import { printFlags } from "../output/print-flags";
 import { renderStorageReport } from "../output/show";
 import { connectWith, type CommandDeps } from "./deps";
 
-export type ShowOptions = Extract<ParsedCommand, { kind: "show" }>;
+export interface ShowOptions {
+  flags: KubeFlags;
+  /** One StatefulSet, else every one in the namespace (or, with -A, everywhere). */
+  name?: string;
+  allNamespaces: boolean;
+  selector?: string;
+  /** -o as given (printFlags.show says which values). */
+  output?: string;
+}
 
+/** The Validate step: usage errors only, before anything is read. */
 export function validateShow(opts: ShowOptions): void {
-  if (opts.name && opts.allNamespaces) throw new RefusedError("a StatefulSet name cannot be combined with --all-namespaces; pass -n NAMESPACE instead");
-  if (opts.name && opts.selector) throw new RefusedError("a StatefulSet name cannot be combined with --selector");
+  if (opts.name && opts.allNamespaces) throw new UsageError("a StatefulSet name cannot be combined with --all-namespaces; pass -n NAMESPACE instead");
+  if (opts.name && opts.selector !== undefined) throw new UsageError("a StatefulSet name cannot be combined with --selector");
+  if (opts.selector === "") throw new UsageError("--selector must not be empty");
+  printFlags.show.validate(opts.output);
 }
 
 /** Pending journals; a user who may not list secrets still gets the rest of the view. */
@@ -35,6 +46,7 @@ async function readJournals(client: KubeClient, ns: string | undefined, warn: (m
 
 export async function runShow(opts: ShowOptions, deps: CommandDeps): Promise<void> {
   validateShow(opts);
+  const printer = printFlags.show.toPrinter(opts.output);
   const client = await connectWith(deps, opts.flags);
   const ns = opts.allNamespaces ? undefined : client.namespace;
   const warnings: string[] = [];
@@ -77,9 +89,9 @@ export async function runShow(opts: ShowOptions, deps: CommandDeps): Promise<voi
     throw new RefusedError(`namespace "${client.namespace}" not found; check -n, or list namespaces with: kubectl get namespaces`);
   }
   if (opts.name && report.items.length === 0) throw new RefusedError(`statefulsets.apps "${opts.name}" not found in namespace "${client.namespace}"`);
-  if (report.items.length === 0 && opts.output !== "json" && opts.output !== "yaml") {
+  if (report.items.length === 0 && printer.human) {
     deps.streams.errOut.write(opts.allNamespaces ? "No resources found\n" : `No resources found in ${client.namespace} namespace.\n`);
     return;
   }
-  print(deps.streams.out, opts.output, { data: () => report, text: () => renderStorageReport(report, { wide: opts.output === "wide", namespaces: opts.allNamespaces }) });
+  printer.print(deps.streams.out, { data: () => report, text: (wide) => renderStorageReport(report, { wide, namespaces: opts.allNamespaces }) });
 }

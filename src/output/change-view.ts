@@ -11,9 +11,7 @@ import type { IOStreams, Writable } from "../streams";
 import { existingResultLines } from "./existing-claims";
 import { confirmQuestion, renderPlan, statefulSetVerb } from "./plan";
 import { renderTable } from "./table";
-import { toJson, toYaml } from "./yaml";
-
-export type ChangeOutput = "json" | "yaml" | "name";
+import type { Printable, Printer } from "./print-flags";
 
 /** One StatefulSet's outcome in a run: what it became (no result: nothing to change), or why it failed. */
 type Outcome = { plan: Plan; seconds: number; result?: ApplyResult; error?: unknown };
@@ -46,45 +44,13 @@ export interface ChangeView {
 
 const suffixOf: Record<DryRun, string> = { none: "", client: " (dry run)", server: " (server dry run)" };
 
-/** What stdout gets, by -o. */
-interface Printer {
-  plans(plans: readonly Plan[], text: () => string): void;
-  applied(outcome: Outcome, text: string): void;
-  /** The run is over; `changed` is false when no plan had anything to change. */
-  finished(outcomes: readonly Outcome[], changed: boolean): void;
+/** -o name's lines: the StatefulSets, once the run is over. */
+const names = (plans: readonly Plan[]) => plans.map((p) => `${statefulSetRef(p.target.name)}\n`).join("");
+
+/** The plans as -o prints them: the sealed plan (or list) as data, the StatefulSets as names, `text` for a person. */
+function plansPrintable(plans: readonly Plan[], many: boolean, text: () => string): Printable {
+  return { data: () => (many ? sealList(plans) : seal(plans[0]!)), name: () => names(plans), text };
 }
-
-/** kubectl's lines: each StatefulSet as it is done. */
-const textPrinter = (out: Writable): Printer => ({
-  plans: (_plans, text) => out.write(text()),
-  applied: (_outcome, text) => out.write(text),
-  finished: () => undefined,
-});
-
-/** -o name: the StatefulSets, once the run is over. */
-const namePrinter = (out: Writable): Printer => {
-  const names = (plans: readonly Plan[]) => plans.map((p) => `${statefulSetRef(p.target.name)}\n`).join("");
-  return {
-    plans: (plans) => out.write(names(plans)),
-    applied: () => undefined,
-    finished: (outcomes) => out.write(names(outcomes.map((o) => o.plan))),
-  };
-};
-
-/** -o json|yaml: the sealed plans of a dry run; the results of a real one, at its end. */
-const dataPrinter = (out: Writable, format: "json" | "yaml", many: boolean): Printer => {
-  const write = (data: unknown) => out.write(format === "json" ? toJson(data) : toYaml(data));
-  const plans = (list: readonly Plan[]) => write(many ? sealList(list) : seal(list[0]!));
-  return {
-    plans,
-    applied: () => undefined,
-    finished: (outcomes, changed) => {
-      const items = outcomes.flatMap((o) => (o.result ? [o.result] : []));
-      if (changed) write(many ? { apiVersion, kind: "ResultList", items } : items[0]);
-      else plans(outcomes.map((o) => o.plan));
-    },
-  };
-};
 
 /** What the run says on stderr, for one StatefulSet or several. */
 interface Scope {
@@ -154,10 +120,13 @@ const manyScope = (errOut: Writable, parallel: number): Scope => ({
   },
 });
 
-/** The view of one change run: chosen here, once. */
-export function changeView(streams: Pick<IOStreams, "out" | "errOut">, output: ChangeOutput | undefined, many: boolean, dryRun: DryRun, parallel = 1): ChangeView {
+/**
+ * The view of one change run: chosen here, once. A person (no -o) reads each StatefulSet's line as
+ * it is done; -o json|yaml|name prints the whole run at its end (the results, or the plans of a run
+ * that changed nothing).
+ */
+export function changeView(streams: Pick<IOStreams, "out" | "errOut">, printer: Printer, many: boolean, dryRun: DryRun, parallel = 1): ChangeView {
   const { out, errOut } = streams;
-  const printer = output === "name" ? namePrinter(out) : output ? dataPrinter(out, output, many) : textPrinter(out);
   const scope = many ? manyScope(errOut, parallel) : oneScope;
   const suffix = suffixOf[dryRun];
   const ref = (p: Plan) => statefulSetRef(p.target.name);
@@ -170,8 +139,15 @@ export function changeView(streams: Pick<IOStreams, "out" | "errOut">, output: C
     },
     refusal: (refused, total) => scope.refusal(refused, total),
     planned: (plans, whereLine) =>
-      printer.plans(plans, () => plans.map((p) => (p.noChange ? `${ref(p)} unchanged${suffix}\n` : `${renderPlan(p)}${whereLine}\n${ref(p)} ${statefulSetVerb(p)}${suffix}\n`)).join("")),
-    checked: (plans) => printer.plans(plans, () => plans.map((p) => `${ref(p)} ${p.noChange ? "unchanged" : statefulSetVerb(p)}${suffix}\n`).join("")),
+      printer.print(
+        out,
+        plansPrintable(plans, many, () => plans.map((p) => (p.noChange ? `${ref(p)} unchanged${suffix}\n` : `${renderPlan(p)}${whereLine}\n${ref(p)} ${statefulSetVerb(p)}${suffix}\n`)).join("")),
+      ),
+    checked: (plans) =>
+      printer.print(
+        out,
+        plansPrintable(plans, many, () => plans.map((p) => `${ref(p)} ${p.noChange ? "unchanged" : statefulSetVerb(p)}${suffix}\n`).join("")),
+      ),
     review: (changing, whereLine) => {
       for (const plan of changing) errOut.write(renderPlan(plan));
       // The last thing before [y/N]: where this acts (context, server, namespace, and as whom).
@@ -182,7 +158,7 @@ export function changeView(streams: Pick<IOStreams, "out" | "errOut">, output: C
     applied: (plan, at, seconds, result) => {
       const outcome: Outcome = result ? { plan, seconds, result } : { plan, seconds };
       outcomes[at] = outcome;
-      printer.applied(outcome, result ? `${ref(plan)} ${statefulSetVerb(plan)}\n${existingResultLines(result.existing)}` : `${ref(plan)} unchanged\n`);
+      if (printer.human) out.write(result ? `${ref(plan)} ${statefulSetVerb(plan)}\n${existingResultLines(result.existing)}` : `${ref(plan)} unchanged\n`);
     },
     failed: (plan, at, seconds, error) => {
       outcomes[at] = { plan, seconds, error };
@@ -191,8 +167,12 @@ export function changeView(streams: Pick<IOStreams, "out" | "errOut">, output: C
       const all = plans.map((_, i) => outcomes[i]);
       const changed = all.some((o) => o?.result);
       const error = scope.finished(plans, all, changed);
-      if (!error) printer.finished(all as Outcome[], changed);
-      return error;
+      if (error || printer.human) return error;
+      const done = (all as Outcome[]).map((o) => o.plan);
+      const items = (all as Outcome[]).flatMap((o) => (o.result ? [o.result] : []));
+      const results: Printable = { data: () => (many ? { apiVersion, kind: "ResultList", items } : items[0]), name: () => names(done), text: () => "" };
+      printer.print(out, changed ? results : plansPrintable(done, many, () => ""));
+      return undefined;
     },
   };
 }

@@ -11,7 +11,7 @@ import type { IOStreams } from "../streams";
 import { unifiedDiff } from "./diff";
 import { renderExisting } from "./existing-claims";
 import { newOrdinalsLine, renderClaims, renderMigration } from "./plan";
-import { toJson, toYaml } from "./yaml";
+import type { Printer } from "./print-flags";
 
 export interface DiffView {
   noResources(message: string): void;
@@ -36,15 +36,11 @@ function effects(plan: Plan): string {
   return `${renderClaims(plan)}${renderExisting(plan)}${renderMigration(plan)}${newOrdinalsLine(plan)}${history}`;
 }
 
-export function diffView(streams: Pick<IOStreams, "out" | "errOut">, output: "json" | "yaml" | undefined, many: boolean, color: boolean): DiffView {
+/** The view of one diff run: a person (no -o) gets the diffs, -o json|yaml the sealed plans. */
+export function diffView(streams: Pick<IOStreams, "out" | "errOut">, printer: Printer, many: boolean, color: boolean): DiffView {
   const { out, errOut } = streams;
   const prefix = (plan: Plan) => (many ? `${statefulSetIn(plan.target.name, plan.target.namespace)}: ` : "");
-  const stdout = output
-    ? (plans: readonly Plan[]) => {
-        const data = many ? sealList(plans) : seal(plans[0]!);
-        out.write(output === "json" ? toJson(data) : toYaml(data));
-      }
-    : (plans: readonly Plan[]) => out.write(plans.map((p) => planDiff(p, color)).join(""));
+  const stdout = (plans: readonly Plan[]) => printer.print(out, { data: () => (many ? sealList(plans) : seal(plans[0]!)), text: () => plans.map((p) => planDiff(p, color)).join("") });
   return {
     noResources: (message) => errOut.write(`${message}\n`),
     refusal: (refused, total) => {
@@ -57,7 +53,7 @@ export function diffView(streams: Pick<IOStreams, "out" | "errOut">, output: "js
       for (const plan of plans) {
         const needForce = plan.refusals.filter((r) => r.forceable).map((r) => `set will refuse without --force: ${r.message}`);
         for (const w of [...plan.warnings, ...needForce]) errOut.write(`Warning: ${prefix(plan)}${w}\n`);
-        if (!plan.noChange && !output) errOut.write(`${many ? `${prefix(plan).slice(0, -2)}:\n` : ""}${effects(plan)}`);
+        if (!plan.noChange && printer.human) errOut.write(`${many ? `${prefix(plan).slice(0, -2)}:\n` : ""}${effects(plan)}`);
       }
     },
   };

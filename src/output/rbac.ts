@@ -67,3 +67,9 @@ export function permissionsMarkdown(perms: readonly Permission[]): string {
   });
   return ["| permission | scope | used by | without it |", "| --- | --- | --- | --- |", ...rows].join("\n") + "\n";
 }
+
+/** The objects of the commented YAML, as one List (-o json|yaml): read back from the text, so both forms hold the same rules. */
+export function rbacObjects(text: string): { apiVersion: "v1"; kind: "List"; items: unknown[] } {
+  const { loadAll } = require("js-yaml") as typeof import("js-yaml");
+  return { apiVersion: "v1", kind: "List", items: loadAll(text).filter((d) => d !== null && d !== undefined) };
+}

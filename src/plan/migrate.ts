@@ -104,9 +104,6 @@ export function planMigration(base: ExistingClaimsBase, observed: Observed, requ
       ...(claim.metadata.labels ? { labels: claim.metadata.labels } : {}),
     });
   }
-  if (request.existing?.resize || request.existing?.vac) {
-    refusals.push({ message: "--migrate-existing moves the existing claims to new volumes of the new size: drop --resize-existing and --vac-existing", forceable: false });
-  }
   claims.sort((a, b) => b.ordinal - a.ordinal || (a.claim < b.claim ? -1 : 1));
   if (!claims.length) return { refusals, warnings, steps: [] };
   return { migration: { copyImage: options.copyImage, claims }, refusals, warnings, steps: ["write-journal", "migrate", "remove-journal"] };

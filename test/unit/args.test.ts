@@ -1,6 +1,7 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { parseArgs } from "../../src/cli/root";
+import { commandLine } from "../fixtures/command-line";
 
 describe("parseArgs", () => {
   test("set with every flag", () => {
@@ -85,9 +86,9 @@ describe("parseArgs", () => {
     assert.deepEqual(parseArgs(["diff", "-l", "tier=db", "data=2Gi"]), { kind: "diff", flags: {}, selector: "tier=db", allNamespaces: false, directives: ["data=2Gi"] });
     const p = parseArgs(["set", "--plan", "plan.json", "--yes"]);
     assert.equal(p.kind === "set" && p.planFile, "plan.json");
-    assert.throws(() => parseArgs(["set", "db", "data=2Gi", "--plan", "p.json"]), /--plan FILE applies the plan as it is/);
-    assert.throws(() => parseArgs(["set", "-l", "app=db"]), /set -l needs at least one CLAIM=SIZE/);
-    assert.throws(() => parseArgs(["set", "db", "data=2Gi", "-A"]), /-A selects in every namespace and needs -l SELECTOR/);
+    assert.throws(() => commandLine(["set", "db", "data=2Gi", "--plan", "p.json"]), /--plan FILE applies the plan as it is/);
+    assert.throws(() => commandLine(["set", "-l", "app=db"]), /set -l needs at least one CLAIM=SIZE/);
+    assert.throws(() => commandLine(["set", "db", "data=2Gi", "-A"]), /-A selects in every namespace and needs -l SELECTOR/);
   });
   test("history and undo", () => {
     assert.deepEqual(parseArgs(["history", "db", "-o", "yaml"]), { kind: "history", flags: {}, name: "db", output: "yaml" });
@@ -114,13 +115,13 @@ describe("parseArgs", () => {
       timeoutMs: 300_000,
       parallel: 2,
     });
-    assert.throws(() => parseArgs(["undo", "-l", "tier=db", "--to-revision", "2"]), /--to-revision names a revision of one StatefulSet/);
-    assert.throws(() => parseArgs(["undo", "db", "-l", "tier=db"]), /undo takes a StatefulSet name or -l SELECTOR, not both/);
-    assert.throws(() => parseArgs(["undo", "db", "-A"]), /-A selects in every namespace and needs -l SELECTOR/);
-    assert.throws(() => parseArgs(["undo"]), /undo needs a StatefulSet name or -l SELECTOR/);
-    assert.throws(() => parseArgs(["set", "-l", "a=b", "data=2Gi", "--parallel", "0"]), /invalid --parallel "0"/);
+    assert.throws(() => commandLine(["undo", "-l", "tier=db", "--to-revision", "2"]), /--to-revision names a revision of one StatefulSet/);
+    assert.throws(() => commandLine(["undo", "db", "-l", "tier=db"]), /undo takes a StatefulSet name or -l SELECTOR, not both/);
+    assert.throws(() => commandLine(["undo", "db", "-A"]), /-A selects in every namespace and needs -l SELECTOR/);
+    assert.throws(() => commandLine(["undo"]), /undo needs a StatefulSet name or -l SELECTOR/);
+    assert.throws(() => commandLine(["set", "-l", "a=b", "data=2Gi", "--parallel", "0"]), /invalid --parallel "0"/);
     assert.equal((parseArgs(["undo", "db", "--dry-run"]) as { dryRun: string }).dryRun, "client");
-    assert.throws(() => parseArgs(["undo", "db", "--to-revision", "0"]), /invalid --to-revision "0"/);
+    assert.throws(() => commandLine(["undo", "db", "--to-revision", "0"]), /invalid --to-revision "0"/);
   });
   test("--dry-run=VALUE carries no warning", () => {
     const p = parseArgs(["set", "db", "pgdata=2Gi", "--dry-run=server"]);
@@ -232,7 +233,7 @@ describe("parseArgs", () => {
   }
   test("--timeout takes Go durations (1m30s), not a bare number, as kubectl's --timeout", () => {
     assert.equal((parseArgs(["set", "db", "pgdata=2Gi", "--timeout", "1m30s"]) as { timeoutMs: number }).timeoutMs, 90_000);
-    assert.throws(() => parseArgs(["set", "db", "pgdata=2Gi", "--timeout", "90"]), /invalid --timeout "90"/);
+    assert.throws(() => commandLine(["set", "db", "pgdata=2Gi", "--timeout", "90"]), /invalid --timeout "90"/);
   });
   test("every subcommand's help has two or three examples; diff's mentions no flag it lacks", () => {
     for (const command of ["show", "diff", "set", "history", "undo", "rbac"]) {
@@ -264,5 +265,5 @@ describe("parseArgs", () => {
     [["show", "-v", "1.5"], /invalid -v "1.5"/],
     [["show", "-n", ""], /--namespace must not be empty/],
   ];
-  for (const [args, why] of refused) test(`refuses ${JSON.stringify(args)}`, () => assert.throws(() => parseArgs(args), why));
+  for (const [args, why] of refused) test(`refuses ${JSON.stringify(args)}`, () => assert.throws(() => commandLine(args), why));
 });

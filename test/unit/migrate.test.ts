@@ -2,7 +2,7 @@
 // anything changes, and the objects a move creates. Pure.
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { parseArgs } from "../../src/cli/root";
+import { commandLine, existingOf } from "../fixtures/command-line";
 import type { PersistentVolumeClaim, StatefulSet } from "../../src/api/types";
 import { parseDirectives } from "../../src/plan/directive";
 import { journalFor, journalIsStale } from "../../src/plan/journal";
@@ -145,13 +145,13 @@ describe("--migrate-existing: the plan", () => {
   });
 
   test("the command line: --migrate-existing alone, --copy-image, --yes", () => {
-    const parsed = parseArgs(["set", "db", "data=2Gi,slow", "--migrate-existing", "--yes", "--copy-image", "reg/copy:2"]);
+    const parsed = commandLine(["set", "db", "data=2Gi,slow", "--migrate-existing", "--yes", "--copy-image", "reg/copy:2"]);
     assert.equal(parsed.kind, "set");
-    assert.deepEqual((parsed as { existing?: unknown }).existing, { resize: false, vac: false, waitResize: false, restartPods: false, migrate: { copyImage: "reg/copy:2", acceptDowntime: true } });
-    const diff = parseArgs(["diff", "db", "data=2Gi", "--migrate-existing"]);
-    assert.deepEqual((diff as { existing?: { migrate?: unknown } }).existing?.migrate, { copyImage: defaultCopyImage, acceptDowntime: false });
-    assert.throws(() => parseArgs(["set", "db", "data=2Gi", "--copy-image", "x"]), /--copy-image is the image of the copy pods of --migrate-existing/);
-    assert.throws(() => parseArgs(["set", "db", "data=2Gi", "--migrate-existing", "--resize-existing"]), /drop --resize-existing/);
+    assert.deepEqual(existingOf(parsed), { resize: false, vac: false, waitResize: false, restartPods: false, migrate: { copyImage: "reg/copy:2", acceptDowntime: true } });
+    const diff = commandLine(["diff", "db", "data=2Gi", "--migrate-existing"]);
+    assert.deepEqual(existingOf(diff)?.migrate, { copyImage: defaultCopyImage, acceptDowntime: false });
+    assert.throws(() => commandLine(["set", "db", "data=2Gi", "--copy-image", "x"]), /--copy-image is the image of the copy pods of --migrate-existing/);
+    assert.throws(() => commandLine(["set", "db", "data=2Gi", "--migrate-existing", "--resize-existing"]), /drop --resize-existing/);
   });
 });
 

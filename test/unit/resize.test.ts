@@ -2,7 +2,7 @@
 // arithmetic, refusals, resize states, restart order, and how the plan shows it.
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { parseArgs } from "../../src/cli/root";
+import { commandLine, existingOf } from "../fixtures/command-line";
 import type { PersistentVolumeClaim, ResourceQuota } from "../../src/api/types";
 import { renderPlan } from "../../src/output/plan";
 import { parseDirective, formatDirective, parseDirectives } from "../../src/plan/directive";
@@ -82,18 +82,18 @@ describe("flags", () => {
   ];
   for (const [flags, want] of cases) {
     test(`set ${flags.join(" ") || "(none)"}`, () => {
-      const p = parseArgs(["set", "db", "data=2Gi", ...flags]);
+      const p = commandLine(["set", "db", "data=2Gi", ...flags]);
       assert.equal(p.kind, "set");
-      if (p.kind === "set") assert.deepEqual(p.existing, want);
-      assert.equal("existing" in p, want !== undefined, "absent unless asked");
+      assert.deepEqual(existingOf(p), want);
     });
   }
   test("diff takes them too", () => {
-    const p = parseArgs(["diff", "db", "data=2Gi", "--resize-existing"]);
-    assert.ok(p.kind === "diff" && p.existing?.resize === true);
+    const p = commandLine(["diff", "db", "data=2Gi", "--resize-existing"]);
+    assert.ok(p.kind === "diff" && existingOf(p)?.resize === true);
   });
   for (const flag of ["--wait-resize", "--restart-pods"]) {
-    test(`${flag} alone is refused`, () => assert.throws(() => parseArgs(["set", "db", "data=2Gi", flag]), new RegExp(`${flag} works on the claims that --resize-existing or --vac-existing change`)));
+    test(`${flag} alone is refused`, () =>
+      assert.throws(() => commandLine(["set", "db", "data=2Gi", flag]), new RegExp(`${flag} works on the claims that --resize-existing or --vac-existing change`)));
   }
 });
 

@@ -1,0 +1,95 @@
+// The options the change commands (`set`, `diff`, `undo`) share, written once, and their Validate
+// step: the usage rules of the command line, pure (kubectl's o.Validate()), each in one place.
+// What the cluster says no to is not here: that is a refusal, decided by the plan.
+import { UsageError } from "../errors";
+import type { DryRun } from "../api/types";
+import type { KubeFlags } from "../kube/client";
+import { defaultCopyImage } from "../plan/migrate";
+import type { ExistingClaimsOptions } from "../plan/types";
+import type { PrintFlags } from "../output/print-flags";
+
+const commandName = "kubectl appstorage";
+
+/** Which StatefulSets: one by name, every one -l matches (-A: in every namespace), or (set) a reviewed plan file. */
+export interface TargetOptions {
+  flags: KubeFlags;
+  name?: string;
+  selector?: string;
+  allNamespaces: boolean;
+}
+
+/** How a change runs and what it prints: the flags `set` and `undo` share. */
+export interface ChangeFlags {
+  dryRun: DryRun;
+  /** Consent without a prompt: read by the run, never part of a plan. */
+  yes: boolean;
+  force: boolean;
+  timeoutMs: number;
+  /** How many StatefulSets change at once. */
+  parallel: number;
+  /** -o as given (the command's PrintFlags say which values). */
+  output?: string;
+}
+
+/** --resize-existing, --vac-existing, --wait-resize, --restart-pods, --migrate-existing, --copy-image as given. */
+export interface ExistingClaimFlags {
+  resize: boolean;
+  vac: boolean;
+  waitResize: boolean;
+  restartPods: boolean;
+  migrate: boolean;
+  copyImage?: string;
+}
+
+/** The existing-claim flags as the plan takes them (undefined: none given, existing claims are left alone), or a usage error. */
+export function existingClaimsOptions(f: ExistingClaimFlags | undefined, yes: boolean): ExistingClaimsOptions | undefined {
+  if (!f) return undefined;
+  const waitResize = f.waitResize || f.restartPods;
+  if (f.copyImage !== undefined && !f.migrate) throw new UsageError("--copy-image is the image of the copy pods of --migrate-existing; add --migrate-existing, or drop --copy-image");
+  if (f.migrate) {
+    if (f.resize || f.vac || waitResize)
+      throw new UsageError("--migrate-existing moves the existing claims to new volumes of the new size and class: drop --resize-existing, --vac-existing, --wait-resize and --restart-pods");
+    if (f.copyImage !== undefined && f.copyImage.trim() === "") throw new UsageError("--copy-image needs an image, for example --copy-image docker.io/library/busybox:1.37.0");
+    return { resize: false, vac: false, waitResize: false, restartPods: false, migrate: { copyImage: f.copyImage ?? defaultCopyImage, acceptDowntime: yes } };
+  }
+  if (!f.resize && !f.vac && !waitResize) return undefined;
+  if (!f.resize && !f.vac) throw new UsageError(`--${f.restartPods ? "restart-pods" : "wait-resize"} works on the claims that --resize-existing or --vac-existing change; add one of them`);
+  return { resize: f.resize, vac: f.vac, waitResize, restartPods: f.restartPods };
+}
+
+/** set and diff: a name and directives, or -l and directives, or (set) --plan FILE alone. */
+export function validateChangeTargets(o: TargetOptions & { directives: readonly string[]; planFile?: string }, command: "set" | "diff"): void {
+  const example = `for example: ${commandName} ${command} postgresql-k8s pgdata=2Gi, or ${command} -l app=db pgdata=2Gi`;
+  if (o.planFile !== undefined) {
+    if (o.name !== undefined || o.directives.length || o.selector !== undefined || o.allNamespaces)
+      throw new UsageError("--plan FILE applies the plan as it is: give no StatefulSet, directive, -l or -A with it");
+    return;
+  }
+  if (o.selector !== undefined) {
+    if (o.selector === "") throw new UsageError("--selector must not be empty");
+    if (o.directives.length === 0) throw new UsageError(`${command} -l needs at least one CLAIM=SIZE[,CLASS] directive, ${example}`);
+    return;
+  }
+  if (o.allNamespaces) throw new UsageError("-A selects in every namespace and needs -l SELECTOR; for one StatefulSet use -n NAMESPACE");
+  if (o.name === undefined || o.directives.length === 0) throw new UsageError(`${command} needs a StatefulSet name and at least one CLAIM=SIZE[,CLASS] directive, ${example}`);
+}
+
+/** undo: one StatefulSet by name, or (-l) every one the selector matches. */
+export function validateUndoTargets(o: TargetOptions & { toRevision?: number }): void {
+  if (o.toRevision !== undefined && (!Number.isInteger(o.toRevision) || o.toRevision < 1))
+    throw new UsageError(`invalid --to-revision "${String(o.toRevision)}": use a revision number from kubectl appstorage history`);
+  if (o.selector !== undefined) {
+    if (o.selector === "") throw new UsageError("--selector must not be empty");
+    if (o.name !== undefined) throw new UsageError("undo takes a StatefulSet name or -l SELECTOR, not both");
+    if (o.toRevision !== undefined) throw new UsageError("--to-revision names a revision of one StatefulSet: give its name instead of -l");
+    return;
+  }
+  if (o.allNamespaces) throw new UsageError("-A selects in every namespace and needs -l SELECTOR; for one StatefulSet use -n NAMESPACE");
+  if (o.name === undefined) throw new UsageError(`undo needs a StatefulSet name or -l SELECTOR, for example: ${commandName} undo postgresql-k8s`);
+}
+
+/** How set and undo run: at least one StatefulSet at a time, and an -o the command prints. */
+export function validateChangeFlags(f: ChangeFlags, print: PrintFlags): void {
+  if (!Number.isInteger(f.parallel) || f.parallel < 1) throw new UsageError(`invalid --parallel "${String(f.parallel)}": use a whole number of StatefulSets, 1 or more`);
+  print.validate(f.output);
+}
