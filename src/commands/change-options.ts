@@ -1,6 +1,8 @@
-// The options the change commands (`set`, `diff`, `undo`) share, written once, and their Validate
-// step: the usage rules of the command line, pure (kubectl's o.Validate()), each in one place.
-// What the cluster says no to is not here: that is a refusal, decided by the plan.
+// The Options of the change commands (`set`, `diff`, `undo`), the flags they share written once,
+// and the usage rules of their Validate steps, pure (kubectl's o.Validate()), each in one place.
+// Each command's validate (beside its run) picks its rules from here. What the cluster says no to
+// is not here: that is a refusal, decided by the plan. (The Options live here, not in set.ts,
+// diff.ts and undo.ts, because their Complete step, complete-change.ts, takes all three.)
 import { UsageError } from "../errors";
 import type { DryRun } from "../api/types";
 import type { KubeFlags } from "../kube/client";
@@ -39,6 +41,25 @@ export interface ExistingClaimFlags {
   restartPods: boolean;
   migrate: boolean;
   copyImage?: string;
+}
+
+export interface SetOptions extends TargetOptions, ChangeFlags {
+  /** --plan FILE: apply exactly this reviewed plan (no name, no directives). */
+  planFile?: string;
+  directives: string[];
+  /** The existing-claim flags; absent when none is given. */
+  existing?: ExistingClaimFlags;
+}
+
+export interface DiffOptions extends TargetOptions {
+  directives: string[];
+  /** -o as given: none prints the diff; json and yaml the plan as data, for set --plan. */
+  output?: string;
+  existing?: ExistingClaimFlags;
+}
+
+export interface UndoOptions extends TargetOptions, ChangeFlags {
+  toRevision?: number;
 }
 
 /** The existing-claim flags as the plan takes them (undefined: none given, existing claims are left alone), or a usage error. */

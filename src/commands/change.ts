@@ -9,23 +9,14 @@ import { serverDryRun } from "../apply/dry-run";
 import { localJournalDir } from "../apply/journal-store";
 import { Progress } from "../apply/progress";
 import { RefusedError } from "../errors";
-import type { DryRun } from "../api/types";
 import type { Plan } from "../plan/types";
 import type { ChangeView } from "../output/change-view";
 import { statefulSetRef } from "../refs";
 import type { IOStreams } from "../streams";
+import type { ChangeFlags } from "./change-options";
 import type { CompletedChange } from "./complete-change";
 import type { CommandDeps } from "./deps";
 import { preflight } from "./preflight";
-
-/** How the change runs: the flags `set` and `undo` share. */
-export interface ChangeFlags {
-  dryRun: DryRun;
-  yes: boolean;
-  timeoutMs: number;
-  /** How many StatefulSets change at once. */
-  parallel: number;
-}
 
 async function confirm(streams: IOStreams, question: string): Promise<boolean> {
   streams.errOut.write(`${question} [y/N]: `);

@@ -20,10 +20,7 @@ import { whereLine } from "../output/plan";
 import { statefulSetIn } from "../refs";
 import { connectWith, type CommandDeps } from "./deps";
 import { observe, observeMany } from "./observe";
-import { existingClaimsOptions } from "./change-options";
-import type { DiffOptions } from "./diff";
-import type { SetOptions } from "./set";
-import type { UndoOptions } from "./undo";
+import { type DiffOptions, existingClaimsOptions, type SetOptions, type UndoOptions } from "./change-options";
 import { AccessAnswers } from "./preflight";
 
 /** The options of a change command, validated (its validate step ran). */

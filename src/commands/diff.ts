@@ -4,16 +4,11 @@ import { ExitCode } from "../errors";
 import { diffView } from "../output/diff-view";
 import { printFlags } from "../output/print-flags";
 import { useColor } from "../streams";
-import { type ExistingClaimFlags, existingClaimsOptions, type TargetOptions, validateChangeTargets } from "./change-options";
+import { type DiffOptions, existingClaimsOptions, validateChangeTargets } from "./change-options";
 import { completeChange } from "./complete-change";
 import type { CommandDeps } from "./deps";
 
-export interface DiffOptions extends TargetOptions {
-  directives: string[];
-  /** -o as given: none prints the diff; json and yaml the plan as data, for set --plan. */
-  output?: string;
-  existing?: ExistingClaimFlags;
-}
+export type { DiffOptions };
 
 /** The Validate step: usage errors only, before anything is read. */
 export function validateDiff(opts: DiffOptions): void {

@@ -4,17 +4,11 @@
 import { changeView } from "../output/change-view";
 import { printFlags } from "../output/print-flags";
 import { runChange } from "./change";
-import { type ChangeFlags, type ExistingClaimFlags, existingClaimsOptions, type TargetOptions, validateChangeFlags, validateChangeTargets } from "./change-options";
+import { existingClaimsOptions, type SetOptions, validateChangeFlags, validateChangeTargets } from "./change-options";
 import { completeChange } from "./complete-change";
 import type { CommandDeps } from "./deps";
 
-export interface SetOptions extends TargetOptions, ChangeFlags {
-  /** --plan FILE: apply exactly this reviewed plan (no name, no directives). */
-  planFile?: string;
-  directives: string[];
-  /** The existing-claim flags; absent when none is given. */
-  existing?: ExistingClaimFlags;
-}
+export type { SetOptions };
 
 /** The Validate step: usage errors only, before anything is read. */
 export function validateSet(opts: SetOptions): void {

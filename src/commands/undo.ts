@@ -4,13 +4,11 @@
 import { changeView } from "../output/change-view";
 import { printFlags } from "../output/print-flags";
 import { runChange } from "./change";
-import { type ChangeFlags, type TargetOptions, validateChangeFlags, validateUndoTargets } from "./change-options";
+import { type UndoOptions, validateChangeFlags, validateUndoTargets } from "./change-options";
 import { completeChange } from "./complete-change";
 import type { CommandDeps } from "./deps";
 
-export interface UndoOptions extends TargetOptions, ChangeFlags {
-  toRevision?: number;
-}
+export type { UndoOptions };
 
 /** The Validate step: usage errors only, before anything is read. */
 export function validateUndo(opts: UndoOptions): void {
