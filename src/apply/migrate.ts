@@ -1,5 +1,5 @@
 // --migrate-existing: moves each planned claim to a new volume with its data, one at a time,
-// highest ordinal first, each phase saved in the journal (src/plan/types.ts, MigrationPhase) so
+// highest ordinal first, each phase saved in the journal (src/plan/migration-types.ts, MigrationPhase) so
 // that a rerun goes on from there. Every phase is decided again from what exists now, so a
 // phase cut short by a kill is done again or found done, never done twice blindly:
 //   copy:   the tool's claim of a new volume, filled by a copy pod while the pod still runs;
@@ -33,7 +33,8 @@ import {
   waitingSyncPod,
 } from "../plan/migrate";
 import { controlledBy, isReady, labelSelector, ordinalStart, replicasOf, sameClaimTemplates } from "../plan/objects";
-import type { Migration, MigrationClaim, MigrationPhase, MigrationResult, Plan } from "../plan/types";
+import type { Plan } from "../plan/types";
+import type { Migration, MigrationClaim, MigrationPhase, MigrationResult } from "../plan/migration-types";
 import { statefulSetRef } from "../refs";
 import type { ApplyContext } from "./context";
 import { bounded, sleep, withDeadline, within } from "./deadline";

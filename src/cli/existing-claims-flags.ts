@@ -1,7 +1,7 @@
 // The flags for existing claims, shared by set and diff: --resize-existing, --vac-existing,
 // --wait-resize, --restart-pods (declared in src/cli/flags.ts). Parsed into one plain value
 // (or nothing when none is given).
-import type { ExistingClaimsOptions as ExistingOptions } from "../plan/types";
+import type { ExistingClaimsOptions as ExistingOptions } from "../plan/existing-claims-types";
 import { UsageError } from "../errors";
 import { lastValue } from "./flags";
 import { defaultCopyImage } from "../plan/migrate";

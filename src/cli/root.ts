@@ -2,7 +2,7 @@
 // parseArgs -> Op), which tests compare and main.ts dispatches. Nothing here does I/O.
 import yargs, { type Argv, type Options } from "yargs";
 import type { KubeFlags } from "../kube/client";
-import type { ExistingClaimsOptions as ExistingOptions } from "../plan/types";
+import type { ExistingClaimsOptions as ExistingOptions } from "../plan/existing-claims-types";
 import type { DryRun } from "../api/types";
 import { completionScript } from "./completion";
 import { UsageError } from "../errors";

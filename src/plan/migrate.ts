@@ -9,7 +9,8 @@ import type { ExistingClaimsBase } from "./existing-claims";
 import { journalLabel } from "./journal";
 import { defaultStorageClass, templateSize } from "./objects";
 import { bytesOf as quantityBytes, compareQuantities, parseQuantity, sameQuantity } from "./quantity";
-import type { Migration, MigrationClaim, MigrationPhase, Observed, PlanRequest, Refusal, Step } from "./types";
+import type { Observed, PlanRequest, Refusal, Step } from "./types";
+import type { Migration, MigrationClaim, MigrationPhase } from "./migration-types";
 
 /** Labels of everything a move creates or keeps: its claim of the new volume, copy pods, the old volume. */
 export const migrationLabels = {
