@@ -4,7 +4,8 @@
 import { RefusedError, StopError } from "../errors";
 import { leaseSeconds } from "../plan/journal";
 import { statefulSetRef } from "../refs";
-import type { Journal, JournalStep, Migration } from "../plan/types";
+import type { Journal, JournalStep } from "../plan/types";
+import type { Migration } from "../plan/migration-types";
 import type { JournalStore } from "./journal-store";
 
 /** A third of the lease: the longest a held journal goes without a write. */

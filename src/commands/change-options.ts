@@ -7,7 +7,7 @@ import { UsageError } from "../errors";
 import type { DryRun } from "../api/types";
 import type { KubeFlags } from "../kube/client";
 import { defaultCopyImage } from "../plan/migrate";
-import type { ExistingClaimsOptions } from "../plan/types";
+import type { ExistingClaimsOptions } from "../plan/existing-claims-types";
 import type { PrintFlags } from "../output/print-flags";
 
 const commandName = "kubectl appstorage";

@@ -14,7 +14,8 @@ import { type Directive, DirectiveError, parseDirectives } from "../plan/directi
 import { journalSecretName } from "../plan/journal";
 import { buildPlan, PlanError } from "../plan/plan";
 import { PlanFileError, plansOfDocument } from "../plan/seal";
-import type { ExistingClaimsOptions, Plan } from "../plan/types";
+import type { Plan } from "../plan/types";
+import type { ExistingClaimsOptions } from "../plan/existing-claims-types";
 import { buildUndoPlan } from "../plan/undo";
 import { whereLine } from "../output/plan";
 import { statefulSetIn } from "../refs";

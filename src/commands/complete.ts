@@ -4,7 +4,7 @@
 // terminal and drops every candidate when it exits non-zero, so any problem (no kubeconfig, an
 // unreachable server, no permission) is an empty answer.
 import { type Answer, claimTemplateAnswer, completionRequest, Directive, formatAnswer, namedAnswer, namespaceAnswer, statefulSetAnswer } from "../cli/completion";
-import { loadKubeconfig } from "../kube/kubeconfig";
+import { loadKubeconfig } from "../kube/kubeconfig-loader";
 import type { ParsedCommand } from "../cli/root";
 import { getStatefulSet, listAll, listStatefulSets } from "../kube/read";
 import type { KubeObject } from "../api/types";

@@ -21,7 +21,8 @@ import { listJournals, readJournal } from "./journals";
 import type { StatefulSet, StorageClass } from "../api/types";
 import { matchesSelector } from "../plan/selector";
 import type { Directive } from "../plan/directive";
-import type { ExistingClaimsObserved, ExistingClaimsOptions, Observed } from "../plan/types";
+import type { Observed } from "../plan/types";
+import type { ExistingClaimsObserved, ExistingClaimsOptions } from "../plan/existing-claims-types";
 
 const firstLine = (e: unknown) => (e as Error).message.split("\n")[0]!;
 

@@ -1,7 +1,7 @@
 // Before any change: every permission the plan's steps use (SelfSubjectAccessReview, each asked
 // once), and the server's own answer to each claim patch.
 import { dryRunClaimPatches } from "../apply/dry-run";
-import { dryRunCopyPod, measureShrinks } from "../apply/migrate";
+import { dryRunCopyPod, measureShrinks } from "../apply/copy-pods";
 import type { Progress } from "../apply/progress";
 import { RefusedError } from "../errors";
 import type { KubeClient } from "../kube/client";

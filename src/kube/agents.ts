@@ -7,7 +7,7 @@ import * as net from "node:net";
 import * as tls from "node:tls";
 import type { ApiServerAddress } from "./api-server";
 import { UnreachableError } from "./errors";
-import type { ClusterInfo } from "./kubeconfig";
+import type { ClusterInfo } from "./kubeconfig-loader";
 import type { tunnel } from "./proxy";
 
 /** A proxy to reach the server through, and how to open a tunnel through it. */

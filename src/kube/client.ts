@@ -1,10 +1,11 @@
 // The narrow client the rest of the tool uses: raw JSON reads and watches against the API
 // server. Objects stay plain JSON as the server sent them: a typed model would drop fields it
 // does not know, and a re-created StatefulSet must carry its pod template unchanged.
-// Where it connects and as whom is decided as kubectl decides it (kubeconfig.ts: clientcmd's
-// loading rules and kubectl's global flags); credentials are kept fresh per request
-// (credentials.ts); proxies follow Go's rules (proxy.ts); connections (agents.ts), one exchange
-// (transport.ts), retries (retry.ts) and watches (watch.ts) each have their module.
+// Where it connects and as whom is decided as kubectl decides it (kubeconfig.ts and
+// kubeconfig-loader.ts: clientcmd's loading rules and kubectl's global flags); credentials are
+// kept fresh per request (credentials.ts); proxies follow Go's rules (proxy.ts); connections
+// (agents.ts), one exchange (transport.ts), retries (retry.ts) and watches (watch.ts) each have
+// their module.
 // Writes are not part of what a holder of a client can call: src/kube/write.ts alone sends them,
 // through the symbol of write-access.ts.
 import { assertReadOnly, type Query, type RequestSpec, type WatchEvent, type WriteRequest } from "./api-request";

@@ -6,7 +6,8 @@
 // Nothing here prints a credential.
 import { spawn } from "node:child_process";
 import { readFileSync, statSync } from "node:fs";
-import type { AuthInfo, ClusterInfo, ResolvedConfig } from "./kubeconfig";
+import type { ResolvedConfig } from "./kubeconfig";
+import type { AuthInfo, ClusterInfo } from "./kubeconfig-loader";
 import { ConfigError } from "./config-error";
 
 export interface RequestCredentials {

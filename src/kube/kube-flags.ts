@@ -1,4 +1,4 @@
-// The connection flags as plain values: a types module of its own, so that the loader
+// The connection flags as plain values: a types module of its own, so that the resolver
 // (kubeconfig.ts) and the client (client.ts) both depend on data, not on each other.
 /** kubectl's global flags, as values: where a command acts and as whom (see src/cli/flags.ts). */
 export interface KubeFlags {

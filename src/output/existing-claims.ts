@@ -1,7 +1,8 @@
 // How the plan shows the work on existing claims: the per-claim "after" column, the growth
 // against each quota, the restart order, and the lines `set` prints when it is done.
 import { restartOrder } from "../plan/existing-claims";
-import type { ClaimEffect, ExistingClaim, ExistingClaimsResult, Plan, ResizeState } from "../plan/types";
+import type { ClaimEffect, Plan } from "../plan/types";
+import type { ExistingClaim, ExistingClaimsResult, ResizeState } from "../plan/existing-claims-types";
 
 export const existingStepText = {
   "grow-claims": "grow the existing claims (patch spec.resources.requests.storage / volumeAttributesClassName) before the StatefulSet is touched",

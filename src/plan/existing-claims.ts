@@ -10,7 +10,8 @@ import { existingClaimsFlags, finishCommand } from "./journal";
 import { byName, isReady, templateSize } from "./objects";
 import { compareQuantities, formatBytes, bytesOf, lessQuantity, parseQuantity, tryParseQuantity } from "./quantity";
 import { checkQuotas, type Growth, quotaRefusal, storagePerClass } from "./quota";
-import type { ClaimEffect, ExistingClaim, ExistingClaimsOptions, ExistingClaimsPlan, Journal, Observed, PlanRequest, Refusal, ResizeState, Step } from "./types";
+import type { ClaimEffect, Journal, Observed, PlanRequest, Refusal, Step } from "./types";
+import type { ExistingClaim, ExistingClaimsOptions, ExistingClaimsPlan, ResizeState } from "./existing-claims-types";
 import { statefulSetRef } from "../refs";
 
 const isTrue = (c: PersistentVolumeClaim, type: string) => c.status?.conditions?.some((x) => x.type === type && x.status === "True") === true;

@@ -5,7 +5,8 @@
 // 0600 file. Bump `apiVersion` on any incompatible change.
 import type { KubeObject, StatefulSet } from "../api/types";
 import { sameClaimTemplates } from "./objects";
-import { apiVersion, type ExistingClaimsOptions, type ExistingClaimsPlan, type Journal, type JournalExistingClaims, type Plan } from "./types";
+import { apiVersion, type Journal, type Plan } from "./types";
+import type { ExistingClaimsOptions, ExistingClaimsPlan, JournalExistingClaims } from "./existing-claims-types";
 
 export const journalSecretPrefix = "appstorage-journal-";
 export const journalDataKey = "journal.json";

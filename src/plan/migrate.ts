@@ -1,7 +1,7 @@
 // --migrate-existing as data: which existing claims move to a new volume of the new class and
 // size, what stops the move before anything changes, and the objects the move creates (its
 // claim of the new volume, the copy pods, the claim re-created on the new volume). Pure; the
-// copy pods' script is in ./copy-script.ts, the work in src/apply/migrate.ts.
+// copy pods' script is in ./copy-script.ts, the work in src/apply/migrate.ts (its pods in src/apply/copy-pods.ts).
 import type { PersistentVolumeClaim, Pod } from "../api/types";
 import { statefulSetRef } from "../refs";
 import { copyScript } from "./copy-script";
@@ -9,7 +9,8 @@ import type { ExistingClaimsBase } from "./existing-claims";
 import { journalLabel } from "./journal";
 import { defaultStorageClass, templateSize } from "./objects";
 import { bytesOf as quantityBytes, compareQuantities, parseQuantity, sameQuantity } from "./quantity";
-import type { Migration, MigrationClaim, MigrationPhase, Observed, PlanRequest, Refusal, Step } from "./types";
+import type { Observed, PlanRequest, Refusal, Step } from "./types";
+import type { Migration, MigrationClaim, MigrationPhase } from "./migration-types";
 
 /** Labels of everything a move creates or keeps: its claim of the new volume, copy pods, the old volume. */
 export const migrationLabels = {

@@ -3,7 +3,8 @@
 import type { ResourceQuota } from "../api/types";
 import { bytesOf, formatBytes } from "./quantity";
 import { byName } from "./objects";
-import type { QuotaCheck, Refusal } from "./types";
+import type { Refusal } from "./types";
+import type { QuotaCheck } from "./existing-claims-types";
 
 export interface Growth {
   claim: string;

@@ -1,8 +1,11 @@
 // The plan's data: what was read, what was asked, and the Plan that `diff`, `set --dry-run` and
 // `set` share. Plain JSON-serialisable data and the step order; no logic. Every module that
-// needs these types imports them from here, so modules depend on data, not on each other.
-import type { PersistentVolumeClaim, Pod, ResourceQuota, StatefulSet, StorageClass } from "../api/types";
+// needs these types imports them from here (the work on existing claims' from ./existing-claims-types.ts,
+// the migration's from ./migration-types.ts), so modules depend on data, not on each other.
+import type { PersistentVolumeClaim, Pod, StatefulSet, StorageClass } from "../api/types";
 import type { Directive } from "./directive";
+import type { ExistingClaimsObserved, ExistingClaimsOptions, ExistingClaimsPlan, ExistingClaimsResult, JournalExistingClaims } from "./existing-claims-types";
+import type { Migration, MigrationResult } from "./migration-types";
 
 /** The version of every document this tool writes or prints: Plan, Journal, Result, StorageReport. */
 export const apiVersion = "appstorage.kubectl.io/v1alpha1";
@@ -18,44 +21,7 @@ export type Step = (typeof stepOrder)[number];
 /** The steps that re-create the StatefulSet with new claim templates. */
 export const recreateSteps: readonly Step[] = ["write-journal", "orphan-delete", "wait-gone", "create", "verify", "record", "remove-journal"];
 
-/** --resize-existing, --vac-existing, --wait-resize, --restart-pods: the work on existing claims. */
-export interface ExistingClaimsOptions {
-  /** --resize-existing: grow smaller claims, and set the attributes class a directive names. */
-  resize: boolean;
-  /** --vac-existing: set the attributes class a directive names on existing claims, no growth. */
-  vac: boolean;
-  /** --wait-resize: follow each claim until resized or FileSystemResizePending. */
-  waitResize: boolean;
-  /** --restart-pods: evict, one at a time, the pods of FileSystemResizePending claims. */
-  restartPods: boolean;
-  /** --migrate-existing: move every existing claim of the named templates to a new volume, with its data. */
-  migrate?: MigrateOptions;
-}
-
-/** --migrate-existing with --copy-image, and --yes (a ReadWriteOncePod replica is down for its whole copy). */
-export interface MigrateOptions {
-  copyImage: string;
-  acceptDowntime: boolean;
-}
-
-/** What only the work on existing claims needs to read: quotas and volume attributes classes. */
-export interface ExistingClaimsObserved {
-  /** undefined: they could not be read (quotaError says why); the server still enforces them. */
-  resourceQuotas?: ResourceQuota[];
-  quotaError?: string;
-  /** Names of the VolumeAttributesClasses; undefined: not served (or not readable, see below). */
-  volumeAttributesClasses?: string[];
-  /** Why they could not be read (forbidden): the names are then left to the server. */
-  volumeAttributesClassError?: string;
-}
-
 export type JournalStep = "planned" | "growing" | "deleting" | "deleted" | "created" | "migrating";
-
-/** What the journal keeps of the work on existing claims, so a rerun knows it was under way. */
-export interface JournalExistingClaims {
-  options: ExistingClaimsOptions;
-  claims: { name: string; uid: string; from?: string; to?: string; volumeAttributesClass?: string }[];
-}
 
 /**
  * The journal of one `set`: saved before anything destructive so that any later run (on this
@@ -228,52 +194,6 @@ export interface Refusal {
   forceable: boolean;
 }
 
-/** Where a claim's resize stands, from its status (conditions and allocatedResourceStatuses). */
-export type ResizeState = "none" | "requested" | "resizing" | "filesystem-resize-pending" | "infeasible";
-
-export interface ExistingClaim {
-  name: string;
-  template: string;
-  ordinal: number;
-  uid: string;
-  resourceVersion?: string;
-  pod?: string;
-  leftover: boolean;
-  phase?: string;
-  request?: string;
-  capacity?: string;
-  storageClass?: string;
-  volumeAttributesClass?: string;
-  state: ResizeState;
-  /** The patch of spec.resources.requests.storage this run sends. */
-  grow?: { from: string; to: string };
-  /** The patch of spec.volumeAttributesClassName this run sends. */
-  setVolumeAttributesClass?: { from?: string; to: string };
-  /** --wait-resize follows it: its request exceeds its capacity, or its attributes class is not applied yet. */
-  follow: boolean;
-  /** The attributes class to wait for, when one is being applied. */
-  awaitVolumeAttributesClass?: string;
-}
-
-export interface QuotaCheck {
-  quota: string;
-  resource: string;
-  hard: string;
-  used: string;
-  needed: string;
-  left: string;
-  fits: boolean;
-}
-
-export interface ExistingClaimsPlan {
-  options: ExistingClaimsOptions;
-  /** Every claim of the templates the directives name, with what happens to it. */
-  claims: ExistingClaim[];
-  /** Sum of what growing adds to requests.storage, as a quantity. */
-  growth: string;
-  quotas: QuotaCheck[];
-}
-
 export interface Plan {
   apiVersion: typeof apiVersion;
   kind: "Plan";
@@ -305,80 +225,11 @@ export interface Plan {
   digest?: string;
 }
 
-/**
- * Where one claim's move stands, saved in the journal after each phase: a rerun goes on from
- * there. pending -> copied (filled while the pod ran) -> stopped (pod evicted, StatefulSet
- * orphan-deleted) -> verified (final copy, checksums equal) -> swapped (old volume Retain and
- * labelled, the claim re-created on the new volume) -> done (the pod is back and Ready).
- */
-export type MigrationPhase = "pending" | "copied" | "stopped" | "verified" | "swapped" | "done";
-
-export interface MigrationClaim {
-  claim: string;
-  template: string;
-  ordinal: number;
-  /** The claim as planned: its uid, volume and access modes. */
-  uid: string;
-  volume: string;
-  accessModes: string[];
-  /** The pod that mounts it and its node, when it runs. */
-  pod?: string;
-  node?: string;
-  from: { size?: string; storageClass?: string };
-  to: { size: string; storageClass?: string };
-  /** Bytes used on the volume (kubelet's volume stats), when read. */
-  usedBytes?: number;
-  /** A shrink whose data the stats could not measure: a pod measures it before anything changes. */
-  measure?: boolean;
-  /** The claim's labels, given to it again when it is re-created on the new volume. */
-  labels?: Record<string, string>;
-  /** ReadWriteOncePod: no copy while the pod runs; the replica is down for the whole copy. */
-  offline: boolean;
-  phase: MigrationPhase;
-  /** Seconds since the epoch (the node's clock) when the first copy began: the final copy takes what changed since. */
-  copiedSince?: number;
-  /** The new volume, once provisioned, and its reclaim policy to restore once its claim is re-created. */
-  newVolume?: string;
-  newVolumePolicy?: string;
-  /** Bytes and files the verification counted, and the manifest digest both sides had. */
-  verified?: { files: number; bytes: number; digest: string };
-}
-
-export interface Migration {
-  copyImage: string;
-  /** In the order they move: highest ordinal first. */
-  claims: MigrationClaim[];
-}
-
 /** The plans of one `set -l` or `diff -l`: one per StatefulSet, applied one after another. */
 export interface PlanList {
   apiVersion: typeof apiVersion;
   kind: "PlanList";
   items: Plan[];
-}
-
-/** What `set` did, printed with -o json|yaml. */
-export interface ExistingClaimsResult {
-  claims: { name: string; uid: string; request?: string; capacity?: string; volumeAttributesClass?: string; state?: string; patched: boolean }[];
-  restarted: { pod: string; previousUid: string; uid: string }[];
-}
-
-/** What --migrate-existing did, claim by claim. */
-export interface MigrationResult {
-  claims: {
-    claim: string;
-    ordinal: number;
-    oldVolume: string;
-    newVolume?: string;
-    /** The re-created claim's uid. */
-    uid?: string;
-    files?: number;
-    bytes?: number;
-    copySeconds?: number;
-    finalSeconds?: number;
-    /** How long its pod was down (evicted until Ready again), when this run stopped it. */
-    downSeconds?: number;
-  }[];
 }
 
 export interface ResultList {

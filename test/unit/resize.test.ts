@@ -12,7 +12,7 @@ import { buildPlan } from "../../src/plan/plan";
 import type { Observed, PlanRequest } from "../../src/plan/types";
 import { podComingUp, resizeState, restartOrder } from "../../src/plan/existing-claims";
 import { checkQuotas, type Growth } from "../../src/plan/quota";
-import type { ExistingClaimsOptions as ExistingOptions } from "../../src/plan/types";
+import type { ExistingClaimsOptions as ExistingOptions } from "../../src/plan/existing-claims-types";
 import { claim, pod, storageClass, sts } from "../fixtures/builders";
 import { assertGolden } from "../fixtures/golden";
 

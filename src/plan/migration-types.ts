@@ -1,0 +1,71 @@
+// --migrate-existing's data: its options, each claim's move and phase as the journal saves it, and what
+// it did. Apart from the Plan/Journal core (./types.ts), which holds a Migration as an optional part.
+
+/** --migrate-existing with --copy-image, and --yes (a ReadWriteOncePod replica is down for its whole copy). */
+export interface MigrateOptions {
+  copyImage: string;
+  acceptDowntime: boolean;
+}
+
+/**
+ * Where one claim's move stands, saved in the journal after each phase: a rerun goes on from
+ * there. pending -> copied (filled while the pod ran) -> stopped (pod evicted, StatefulSet
+ * orphan-deleted) -> verified (final copy, checksums equal) -> swapped (old volume Retain and
+ * labelled, the claim re-created on the new volume) -> done (the pod is back and Ready).
+ */
+export type MigrationPhase = "pending" | "copied" | "stopped" | "verified" | "swapped" | "done";
+
+export interface MigrationClaim {
+  claim: string;
+  template: string;
+  ordinal: number;
+  /** The claim as planned: its uid, volume and access modes. */
+  uid: string;
+  volume: string;
+  accessModes: string[];
+  /** The pod that mounts it and its node, when it runs. */
+  pod?: string;
+  node?: string;
+  from: { size?: string; storageClass?: string };
+  to: { size: string; storageClass?: string };
+  /** Bytes used on the volume (kubelet's volume stats), when read. */
+  usedBytes?: number;
+  /** A shrink whose data the stats could not measure: a pod measures it before anything changes. */
+  measure?: boolean;
+  /** The claim's labels, given to it again when it is re-created on the new volume. */
+  labels?: Record<string, string>;
+  /** ReadWriteOncePod: no copy while the pod runs; the replica is down for the whole copy. */
+  offline: boolean;
+  phase: MigrationPhase;
+  /** Seconds since the epoch (the node's clock) when the first copy began: the final copy takes what changed since. */
+  copiedSince?: number;
+  /** The new volume, once provisioned, and its reclaim policy to restore once its claim is re-created. */
+  newVolume?: string;
+  newVolumePolicy?: string;
+  /** Bytes and files the verification counted, and the manifest digest both sides had. */
+  verified?: { files: number; bytes: number; digest: string };
+}
+
+export interface Migration {
+  copyImage: string;
+  /** In the order they move: highest ordinal first. */
+  claims: MigrationClaim[];
+}
+
+/** What --migrate-existing did, claim by claim. */
+export interface MigrationResult {
+  claims: {
+    claim: string;
+    ordinal: number;
+    oldVolume: string;
+    newVolume?: string;
+    /** The re-created claim's uid. */
+    uid?: string;
+    files?: number;
+    bytes?: number;
+    copySeconds?: number;
+    finalSeconds?: number;
+    /** How long its pod was down (evicted until Ready again), when this run stopped it. */
+    downSeconds?: number;
+  }[];
+}
