@@ -1,5 +1,5 @@
 // Process entry: the only file that touches process.* and the only one that exits.
-import { holderDead as isHolderDead } from "./holder";
+import { holderDead as isHolderDead } from "./lock-holder";
 import { ExitCode, exitCodeFor, UsageError } from "./errors";
 import { commandName, parseArgs, type ParsedCommand } from "./cli/root";
 import type { IOStreams } from "./streams";
@@ -17,7 +17,7 @@ async function dispatch(cmd: ParsedCommand, streams: IOStreams): Promise<void> {
       streams.out.write(cmd.text);
       return;
     case "complete": {
-      const { runComplete } = await import("./commands/complete");
+      const { runComplete } = await import("./commands/completion");
       return runComplete(cmd, deps);
     }
     case "show": {

@@ -9,7 +9,7 @@ import { apiVersion, type ApplyResult, type JournalStep, type Plan, type Step } 
 import type { ExistingClaimsResult } from "../plan/existing-claims-types";
 import { statefulSetRef } from "../refs";
 import type { ApplyContext } from "./context";
-import { claimSummary, growClaims, waitResize } from "./existing-claims";
+import { claimSummary, growClaims, waitResize } from "./resize";
 import { JournalStore } from "./journal-store";
 import { Lease } from "./lease";
 import { createDesired, deleteOriginal, recordEvent, verifyAdoption, waitGone } from "./recreate";
@@ -18,7 +18,7 @@ import { restartPods } from "./restart";
 
 export type { ApplyContext } from "./context";
 
-/** What a run learns as its steps go: the result, and what the existing-claims steps did. */
+/** What a run learns as its steps go: the result, and what the resize steps did. */
 interface RunState {
   result: ApplyResult;
   grown: ExistingClaimsResult["claims"];

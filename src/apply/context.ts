@@ -1,7 +1,7 @@
 // What every step of a run is handed: the client, progress, the clock, Ctrl-C and --timeout, and
 // who this run is (for the journal's lock). A types module, so the steps depend on data.
 import type { KubeClient } from "../kube/client";
-import type { ClaimsContext } from "./existing-claims";
+import type { ClaimsContext } from "./resize";
 import type { Progress } from "./progress";
 
 export interface ApplyContext extends ClaimsContext {

@@ -4,7 +4,7 @@ import type { KubeClient } from "../kube/client";
 import { isAlreadyExists } from "../kube/errors";
 import { createStatefulSet, orphanDelete } from "../kube/write";
 import type { Plan } from "../plan/types";
-import { dryRunClaimPatches } from "./existing-claims";
+import { dryRunClaimPatches } from "./resize";
 import type { Progress } from "./progress";
 import { statefulSetRef } from "../refs";
 

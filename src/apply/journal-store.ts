@@ -12,7 +12,7 @@ import type { KubeObject } from "../api/types";
 import { createSecret, deleteSecret, updateSecret } from "../kube/write";
 import { decodeJournalSecret, journalSecret, journalSecretName } from "../plan/journal";
 import type { Journal, JournalSecretRef } from "../plan/types";
-import { describeHolder } from "../holder";
+import { describeHolder } from "../lock-holder";
 import { statefulSetRef } from "../refs";
 
 export function localJournalDir(env: Record<string, string | undefined>): string {

@@ -12,12 +12,12 @@ import { isNotFound } from "../kube/errors";
 import { getClaim, listPods, waitPods } from "../kube/read";
 import type { PersistentVolumeClaim, Pod, StatefulSet } from "../api/types";
 import { evictPod } from "../kube/write";
-import { podComingUp, resizeState, restartOrder } from "../plan/existing-claims";
+import { podComingUp, resizeState, restartOrder } from "../plan/resize";
 import { controlledBy, isReady, labelSelector, ordinalStart, replicasOf } from "../plan/objects";
 import type { Plan } from "../plan/types";
 import type { ExistingClaim, ExistingClaimsResult } from "../plan/existing-claims-types";
 import { sleep, within } from "./deadline";
-import type { ClaimsContext } from "./existing-claims";
+import type { ClaimsContext } from "./resize";
 import { statefulSetRef } from "../refs";
 
 const evictionRetryMs = 5000;

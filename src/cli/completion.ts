@@ -4,7 +4,7 @@
 // ("" when a new word starts), and reads cobra's __complete answer: one candidate a line
 // ("value<TAB>description"), then ":<directive>". Commands, flags and positionals come from
 // the table in src/cli/flags.ts that also builds the parser, so completion follows every flag.
-// Cluster lookups (StatefulSet names, claim templates) are in src/commands/complete.ts.
+// Cluster lookups (StatefulSet names, claim templates) are in src/commands/completion.ts.
 import type { KubeFlags } from "../kube/client";
 import type { StatefulSet } from "../api/types";
 import { type CommandDef, commandDefs, completionShells, type FlagDef, helpFlagDef, kubeFlagDefs, kubeFlags } from "./flags";

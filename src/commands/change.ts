@@ -4,7 +4,7 @@
 // finish and starts no other; the same command run again finishes the rest. What is printed is
 // the view's business, chosen once.
 import { applyPlan, type ApplyContext } from "../apply/apply";
-import { holderFor } from "../holder";
+import { holderFor } from "../lock-holder";
 import { serverDryRun } from "../apply/dry-run";
 import { localJournalDir } from "../apply/journal-store";
 import { Progress } from "../apply/progress";

@@ -10,7 +10,7 @@ export interface CommandDeps {
   now: () => Date;
   connect?: (flags: KubeFlags) => Promise<KubeClient>;
   signal?: AbortSignal;
-  /** This process's id (for the journal's lock holder) and whether a journal's holder is certainly dead (src/holder.ts). */
+  /** This process's id (for the journal's lock holder) and whether a journal's holder is certainly dead (src/lock-holder.ts). */
   pid?: number;
   holderDead?: (holder: string) => boolean;
 }

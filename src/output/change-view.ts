@@ -8,7 +8,7 @@ import { seal, sealList } from "../plan/seal";
 import { apiVersion, type ApplyResult, type Plan } from "../plan/types";
 import { statefulSetIn, statefulSetRef } from "../refs";
 import type { IOStreams, Writable } from "../streams";
-import { existingResultLines } from "./existing-claims";
+import { existingResultLines } from "./resize";
 import { confirmQuestion, renderPlan, statefulSetVerb } from "./plan";
 import { renderTable } from "./table";
 import type { Printable, Printer } from "./print-flags";

@@ -9,7 +9,7 @@ import type { Plan } from "../plan/types";
 import { statefulSetIn } from "../refs";
 import type { IOStreams } from "../streams";
 import { unifiedDiff } from "./diff";
-import { renderExisting } from "./existing-claims";
+import { renderExisting } from "./resize";
 import { newOrdinalsLine, renderClaims, renderMigration } from "./plan";
 import type { Printer } from "./print-flags";
 

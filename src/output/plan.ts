@@ -2,7 +2,7 @@
 // does, what new ordinals get, the warnings and the steps.
 import type { Target } from "../api/types";
 import type { Plan, Step, TemplateChange } from "../plan/types";
-import { existingAfter, existingStepText, renderExisting } from "./existing-claims";
+import { existingAfter, existingStepText, renderExisting } from "./resize";
 import { ordinalsWord } from "./ordinals";
 import { pendingNotes } from "./pending";
 import { renderTable } from "./table";

@@ -5,7 +5,7 @@
 import type { PersistentVolumeClaim, Pod } from "../api/types";
 import { statefulSetRef } from "../refs";
 import { copyScript } from "./copy-script";
-import type { ExistingClaimsBase } from "./existing-claims";
+import type { ExistingClaimsBase } from "./resize";
 import { journalLabel } from "./journal";
 import { defaultStorageClass, templateSize } from "./objects";
 import { bytesOf as quantityBytes, compareQuantities, parseQuantity, sameQuantity } from "./quantity";

@@ -3,7 +3,7 @@
 // The assembler: a fresh change or the rest of an interrupted one (the journal decides), plus the
 // work on existing claims; the steps are put in their one order here, once.
 import { formatDirective } from "./directive";
-import { planExistingClaims } from "./existing-claims";
+import { planResize } from "./resize";
 import { planMigration } from "./migrate";
 import { freshPlan } from "./fresh";
 import { journalIsStale } from "./journal";
@@ -19,7 +19,7 @@ export { PlanError } from "./fresh";
 export function buildPlan(observed: Observed, request: PlanRequest): Plan {
   const journal = observed.journal;
   const base = journal && !journalIsStale(journal, observed.statefulSet) ? resumePlan(observed, request, journal, request.directives.map(formatDirective)) : freshPlan(observed, request);
-  const claimsWork = planExistingClaims(base, observed, request);
+  const claimsWork = planResize(base, observed, request);
   const moves = planMigration(base, observed, request);
   // Claims are being moved: the re-create is behind, the moves decide the rest.
   const moving = base.mode === "resume" && base.journal?.step === "migrating";

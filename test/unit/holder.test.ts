@@ -18,7 +18,7 @@ import {
   procReader,
   type ProcessIdentity,
   type ProcReader,
-} from "../../src/holder";
+} from "../../src/lock-holder";
 
 /** A /proc/PID/stat line as Linux writes it (52 fields), with the given comm, state and start time. */
 function statLine(pid: number, comm: string, state: string, start: string): string {

@@ -10,7 +10,7 @@ import { desiredStatefulSet, stripForCreate } from "../../src/plan/desired";
 import { apiVersion as journalApiVersion, type Journal } from "../../src/plan/types";
 import { buildPlan } from "../../src/plan/plan";
 import type { Observed, PlanRequest } from "../../src/plan/types";
-import { podComingUp, resizeState, restartOrder } from "../../src/plan/existing-claims";
+import { podComingUp, resizeState, restartOrder } from "../../src/plan/resize";
 import { checkQuotas, type Growth } from "../../src/plan/quota";
 import type { ExistingClaimsOptions as ExistingOptions } from "../../src/plan/existing-claims-types";
 import { claim, pod, storageClass, sts } from "../fixtures/builders";

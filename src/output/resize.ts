@@ -1,6 +1,6 @@
 // How the plan shows the work on existing claims: the per-claim "after" column, the growth
 // against each quota, the restart order, and the lines `set` prints when it is done.
-import { restartOrder } from "../plan/existing-claims";
+import { restartOrder } from "../plan/resize";
 import type { ClaimEffect, Plan } from "../plan/types";
 import type { ExistingClaim, ExistingClaimsResult, ResizeState } from "../plan/existing-claims-types";
 
@@ -29,7 +29,7 @@ function after(plan: Plan, c: ExistingClaim): string {
   return parts.join(", ");
 }
 
-/** The "after" column for a claim the existing-claims work covers, or undefined. */
+/** The "after" column for a claim the resize work covers, or undefined. */
 export function existingAfter(plan: Plan, claim: ClaimEffect): string | undefined {
   const c = plan.existing?.claims.find((x) => x.name === claim.name);
   return c ? after(plan, c) : undefined;

@@ -81,11 +81,11 @@ interface ClaimFindings {
 }
 
 /**
- * The work on existing claims: per-claim actions, refusals, warnings, steps. Without the flags
+ * The resize of existing claims (--resize-existing, --vac-existing): per-claim actions, refusals, warnings, steps. Without the flags
  * and without vac= it only checks that a journal left by an interrupted growth is not silently
  * dropped.
  */
-export function planExistingClaims(base: ExistingClaimsBase, observed: Observed, request: PlanRequest): ExistingClaimsPart {
+export function planResize(base: ExistingClaimsBase, observed: Observed, request: PlanRequest): ExistingClaimsPart {
   const options = request.existing;
   const anyVac = request.directives.some((d) => d.volumeAttributesClass !== undefined);
   const refusals: Refusal[] = interruptedGrowthRefusals(base, request);

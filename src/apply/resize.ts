@@ -1,4 +1,4 @@
-// Executes the existing-claims steps of a plan: grows claims (before the StatefulSet is touched)
+// Executes the resize steps of a plan (--resize-existing, --vac-existing, --wait-resize): grows claims (before the StatefulSet is touched)
 // and follows them until resized. Each claim is decided again from what it is now, never from
 // the plan alone, so a rerun after any interruption continues where the last run stopped and
 // never shrinks a claim that someone grew further meanwhile.
@@ -8,7 +8,7 @@ import { isConflict, isNotFound, isUnknownOutcome } from "../kube/errors";
 import { getClaim, waitClaims } from "../kube/read";
 import type { PersistentVolumeClaim } from "../api/types";
 import { patchClaim } from "../kube/write";
-import { resizeState } from "../plan/existing-claims";
+import { resizeState } from "../plan/resize";
 import { lessQuantity } from "../plan/quantity";
 import type { Plan } from "../plan/types";
 import type { ExistingClaim, ExistingClaimsResult } from "../plan/existing-claims-types";
