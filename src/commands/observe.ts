@@ -1,4 +1,5 @@
-// Reads everything a plan needs in a constant number of requests, all at once.
+// Reads everything a plan needs, all at once, in a number of requests that does not grow with the
+// StatefulSets: lists, and (for --migrate-existing) one list of pods and one stats read per node.
 import { RefusedError } from "../errors";
 import type { KubeClient } from "../kube/client";
 import { isForbidden } from "../kube/errors";
@@ -100,26 +101,48 @@ async function observeExistingClaims(client: KubeClient, options: ExistingClaims
   return { ...q, ...vacs };
 }
 
+type VolumesObserved = Pick<Observed, "volumeUsage" | "volumeUsageError" | "podNodes">;
+
 /**
- * For --migrate-existing: the node of each running pod of the StatefulSet (its copy pods run
- * there) and the bytes used on each claim's volume, from kubelet's volume stats (a shrink must
- * fit). Reading the stats needs get on nodes/proxy; without it, the reason is kept.
+ * For --migrate-existing, once for all the StatefulSets in play: the node of each of their running
+ * pods (their copy pods run there) and the bytes used on each claim's volume, from kubelet's volume
+ * stats (a shrink must fit). One list of pods and one stats read per node, side by side, however
+ * many StatefulSets there are. Reading the stats needs get on nodes/proxy; without it, the reason is kept.
  */
-async function observeVolumes(client: KubeClient, ns: string, sts: StatefulSet | undefined): Promise<Pick<Observed, "volumeUsage" | "volumeUsageError" | "podNodes">> {
-  if (!sts) return {};
-  const pods = await listPods(client, ns, labelSelector(sts));
-  const podNodes: Record<string, string> = {};
-  for (const p of pods) if (p.spec?.nodeName && p.status?.phase === "Running") podNodes[p.metadata.name!] = p.spec.nodeName;
-  const volumeUsage: Record<string, number> = {};
-  try {
+async function observeVolumes(client: KubeClient, ns: string | undefined, statefulSets: readonly StatefulSet[]): Promise<(sts: StatefulSet) => VolumesObserved> {
+  if (!statefulSets.length) return () => ({});
+  // The full pods: the metadata list the plan reads has no node names.
+  const pods = await listPods(client, ns);
+  const podsOf = (sts: StatefulSet) => {
+    const selector = labelSelector(sts);
+    return pods.filter((p) => p.metadata.namespace === sts.metadata.namespace && p.spec?.nodeName && p.status?.phase === "Running" && matchesSelector(p.metadata.labels, selector));
+  };
+  const nodes = [...new Set(statefulSets.flatMap((sts) => podsOf(sts).map((p) => p.spec!.nodeName!)))];
+  type Stats = { used: Map<string, number> } | { error: string };
+  const stats = new Map<string, Stats>(
+    await Promise.all(
+      nodes.map(async (node) => {
+        try {
+          return [node, { used: await volumeUsageOnNode(client, node) }] as [string, Stats];
+        } catch (e) {
+          // Forbidden, not served, or a node the API server will not proxy to (a loopback address): unknown.
+          return [node, { error: firstLine(e) }] as [string, Stats];
+        }
+      }),
+    ),
+  );
+  return (sts) => {
+    const own = podsOf(sts);
+    const podNodes: Record<string, string> = Object.fromEntries(own.map((p) => [p.metadata.name!, p.spec!.nodeName!]));
+    const prefix = `${sts.metadata.namespace}/`;
+    const volumeUsage: Record<string, number> = {};
     for (const node of new Set(Object.values(podNodes))) {
-      for (const [key, used] of await volumeUsageOnNode(client, node)) if (key.startsWith(`${ns}/`)) volumeUsage[key.slice(ns.length + 1)] = used;
+      const read = stats.get(node)!;
+      if ("error" in read) return { podNodes, volumeUsageError: read.error };
+      for (const [key, used] of read.used) if (key.startsWith(prefix)) volumeUsage[key.slice(prefix.length)] = used;
     }
-  } catch (e) {
-    // Forbidden, not served, or a node the API server will not proxy to (a loopback address): unknown.
-    return { podNodes, volumeUsageError: firstLine(e) };
-  }
-  return { podNodes, volumeUsage };
+    return { podNodes, volumeUsage };
+  };
 }
 
 export interface ObserveRequest {
@@ -144,7 +167,7 @@ export async function observe(client: KubeClient, request: ObserveRequest, deps:
   if (!statefulSet && !journal && !(await namespaceExists(client, ns))) {
     throw new RefusedError(`namespace "${ns}" not found; check -n, or list namespaces with: kubectl get namespaces`);
   }
-  const volumes = request.existing?.migrate ? await observeVolumes(client, ns, statefulSet) : {};
+  const volumes = request.existing?.migrate && statefulSet ? (await observeVolumes(client, ns, [statefulSet]))(statefulSet) : {};
   return {
     statefulSet,
     claims,
@@ -242,7 +265,8 @@ export async function observeMany(client: KubeClient, request: ObserveManyReques
   };
   for (const s of statefulSets) add(s.metadata.namespace ?? client.namespace, s.metadata.name!, s);
   if (request.existing?.migrate) {
-    for (const t of targets.values()) Object.assign(t.observed, await observeVolumes(client, t.namespace, t.observed.statefulSet));
+    const volumesOf = await observeVolumes(client, ns, statefulSets);
+    for (const t of targets.values()) if (t.observed.statefulSet) Object.assign(t.observed, volumesOf(t.observed.statefulSet));
   }
   // A StatefulSet deleted by an interrupted run: only its journal knows it, with the labels it had.
   for (const { journal } of journals ?? []) {

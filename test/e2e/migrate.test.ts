@@ -5,9 +5,12 @@
 // a non-zero exit, every uid and the StatefulSet's resourceVersion unchanged, no journal, no
 // copy pod. The moves themselves run on the real node (test/node/migrate.test.ts).
 import assert from "node:assert/strict";
+import { mkdtempSync, readFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { describe, type TestContext, test } from "node:test";
 import { sts } from "../fixtures/builders";
-import { apply, claims, eventually, getSts, kubectl, kubectlTry, namespace, runPlugin, settled, storageClassFor, uids, userKubeconfig } from "./harness";
+import { apply, claims, eventually, getSts, kubectl, kubectlTry, markReady, namespace, runPlugin, settled, storageClassFor, uids, userKubeconfig } from "./harness";
 
 /** Two replicas whose claims are bound to prepared volumes; `mode` and `access` as the claim template asks. */
 async function boundDb(t: TestContext, ns: string, cls: string, opts: { mode?: "Block"; access?: string } = {}): Promise<void> {
@@ -146,5 +149,46 @@ describe("set --migrate-existing: refused before anything changes", () => {
     const plan = JSON.parse((await runPlugin(["diff", "db", `data=1Gi,${other}`, "--migrate-existing", "-n", ns, "-o", "json"])).stdout);
     assert.deepEqual(plan.steps, ["write-journal", "orphan-delete", "wait-gone", "create", "verify", "record", "migrate", "remove-journal"]);
     assertNothingChanged(ns, before, rv);
+  });
+});
+
+describe("--migrate-existing reads a constant number of requests", () => {
+  /** StatefulSets labelled `group`, one replica each, whose pods run on `node` (bound and marked Running as a scheduler and kubelet would). */
+  async function onNode(ns: string, node: string, names: string[], group: string): Promise<void> {
+    for (const name of names) {
+      apply(sts(name, ns).withClaim("data", "1Gi").labels({ group }).build(), ns);
+      await settled(ns, name, 1);
+      const binding = { apiVersion: "v1", kind: "Binding", metadata: { name: `${name}-0` }, target: { apiVersion: "v1", kind: "Node", name: node } };
+      kubectl(["create", "--raw", `/api/v1/namespaces/${ns}/pods/${name}-0/binding`, "-f", "-"], { input: JSON.stringify(binding) });
+      markReady(ns, `${name}-0`);
+    }
+  }
+
+  test("set -l over three StatefulSets on one node makes the requests set -l over one makes: one list of pods, one stats read per node", async (t) => {
+    const ns = namespace(t, "migreq");
+    const node = `appstorage-${ns}`;
+    kubectl(["create", "-f", "-"], { input: JSON.stringify({ apiVersion: "v1", kind: "Node", metadata: { name: node } }) });
+    t.after(() => kubectlTry(["delete", "node", node, "--wait=false"]));
+    await onNode(ns, node, ["a", "b", "c"], "many");
+    await onNode(ns, node, ["solo"], "one");
+    const requests = async (group: string) => {
+      const log = join(mkdtempSync(join(tmpdir(), "appstorage-log-")), "requests");
+      const r = await runPlugin(["set", "-l", `group=${group}`, "data=2Gi", "--migrate-existing", "--dry-run=client", "-n", ns], { env: { APPSTORAGE_REQUEST_LOG: log } });
+      const lines = readFileSync(log, "utf8").split("\n").filter(Boolean);
+      return { r, lines };
+    };
+    const before = uids(ns);
+    const one = await requests("one");
+    const many = await requests("many");
+    assert.equal(many.r.code, one.r.code, `${one.r.stderr}\n${many.r.stderr}`);
+    const stats = (lines: string[]) => lines.filter((l) => l.includes(`/api/v1/nodes/${node}/proxy/stats/summary`)).length;
+    // One stats read of the node however many StatefulSets run there (it is sent again as any read
+    // is when the API server answers 503, as it does for a node it cannot reach).
+    assert.ok(stats(one.lines) >= 1, one.lines.join("\n"));
+    assert.equal(stats(many.lines), stats(one.lines), many.lines.join("\n"));
+    const podLists = (lines: string[]) => lines.filter((l) => l.startsWith(`GET /api/v1/namespaces/${ns}/pods?`)).length;
+    assert.equal(podLists(many.lines), 2, "the plan's list of pod metadata and one list of pods for their nodes");
+    assert.equal(many.lines.length, one.lines.length, `over three:\n${many.lines.join("\n")}\nover one:\n${one.lines.join("\n")}`);
+    assert.deepEqual(uids(ns), before, "a client dry run changes nothing");
   });
 });
