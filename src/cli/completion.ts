@@ -5,7 +5,7 @@
 // ("value<TAB>description"), then ":<directive>". Commands, flags and positionals come from
 // the table in src/cli/flags.ts that also builds the parser, so completion follows every flag.
 // Cluster lookups (StatefulSet names, claim templates) are in src/commands/completion.ts.
-import type { KubeFlags } from "../kube/client";
+import type { KubeFlags } from "../kube/kube-flags";
 import type { StatefulSet } from "../api/types";
 import { type CommandDef, commandDefs, completionShells, type FlagDef, helpFlagDef, kubeFlagDefs, kubeFlags } from "./flags";
 

@@ -3,11 +3,12 @@
 // a flag added here is parsed, documented in --help and completed without a second list.
 // The connection flags are kubectl's global flags (`kubectl options`), with kubectl's names,
 // short forms and meaning; `kubeFlags` turns their values into the client's KubeFlags once.
-import type { KubeFlags } from "../kube/client";
+import type { KubeFlags } from "../kube/kube-flags";
 import type { DryRun } from "../api/types";
 import { parseGoDuration, parseRequestTimeout } from "../duration";
 import { UsageError } from "../errors";
 import { type PrintFlags, printFlags } from "../output/print-flags";
+import { defaultCopyImage } from "../plan/migration-types";
 
 export const commandName = "kubectl appstorage";
 
@@ -78,8 +79,6 @@ export const kubeFlagDefs: FlagDef[] = [
 
 /** yargs adds --help itself; completion offers it from here. */
 export const helpFlagDef: FlagDef = { name: "help", short: "h", type: "boolean", describe: "Show help" };
-
-import { defaultCopyImage } from "../plan/migrate";
 
 const existingGroup = "Existing claims:";
 

@@ -4,6 +4,7 @@
 // (src/commands/*.ts, beside its run). Nothing here does I/O.
 import yargs, { type Argv, type Options } from "yargs";
 import type { DryRun } from "../api/types";
+import type { CompleteOptions } from "../commands/completion";
 import type { DiffOptions } from "../commands/diff";
 import type { HistoryOptions } from "../commands/history";
 import type { RbacOptions } from "../commands/rbac";
@@ -29,8 +30,7 @@ export interface Notices {
 export type ParsedCommand = Notices &
   (
     | { kind: "text"; text: string }
-    /** The hidden `__complete WORDS...` (cobra's protocol; `__completeNoDesc` without descriptions). */
-    | { kind: "complete"; words: string[]; descriptions: boolean }
+    | ({ kind: "complete" } & CompleteOptions)
     | ({ kind: "show" } & ShowOptions)
     | ({ kind: "rbac" } & RbacOptions)
     | ({ kind: "history" } & HistoryOptions)

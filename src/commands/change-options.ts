@@ -6,7 +6,7 @@
 import { UsageError } from "../errors";
 import type { DryRun } from "../api/types";
 import type { KubeFlags } from "../kube/client";
-import { defaultCopyImage } from "../plan/migrate";
+import { defaultCopyImage } from "../plan/migration-types";
 import type { ExistingClaimsOptions } from "../plan/existing-claims-types";
 import type { PrintFlags } from "../output/print-flags";
 

@@ -5,12 +5,15 @@
 // unreachable server, no permission) is an empty answer.
 import { type Answer, claimTemplateAnswer, completionRequest, Directive, formatAnswer, namedAnswer, namespaceAnswer, statefulSetAnswer } from "../cli/completion";
 import { loadKubeconfig } from "../kube/kubeconfig-loader";
-import type { ParsedCommand } from "../cli/root";
 import { getStatefulSet, listAll, listStatefulSets } from "../kube/read";
 import type { KubeObject } from "../api/types";
 import { connectWith, type CommandDeps } from "./deps";
 
-export type CompleteOptions = Extract<ParsedCommand, { kind: "complete" }>;
+/** The hidden `__complete WORDS...` (cobra's protocol; `__completeNoDesc` without descriptions). */
+export interface CompleteOptions {
+  words: string[];
+  descriptions: boolean;
+}
 
 /** A TAB press should not hang for kubectl's 30 s default on an unreachable server. */
 const completionRequestTimeoutMs = 5000;

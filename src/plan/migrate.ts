@@ -21,8 +21,6 @@ export const migrationLabels = {
   retainedAt: "appstorage.kubectl.io/retained-at",
 } as const;
 
-/** The default --copy-image: busybox has every tool the copy script uses (sh, cp, dd, cat, find, stat, sha256sum, awk, sort, du, df). */
-export const defaultCopyImage = "docker.io/library/busybox:1.37.0";
 
 export interface MigrationPart {
   migration?: Migration;

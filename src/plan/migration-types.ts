@@ -69,3 +69,6 @@ export interface MigrationResult {
     downSeconds?: number;
   }[];
 }
+
+/** The default --copy-image: busybox has every tool the copy script uses (sh, cp, dd, cat, find, stat, sha256sum, awk, sort, du, df). */
+export const defaultCopyImage = "docker.io/library/busybox:1.37.0";
