@@ -10,7 +10,8 @@
 //      --cascade=orphan --wait, kubectl create -f (fresh identical settled StatefulSets, the
 //      outcome checked after each run). Also reported: how long the plugin waited for the
 //      StatefulSet controller to adopt the pods, and the recipe followed by a kubectl wait for it.
-//   2. show -n NS over 100 StatefulSets x 3 replicas against kubectl get sts,pvc,pods -n NS.
+//   2. show -n NS over 100 StatefulSets x 3 replicas against kubectl get sts,pvc,pods -n NS (alone:
+//      `npm run bench:show`, results in dist/bench/show.json).
 //   3. --help start-up against kubectl version --client (at most 1.0x).
 //   4. API requests of one set and one show (APPSTORAGE_REQUEST_LOG), for 3 and 30 replicas.
 //   5. Peak memory of show -A with that namespace in the cluster (kubectl get -A for reference).
@@ -62,10 +63,12 @@ const allCount = small ? 6 : Number(process.env.BENCH_ALL ?? 1000);
 const scaleOnly = process.argv.includes("--scale-only");
 // Row 7 alone, with --set-many-only (scripts/bench/set-many-qps.mjs runs it on two control planes).
 const setManyOnly = process.argv.includes("--set-many-only");
-const withScale = !setManyOnly && (scaleOnly || process.env.BENCH_SCALE !== "0");
+// Row 2 alone, with --show-only (npm run bench:show): show -n over the 100 StatefulSets against kubectl get.
+const showOnly = process.argv.includes("--show-only");
+const withScale = !setManyOnly && !showOnly && (scaleOnly || process.env.BENCH_SCALE !== "0");
 const scaleCount = small ? 60 : Number(process.env.BENCH_SCALE_STATEFULSETS ?? 5000);
 const scaleNamespaceCount = small ? 3 : Math.min(50, scaleCount);
-const outFile = resolve(root, process.env.BENCH_OUT ?? join("dist", "bench", scaleOnly ? "scale.json" : setManyOnly ? "set-many.json" : "results.json"));
+const outFile = resolve(root, process.env.BENCH_OUT ?? join("dist", "bench", scaleOnly ? "scale.json" : setManyOnly ? "set-many.json" : showOnly ? "show.json" : "results.json"));
 const id = randomBytes(3).toString("hex");
 const label = `appstorage-bench=${id}`;
 const stateDir = mkdtempSync(join(tmpdir(), "appstorage-bench-"));
@@ -1077,7 +1080,11 @@ async function main() {
     const results = {
       apiVersion: "appstorage.kubectl.io/bench/v1",
       date: new Date().toISOString(),
-      command: setManyOnly ? "node scripts/bench/bench.mjs --set-many-only" : `${small ? "BENCH_SMALL=1 " : ""}${!withScale ? "BENCH_SCALE=0 " : ""}npm run ${scaleOnly ? "bench:scale" : "bench"}`,
+      command: setManyOnly
+        ? "node scripts/bench/bench.mjs --set-many-only"
+        : showOnly
+          ? "npm run bench:show"
+          : `${small ? "BENCH_SMALL=1 " : ""}${!withScale ? "BENCH_SCALE=0 " : ""}npm run ${scaleOnly ? "bench:scale" : "bench"}`,
       controllerManagerFlags: process.env.APPSTORAGE_KCM_FLAGS ?? "",
       settings: {
         small,
@@ -1098,6 +1105,8 @@ async function main() {
     // busy for as long as they exist, and that would be a handicap for either side.
     if (setManyOnly) {
       results.setMany = await benchSetMany(setManyCount, 3, true);
+    } else if (showOnly) {
+      results.show = benchShow(await createShowNamespace());
     } else if (!scaleOnly) {
       results.startup = benchStartup();
       results.set = await benchSet();
@@ -1117,8 +1126,14 @@ async function main() {
     }
     mkdirSync(dirname(outFile), { recursive: true });
     writeFileSync(outFile, `${JSON.stringify(results, null, 2)}\n`);
-    const text = scaleOnly ? scaleTable(results.scale) : setManyOnly ? layout([tableHead, ...setManyRows(results)]) : table(results);
-    if (!scaleOnly && !setManyOnly) writeFileSync(join(dirname(outFile), "table.txt"), text);
+    const text = scaleOnly
+      ? scaleTable(results.scale)
+      : setManyOnly
+        ? layout([tableHead, ...setManyRows(results)])
+        : showOnly
+          ? `show -n over ${results.show.statefulSets} StatefulSets: plugin ${results.show.pluginMs} ms, kubectl get sts,pvc,pods ${results.show.kubectlMs} ms: ${results.show.ratio}x (target at most 1.0x${results.show.met ? ", met" : ", MISSED"})\n`
+          : table(results);
+    if (!scaleOnly && !setManyOnly && !showOnly) writeFileSync(join(dirname(outFile), "table.txt"), text);
     process.stdout.write(text);
     log(`results written to ${outFile}`);
   } finally {

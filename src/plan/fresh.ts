@@ -5,7 +5,7 @@ import { desiredStatefulSet, stripForCreate } from "./desired";
 import { formatDirective, type Directive } from "./directive";
 import { byName, claimTemplateNames, defaultStorageClass, indexObjects, memberClaims, memberPods, type ObjectIndex, ordinalStart, podRevision, replicasOf, templateSize } from "./objects";
 import { matchesTemplate, neverBound, pendingReason, recreateByHand } from "./pending";
-import { sameQuantity } from "./quantity";
+import { decimalSizeNote, sameQuantity } from "./quantity";
 import { applyForce, checkSafety, lockFree, lockRefusal } from "./rules";
 import { type ClaimEffect, type Observed, type OrdinalsPlan, type Plan, type PlanRequest, recreateSteps, type Step, type TemplateChange, apiVersion } from "./types";
 import { statefulSetRef } from "../refs";
@@ -111,6 +111,16 @@ function describeChange(d: Directive, before: StatefulSet): TemplateChange {
   };
 }
 
+/** Each decimal size asked for where the template or its claims are written in binary units. */
+function sizeNotes(changes: readonly TemplateChange[], claims: readonly PersistentVolumeClaim[], name: string): string[] {
+  return changes.flatMap((c) => {
+    if (!c.after.size || sameQuantity(c.after.size, c.before.size ?? "")) return [];
+    const own = claims.filter((k) => k.metadata.name?.startsWith(`${c.claim}-${name}-`)).map((k) => k.spec.resources?.requests?.["storage"]);
+    const note = decimalSizeNote(c.claim, c.after.size, [c.before.size, ...own]);
+    return note ? [note] : [];
+  });
+}
+
 function isNoop(c: TemplateChange): boolean {
   return (
     sameQuantity(c.before.size ?? "", c.after.size ?? "") &&
@@ -136,6 +146,7 @@ export function freshPlan(observed: Observed, request: PlanRequest): Plan {
     safety.warnings.push(`${ref} was re-created by someone else after an interrupted change (${journal.request.join(" ")}); that change is dropped`);
   }
   const { refusals, warnings } = applyForce(safety, request.force);
+  warnings.push(...sizeNotes(changes, observed.claims, request.name));
 
   const from = changes.map((c) => formatDirective({ claim: c.claim, size: c.before.size, storageClass: c.before.storageClass, volumeAttributesClass: c.before.volumeAttributesClass }));
   // original and desired share what the change leaves alone (desiredStatefulSet): diff writes it once.

@@ -21,7 +21,6 @@ export const migrationLabels = {
   retainedAt: "appstorage.kubectl.io/retained-at",
 } as const;
 
-
 export interface MigrationPart {
   migration?: Migration;
   refusals: Refusal[];

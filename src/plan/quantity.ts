@@ -193,3 +193,18 @@ export function canonical(text: string): string {
     return text;
   }
 }
+
+const decimalSuffix = /^(\d+)(k|M|G|T|P|E)$/;
+
+/**
+ * A note when a size is written in decimal units (2G) beside sizes written in binary ones (1Gi):
+ * most people who type 2G there mean 2Gi (Juju's storage directives do). The size keeps
+ * kubectl's meaning; the note says both values in bytes and the binary spelling.
+ */
+export function decimalSizeNote(claim: string, size: string, beside: readonly (string | undefined)[]): string | undefined {
+  const m = decimalSuffix.exec(size);
+  const binary = beside.find((s) => s !== undefined && /^\d+(\.\d+)?(Ki|Mi|Gi|Ti|Pi|Ei)$/.test(s));
+  if (!m || binary === undefined) return undefined;
+  const alternative = `${m[1]}${m[2] === "k" ? "K" : m[2]}i`;
+  return `${claim}=${size} is ${bytesOf(size)} bytes (a decimal ${m[2]}), while ${binary} there is binary: for ${bytesOf(alternative)} bytes write ${claim}=${alternative}`;
+}

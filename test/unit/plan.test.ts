@@ -382,3 +382,28 @@ describe("buildPlan: which ordinals get the new template (issue 18)", () => {
     ]);
   });
 });
+
+describe("buildPlan: a decimal size beside binary ones", () => {
+  const cases: [what: string, template: string, directive: string, note: RegExp | undefined][] = [
+    [
+      "2G on a 1Gi template: both values in bytes and the binary spelling",
+      "1Gi",
+      "pgdata=2G",
+      /^pgdata=2G is 2000000000 bytes \(a decimal G\), while 1Gi there is binary: for 2147483648 bytes write pgdata=2Gi$/,
+    ],
+    ["500M on a 1Gi template", "1Gi", "pgdata=500M", /^pgdata=500M is 500000000 bytes \(a decimal M\), while 1Gi there is binary: for 524288000 bytes write pgdata=500Mi$/],
+    ["2Gi: binary like the template, no note", "1Gi", "pgdata=2Gi", undefined],
+    ["2G on a 1G template (and a 1G claim): all decimal, no note", "1G", "pgdata=2G", undefined],
+  ];
+  for (const [what, template, directive, note] of cases) {
+    test(what, () => {
+      const claims = [claim("pgdata-db-0", template, { capacity: template, storageClass: "standard" })];
+      const plan = buildPlan(observed(sts("db").withClaim("pgdata", template).live(), { claims }), request(directive));
+      const notes = plan.warnings.filter((w) => / is \d+ bytes \(a decimal /.test(w));
+      if (note) assert.match(notes.join("\n"), note);
+      else assert.deepEqual(notes, []);
+      // The size keeps kubectl's meaning: 2G stays 2G.
+      assert.equal(plan.changes[0]!.after.size, directive.split("=")[1]);
+    });
+  }
+});
