@@ -21,7 +21,7 @@ export const migrationLabels = {
   retainedAt: "appstorage.kubectl.io/retained-at",
 } as const;
 
-/** The default --copy-image: busybox has every tool the copy script uses (sh, cp, dd, cat, find, stat, sha256sum, awk, sort, du, df). */
+/** The default --copy-image: busybox has every tool the copy script uses (sh, cp, dd, cat, find, stat, sha256sum, awk, sort, du, df, among others). */
 export const defaultCopyImage = "docker.io/library/busybox:1.37.0";
 
 export interface MigrationPart {
@@ -47,7 +47,7 @@ const bytesOf = (q: string) => Number(quantityBytes(q) ?? 0n);
 /**
  * Plans the move of every existing claim of the named templates whose class or size differs
  * from its new template: highest ordinal first. Refused before anything changes: block volumes,
- * a ReadWriteOncePod claim without --yes, a new size smaller than the data, --resize-existing with it.
+ * a ReadWriteOncePod claim without --yes, a new size smaller than the data.
  */
 export function planMigration(base: ExistingClaimsBase, observed: Observed, request: PlanRequest): MigrationPart {
   const options = request.existing?.migrate;
