@@ -1,4 +1,5 @@
-// --dry-run=server: the server's own answer to every write of the plan, with nothing persisted.
+// --dry-run=server: the server's own answer to the plan's orphan delete and re-create (the claim
+// patches' is in ./resize.ts, the copy pod's in ./copy-pods.ts), with nothing persisted.
 import { RefusedError } from "../errors";
 import type { KubeClient } from "../kube/client";
 import { isAlreadyExists } from "../kube/errors";

@@ -1,5 +1,5 @@
 // Where journals are written: a Secret in the StatefulSet's namespace (so another machine can
-// finish the job, and the Secret's create is the lock) and a local 0600 file in a 0700 folder (a
+// finish the job, and writing the Secret is the lock) and a local 0600 file in a 0700 folder (a
 // copy for the person who ran the command). Neither ever holds credentials: only the objects.
 import { chmodSync, mkdirSync, rmSync, writeFileSync } from "node:fs";
 import { homedir } from "node:os";

@@ -82,7 +82,7 @@ export const helpFlagDef: FlagDef = { name: "help", short: "h", type: "boolean",
 
 const existingGroup = "Existing claims:";
 
-/** --resize-existing, --vac-existing, --wait-resize, --restart-pods; diff has no --timeout to name. */
+/** --resize-existing, --vac-existing, --wait-resize, --restart-pods, --migrate-existing, --copy-image; diff has no --timeout to name. */
 function existingClaimFlagDefs(command: "set" | "diff"): FlagDef[] {
   const bound = command === "set" ? " (bounded by --timeout)" : "";
   return [
@@ -108,14 +108,18 @@ function existingClaimFlagDefs(command: "set" | "diff"): FlagDef[] {
       describe:
         "Also move every existing claim of the named templates to a new volume of the new class and size, with its data, one replica at a time, highest ordinal first (copied while the pod runs, verified file by file; the old volume is kept with reclaim policy Retain)",
     },
-    { name: "copy-image", type: "string", describe: `With --migrate-existing: the image of the copy pods, with sh, cp, dd, cat, find, stat, sha256sum, awk, du and df (default ${defaultCopyImage})` },
+    {
+      name: "copy-image",
+      type: "string",
+      describe: `With --migrate-existing: the image of the copy pods, with busybox's tools or the same (sh, cp -a, find, stat -c, sha256sum, awk, sort, dd, du, df, among others) (default ${defaultCopyImage})`,
+    },
   ].map((f) => ({ ...f, group: existingGroup }) as FlagDef);
 }
 
 const statefulSet = (required: boolean, describe: string): PositionalDef => ({ name: "statefulset", describe, required, complete: "statefulset" });
 const directives = (describe: string): PositionalDef => ({ name: "directives", describe, required: false, variadic: true, complete: "claimTemplates" });
 
-/** -l and -A of set and diff: every StatefulSet a selector matches, instead of one by name. */
+/** -l and -A of set, diff and undo: every StatefulSet a selector matches, instead of one by name. */
 const selectorFlagDefs: FlagDef[] = [
   { name: "selector", short: "l", type: "string", describe: "Every StatefulSet this label selector matches, instead of a name (all planned first; one refused: nothing changes)" },
   { name: "all-namespaces", short: "A", type: "boolean", default: false, describe: "With -l: in every namespace" },
@@ -127,7 +131,7 @@ const outputFlagDef = (p: PrintFlags): FlagDef => ({ name: "output", short: "o",
 export const dryRunValues = ["none", "client", "server"] as const satisfies readonly DryRun[];
 export const completionShells = ["bash", "zsh"] as const;
 
-/** What set and undo share: how a change is tried and confirmed, how long it waits, what it prints. */
+/** What set and undo share: how a change is tried and confirmed (and, in waitFlagDefs, how long it waits and what it prints). */
 const confirmFlagDefs: FlagDef[] = [
   {
     name: "dry-run",
@@ -162,7 +166,7 @@ export const commandDefs: CommandDef[] = [
     ],
     examples: [
       [`${commandName} show postgresql-k8s`, "Claim templates and every claim per ordinal, with drift from the template"],
-      [`${commandName} show -A -owide`, "Every StatefulSet in every namespace, with storage classes"],
+      [`${commandName} show -A -owide`, "Every StatefulSet in every namespace, with access modes, attributes classes and claim conditions"],
       [`${commandName} show -n prod -l app=db -o yaml`, "The StatefulSets labelled app=db in namespace prod, as YAML"],
     ],
   },
@@ -228,13 +232,13 @@ export const commandDefs: CommandDef[] = [
     positionals: [],
     flags: [outputFlagDef(printFlags.rbac)],
     examples: [
-      [`${commandName} rbac -n team-a`, "The Role, a RoleBinding template and the optional ClusterRole for storage classes, to review"],
+      [`${commandName} rbac -n team-a`, "The Role, the optional ClusterRole for storage classes and those --migrate-existing adds, each with a binding template, to review"],
       [`${commandName} rbac -n team-a | kubectl apply -f -`, "Create them (edit the subjects of the bindings first)"],
     ],
   },
   {
     name: "completion",
-    describe: "Print a bash or zsh completion script (for kubectl appstorage <TAB>, see the README: Completion)",
+    describe: "Print a bash or zsh completion script for kubectl-appstorage run by its own name (for kubectl appstorage <TAB>, see the README: Completion)",
     positionals: [{ name: "shell", describe: "bash or zsh", required: true, choices: completionShells }],
     flags: [],
     examples: [

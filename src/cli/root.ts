@@ -26,7 +26,7 @@ export interface Notices {
   notices?: string[];
 }
 
-/** One value per command: its kind and the Options type its own file declares. */
+/** One value per command: its kind and the Options type its own file exports. */
 export type ParsedCommand = Notices &
   (
     | { kind: "text"; text: string }

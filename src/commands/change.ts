@@ -1,8 +1,8 @@
 // The run every change shares (`set`, `set -l`, `set --plan`, `undo`), as one straight sequence:
-// refuse (one plan refused: nothing changes), dry run, preflight, confirm, then apply up to
-// --parallel StatefulSets at a time, each with its own journal. A failure lets those under way
-// finish and starts no other; the same command run again finishes the rest. What is printed is
-// the view's business, chosen once.
+// refuse (one plan refused: nothing changes), client dry run, preflight, server dry run, confirm,
+// then apply up to --parallel StatefulSets at a time, each with its own journal. A failure lets
+// those under way finish and starts no other; the same command run again finishes the rest. What
+// is printed is the view's business, chosen once.
 import { applyPlan, type ApplyContext } from "../apply/apply";
 import { holderFor } from "../lock-holder";
 import { serverDryRun } from "../apply/dry-run";

@@ -2,7 +2,7 @@
 // from the parsed command line and the dependencies to what a run needs: the client, the plans
 // (one StatefulSet by name, every one a selector matches, a reviewed plan file, or an undo),
 // where they act, and the view chosen once for the run. Bad input is refused here, before
-// anything is read; a plan that cannot be made is a refusal, translated here once.
+// the cluster is read; a plan that cannot be made is a refusal, translated here once.
 import { readFileSync } from "node:fs";
 import { RefusedError, UsageError } from "../errors";
 import type { KubeClient } from "../kube/client";

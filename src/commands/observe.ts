@@ -207,8 +207,8 @@ function byNamespace<T extends { metadata: { namespace?: string } }>(items: read
 }
 
 /**
- * Everything the plans of `-l SELECTOR` (and `-A`) need, in a constant number of list requests
- * whatever the number of StatefulSets: each matching StatefulSet, and each journal whose
+ * Everything the plans of `-l SELECTOR` (and `-A`) need, in the same lists (each paged) whatever
+ * the number of StatefulSets: each matching StatefulSet, and each journal whose
  * StatefulSet an interrupted run deleted (matched on the labels it saved), gets its Observed.
  */
 export async function observeMany(client: KubeClient, request: ObserveManyRequest, deps: Pick<CommandDeps, "now" | "holderDead">): Promise<Target[]> {

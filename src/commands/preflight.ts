@@ -1,5 +1,6 @@
 // Before any change: every permission the plan's steps use (SelfSubjectAccessReview, each asked
-// once), and the server's own answer to each claim patch.
+// once), the server's own answer to each claim patch and to a copy pod, and the measure of a
+// shrink whose data kubelet's stats could not tell.
 import { dryRunClaimPatches } from "../apply/dry-run";
 import { dryRunCopyPod, measureShrinks } from "../apply/copy-pods";
 import type { Progress } from "../apply/progress";

@@ -1,5 +1,6 @@
-// `rbac [-n NS] [-o yaml|json]`: prints the least-privilege Role (and its binding, and the
-// optional ClusterRole for storage classes) for kubectl apply -f -. Reads nothing from the cluster.
+// `rbac [-n NS] [-o yaml|json]`: prints the least-privilege Role (and its binding, the optional
+// ClusterRole for storage classes, and the Role and ClusterRole --migrate-existing adds) for
+// kubectl apply -f -. Reads nothing from the cluster.
 import type { KubeFlags } from "../kube/client";
 import { permissionTable } from "../plan/access";
 import { printFlags } from "../output/print-flags";

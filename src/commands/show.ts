@@ -1,5 +1,6 @@
 // `show [STS] [-n NS | -A] [-l SELECTOR]`: claim templates and every claim per ordinal.
-// A constant number of list requests (seven), in parallel, whatever the number of StatefulSets.
+// Seven reads in parallel (lists, each paged; a get for one StatefulSet by name), whatever the number
+// of StatefulSets, and a namespace check when none is found.
 import { RefusedError, UsageError } from "../errors";
 import type { KubeFlags } from "../kube/client";
 import type { KubeClient } from "../kube/client";

@@ -42,7 +42,7 @@ export interface ConnectOptions {
 }
 
 export interface KubeClient {
-  /** The namespace from -n, else the context's, else "default". */
+  /** The namespace from -n, else the context's, else (in a pod) the pod's, else "default". */
   readonly namespace: string;
   /** Where this client acts: context, cluster, server, namespace, user, impersonation. */
   readonly target: Target;

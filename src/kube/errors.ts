@@ -1,4 +1,4 @@
-// One place that turns API server answers into named errors (403, 404, 409, 410, 422, ...).
+// One place that turns API server answers into named errors (403, 404, 409, 410; 5xx as an unknown outcome).
 
 /** A non-2xx answer of the API server, with its Status object when it sent one. */
 export class ApiError extends Error {

@@ -21,7 +21,7 @@ export interface KubeFlags {
   as?: string;
   asGroups?: string[];
   asUid?: string;
-  /** --request-timeout in milliseconds, when given; 0 waits forever. Absent: 30 s (client.ts). */
+  /** --request-timeout in milliseconds, when given; 0 waits forever. Absent: 30 s (client.ts; completion 5 s). */
   requestTimeoutMs?: number;
   /** -v N: at 6 and up, one stderr line per request (method, URL, status, latency). */
   verbosity?: number;

@@ -5,9 +5,9 @@
 // - Files and merge: ./kubeconfig-loader.ts.
 // - Overrides: --context, then --cluster and --user replace the context's, --namespace, and
 //   the cluster and user fields (--server, --certificate-authority, --insecure-skip-tls-verify,
-//   --tls-server-name, --token, --client-certificate, --client-key, --as, --as-group,
-//   --as-uid) replace the entry's, with clientcmd's special cases (a CA or insecure flag
-//   replaces all three TLS fields; --server resets tls-server-name to the flag's).
+//   --tls-server-name, --token, --username, --password, --client-certificate, --client-key,
+//   --as, --as-group, --as-uid) replace the entry's, with clientcmd's special cases (a CA or
+//   insecure flag replaces all three TLS fields; --server resets tls-server-name to the flag's).
 // - In-cluster (a pod's service account) only when all that gives no server at all.
 //
 // Why not client-node's KubeConfig: it merges otherwise, and initialising it costs about 50 ms

@@ -6,9 +6,9 @@ export const maxAttempts = 4;
 
 /**
  * Milliseconds to wait before trying again, or undefined to give up. Reads (and reviews, which
- * change nothing) are retried on 5xx, 429 and broken connections. A write is retried only on
- * 429, which the server sends before doing anything; any other failure of a write has an
- * unknown outcome that the caller resolves by reading back, never by blindly repeating.
+ * change nothing) are retried on 500, 502, 503, 504, 429 and broken connections. A write is
+ * retried only on 429, which the server sends before doing anything; any other failure of a write
+ * has an unknown outcome that the caller resolves by reading back, never by blindly repeating.
  */
 export function retryDelay(spec: Pick<WireRequest, "method" | "idempotent">, err: unknown, attempt: number): number | undefined {
   if (attempt >= maxAttempts) return undefined;

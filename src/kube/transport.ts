@@ -14,7 +14,7 @@ export interface TransportOptions {
   address: ApiServerAddress;
   credentials: Credentials;
   agentFor: AgentFor;
-  /** --request-timeout (0: none), for requests that are not watches. */
+  /** --request-timeout (0: none): the limit of a request that is not a watch, and how long a watch may stay silent. */
   timeoutMs: number;
   /** -v: at 6 and up, one line per request. */
   verbosity: number;

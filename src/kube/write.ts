@@ -1,5 +1,5 @@
 // Every write this tool can make, named in Kubernetes words. Only src/apply imports this module
-// (a dependency-cruiser rule in npm test): plans, commands and output never write.
+// (a dependency-cruiser rule in npm test): plans and output never write, commands only through src/apply.
 import type { WriteRequest } from "./api-request";
 import type { KubeClient } from "./client";
 import { isNotFound } from "./errors";
@@ -17,7 +17,7 @@ function send<T = unknown>(client: KubeClient, spec: WriteRequest): Promise<T> {
 /**
  * Deletes the StatefulSet and leaves its pods and claims in place (propagationPolicy Orphan),
  * only if it is still exactly the object that was planned: a changed uid or resourceVersion
- * is a 409 Conflict and nothing is deleted. There is deliberately no other way to delete.
+ * is a 409 Conflict and nothing is deleted. There is deliberately no other way to delete a StatefulSet.
  */
 export function orphanDelete(client: KubeClient, ns: string, name: string, pre: { uid: string; resourceVersion: string }, dryRun: DryRun = "none"): Promise<StatefulSet> {
   return send<StatefulSet>(client, {

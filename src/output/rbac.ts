@@ -1,5 +1,6 @@
-// `kubectl appstorage rbac`: the least-privilege Role this tool needs in a namespace, a RoleBinding
-// template, and the optional ClusterRole for storage classes, as YAML for `kubectl apply -f -`;
+// `kubectl appstorage rbac`: the least-privilege Role this tool needs in a namespace, the optional
+// ClusterRole for storage classes, and the Role and ClusterRole --migrate-existing adds, each with a
+// binding template, as YAML for `kubectl apply -f -`;
 // and the README's permission table. Both are made from the one permission table (src/plan/access.ts).
 import type { Permission } from "../plan/access";
 

@@ -25,7 +25,7 @@ export interface Permission {
   /** The commands and steps that use it, and what happens without an optional one. */
   usedBy: string;
   without?: string;
-  /** migrate: only set --migrate-existing uses it (rbac prints it in a Role and ClusterRole of their own). */
+  /** migrate: only --migrate-existing needs it (its moves, its reads, show's kept volumes); rbac prints it in a Role and ClusterRole of their own. */
   feature?: "migrate";
 }
 

@@ -1,6 +1,7 @@
 // The script of the --migrate-existing copy pods, for busybox's sh and tools (the default copy
-// image) or any POSIX userland with stat -c, sha256sum and awk. /src is the claim (read-only),
-// /dst the new volume; the report goes to the termination message as one line of JSON.
+// image) or another userland with the same options (cp -a, find -mindepth, stat -c, sha256sum,
+// awk). /src is the claim (read-only), /dst the new volume; the report goes to the termination
+// message as one line of JSON.
 //
 // MODE=measure: the bytes the data takes ({bytes}, du), when kubelet's volume stats cannot tell.
 //

@@ -4,7 +4,7 @@
 import type { ResourceQuota } from "../api/types";
 import type { MigrateOptions } from "./migration-types";
 
-/** --resize-existing, --vac-existing, --wait-resize, --restart-pods: the work on existing claims. */
+/** --resize-existing, --vac-existing, --wait-resize, --restart-pods (and --migrate-existing): the work on existing claims. */
 export interface ExistingClaimsOptions {
   /** --resize-existing: grow smaller claims, and set the attributes class a directive names. */
   resize: boolean;

@@ -14,11 +14,6 @@ import { statefulSetRef } from "../refs";
 export class PlanError extends Error {}
 
 /**
- * Every claim of the StatefulSet, with what happens to it: kept as it is, whatever the template
- * says. A claim that never bound gets why it is Pending (as far as the classes tell) and, when it
- * will not match the new template, the commands that have it created again by hand.
- */
-/**
  * The claims and pods of one namespace filed by name, made once per pair of lists: the plans of
  * `-l` over many StatefulSets share their namespace's lists (observeMany), and filing them again
  * for each plan made planning quadratic in the namespace's size. The lists are never mutated.
@@ -35,6 +30,11 @@ function planIndex(observed: Pick<Observed, "claims" | "pods">): ObjectIndex {
   return index;
 }
 
+/**
+ * Every claim of the StatefulSet, with what happens to it: kept as it is, whatever the template
+ * says. A claim that never bound gets why it is Pending (as far as the classes tell) and, when it
+ * will not match the new template, the commands that have it created again by hand.
+ */
 export function describeClaims(sts: StatefulSet, observed: Pick<Observed, "claims" | "pods" | "storageClasses">, changed: ReadonlySet<string>, desired: StatefulSet, namespace: string): ClaimEffect[] {
   const index = planIndex(observed);
   const classes = new Map(observed.storageClasses.map((c) => [c.metadata.name ?? "", c]));

@@ -58,7 +58,7 @@ export function existingClaimsFlags(o: ExistingClaimsOptions): string {
   return [o.resize && "--resize-existing", o.vac && "--vac-existing", o.migrate && "--migrate-existing"].filter(Boolean).join(" ");
 }
 
-/** The command that finishes an interrupted change: the same command again. */
+/** The command that finishes an interrupted change: its set (or undo) again, with the flags that change claims. */
 export function finishCommand(journal: Journal): string {
   if (journal.command === "undo") return `kubectl appstorage undo ${journal.name} -n ${journal.namespace}`;
   const flags = journal.existing ? ` ${existingClaimsFlags(journal.existing.options)}` : journal.migration ? " --migrate-existing" : "";

@@ -44,7 +44,7 @@ const bytesOf = (q: string) => Number(quantityBytes(q) ?? 0n);
 /**
  * Plans the move of every existing claim of the named templates whose class or size differs
  * from its new template: highest ordinal first. Refused before anything changes: block volumes,
- * a ReadWriteOncePod claim without --yes, a new size smaller than the data, --resize-existing with it.
+ * a ReadWriteOncePod claim without --yes, a new size smaller than the data.
  */
 export function planMigration(base: ExistingClaimsBase, observed: Observed, request: PlanRequest): MigrationPart {
   const options = request.existing?.migrate;

@@ -70,5 +70,5 @@ export interface MigrationResult {
   }[];
 }
 
-/** The default --copy-image: busybox has every tool the copy script uses (sh, cp, dd, cat, find, stat, sha256sum, awk, sort, du, df). */
+/** The default --copy-image: busybox has every tool the copy script uses (sh, cp, dd, cat, find, stat, sha256sum, awk, sort, du, df, among others). */
 export const defaultCopyImage = "docker.io/library/busybox:1.37.0";

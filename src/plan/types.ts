@@ -7,7 +7,7 @@ import type { Directive } from "./directive";
 import type { ExistingClaimsObserved, ExistingClaimsOptions, ExistingClaimsPlan, ExistingClaimsResult, JournalExistingClaims } from "./existing-claims-types";
 import type { Migration, MigrationResult } from "./migration-types";
 
-/** The version of every document this tool writes or prints: Plan, Journal, Result, StorageReport. */
+/** The version of this tool's own documents: Plan(List), Journal, Result(List), StorageReport, History. */
 export const apiVersion = "appstorage.kubectl.io/v1alpha1";
 
 /**
@@ -134,7 +134,8 @@ export interface PendingReason {
 
 /**
  * What a user can run by hand to have a claim that never bound (no volume, so no data) created
- * again from its template. This tool never runs it: it never deletes a claim or a pod.
+ * again from its template. This tool never runs it: it deletes claims only as --migrate-existing
+ * moves them, and pods only its own copy pods (others it evicts).
  */
 export interface RecreateByHand {
   /** One shell line: the claim's delete, then (when the pod exists) its pod's. */
@@ -225,7 +226,7 @@ export interface Plan {
   digest?: string;
 }
 
-/** The plans of one `set -l` or `diff -l`: one per StatefulSet, applied one after another. */
+/** The plans of one `set -l`, `diff -l` or `undo -l`: one per StatefulSet, applied up to --parallel at a time. */
 export interface PlanList {
   apiVersion: typeof apiVersion;
   kind: "PlanList";

@@ -37,7 +37,7 @@ export interface ClaimView {
   storageClass?: string;
   accessModes: string[];
   volumeAttributesClass?: string;
-  /** Conditions that matter to a resize: Resizing, FileSystemResizePending, ModifyingVolume. */
+  /** Conditions that matter to a resize: Resizing, FileSystemResizePending, ModifyingVolume, ControllerResizeError, NodeResizeError. */
   conditions: string[];
   pod?: string;
   podPhase?: string;
