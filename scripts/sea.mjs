@@ -75,12 +75,25 @@ export async function bundlePlugin({ script, asset }) {
 }
 
 /**
+ * The parser reads each command's -o list from src/output/print-flags.ts for --help and
+ * completion, and never prints through it: the printers' modules (YAML, templates: about 270 KB)
+ * stay out of text.js. print-flags.ts loads them only when a printer is made, in the plugin.
+ */
+const parserOnly = {
+  name: "parser-only",
+  setup(b) {
+    b.onResolve({ filter: /^\.\/(yaml|jsonpath|custom-columns)$/ }, (args) => (args.importer.endsWith(join("src", "output", "print-flags.ts")) ? { path: args.path, external: true } : undefined));
+  },
+};
+
+/**
  * The executable's main script (it only runs the assets) and its asset text.js, the argument
  * parser that answers --help alone (scripts/sea/main.ts and scripts/sea/text.ts say why).
  */
 export async function bundleMain({ main, textAsset }) {
   await build({ ...esbuildOptions(), entryPoints: ["scripts/sea/main.ts"], outfile: main });
-  const out = await build({ ...esbuildOptions(), entryPoints: ["scripts/sea/text.ts"], write: false });
+  const options = esbuildOptions();
+  const out = await build({ ...options, plugins: [...options.plugins, parserOnly], entryPoints: ["scripts/sea/text.ts"], write: false });
   const code = out.outputFiles[0].text;
   if (code.length > textAssetLimit) {
     throw new Error(

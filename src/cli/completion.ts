@@ -68,8 +68,12 @@ function flagValues(flag: FlagDef, prefix: string, shown: string, values: Readon
   if (flag.complete === "context" || flag.complete === "cluster" || flag.complete === "user") {
     return { kind: "kubeconfigNames", what: flag.complete, flags: flagsSoFar(values), prefix: shown + prefix };
   }
-  const candidates = (flag.values ?? []).map((v) => ({ value: shown + v }));
-  return answer(matching(candidates, shown + prefix));
+  const candidates = matching(
+    (flag.values ?? []).map((v) => ({ value: shown + v })),
+    shown + prefix,
+  );
+  // A value that takes an argument (-o jsonpath=): the shell must not add a space after it.
+  return answer(candidates, candidates.some((c) => c.value.endsWith("=")) ? Directive.NoSpace | Directive.NoFileComp : Directive.NoFileComp);
 }
 
 /**

@@ -29,6 +29,7 @@ export async function runHistory(opts: HistoryOptions, deps: CommandDeps): Promi
   if (!sts) throw new RefusedError(`statefulsets.apps "${opts.name}" not found in namespace "${client.namespace}"`);
   const revisions = historyOf(sts);
   printer.print(deps.streams.out, {
+    rows: () => revisions,
     data: () => ({ apiVersion, kind: "History", namespace: client.namespace, name: opts.name, revisions }),
     text: () => renderHistory(opts.name, revisions),
   });

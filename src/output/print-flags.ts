@@ -8,6 +8,25 @@ import type { Writable } from "../streams";
 // The printers' modules are loaded when their format is chosen: the argument parser (src/cli)
 // reads this list for --help and completion, and must not carry YAML or a template engine.
 const yaml = (): typeof import("./yaml") => require("./yaml");
+const jsonpath = (): typeof import("./jsonpath") => require("./jsonpath");
+const customColumns = (): typeof import("./custom-columns") => require("./custom-columns");
+
+/** Writes what a template printed before it failed (kubectl does too), then fails with its one-line message. */
+function printed(out: Writable, render: () => string): void {
+  try {
+    out.write(render());
+  } catch (e) {
+    if (e instanceof jsonpath().TemplateError && e.output) out.write(e.output);
+    throw e;
+  }
+}
+
+/** The objects custom-columns prints a row each: a command's own rows, else a list's items, else the object itself. */
+function rowsOf(p: Printable): readonly unknown[] {
+  if (p.rows) return p.rows();
+  const data = p.data() as { items?: unknown };
+  return Array.isArray(data?.items) ? data.items : [data];
+}
 
 /** What a command hands the printer: each form made only when the chosen format asks for it. */
 export interface Printable {
@@ -17,6 +36,8 @@ export interface Printable {
   text: (wide: boolean) => string;
   /** What -o name prints; only commands that allow -o name give it. */
   name?: () => string;
+  /** The objects -o custom-columns prints a row each, when they are not `data().items`. */
+  rows?: () => readonly unknown[];
 }
 
 export interface Printer {
@@ -40,6 +61,32 @@ const formats = {
   json: { human: false, printer: () => (out, p) => out.write(yaml().toJson(p.data())) },
   yaml: { human: false, printer: () => (out, p) => out.write(yaml().toYaml(p.data())) },
   name: { human: false, printer: () => (out, p) => out.write(p.name!()) },
+  // kubectl's template formats: the template is parsed when the printer is made, so a bad one
+  // fails before anything is read (kubectl's messages: src/output/jsonpath.ts).
+  jsonpath: {
+    human: false,
+    argument: "TEMPLATE",
+    printer: (template) => {
+      const t = jsonpath().parseJsonPath(template);
+      return (out, p) => printed(out, () => t.execute(p.data()));
+    },
+  },
+  "jsonpath-as-json": {
+    human: false,
+    argument: "TEMPLATE",
+    printer: (template) => {
+      const t = jsonpath().parseJsonPath(template);
+      return (out, p) => printed(out, () => t.execute(p.data(), { asJson: true }));
+    },
+  },
+  "custom-columns": {
+    human: false,
+    argument: "SPEC",
+    printer: (spec) => {
+      const c = customColumns().parseCustomColumns(spec);
+      return (out, p) => printed(out, () => c.render(rowsOf(p)));
+    },
+  },
 } satisfies Record<string, Format>;
 
 export type FormatName = keyof typeof formats;
@@ -89,8 +136,8 @@ export class PrintFlags {
 
 /** Each command's formats: the one list its -o help, completion, validation and printer come from. */
 export const printFlags = {
-  show: new PrintFlags(["table", "wide", "json", "yaml"]),
-  history: new PrintFlags(["json", "yaml"]),
+  show: new PrintFlags(["table", "wide", "json", "yaml", "jsonpath", "jsonpath-as-json", "custom-columns"]),
+  history: new PrintFlags(["json", "yaml", "jsonpath", "jsonpath-as-json", "custom-columns"]),
   diff: new PrintFlags(["json", "yaml"]),
   set: new PrintFlags(["json", "yaml", "name"]),
   undo: new PrintFlags(["json", "yaml", "name"]),

@@ -82,6 +82,32 @@ describe("show", () => {
     assert.match(table.stdout, /^NAMESPACE\s+STATEFULSET/m);
   });
 
+  test("-o jsonpath and -o custom-columns, as kubectl users write them, for show and history", async (t) => {
+    const ns = namespace(t);
+    for (const name of ["db", "web"]) apply(sts(name, ns).withClaim("data", "1Gi").replicas(2).parallel().build(), ns);
+    await settled(ns, "db", 2);
+    await settled(ns, "web", 2);
+    const names = await runPlugin(["show", "-n", ns, "-o", 'jsonpath={range .items[*]}{.name}{"\\t"}{.claims[*].name}{"\\n"}{end}']);
+    assert.equal(names.code, 0, names.stderr);
+    assert.equal(names.stdout, "db\tdata-db-0 data-db-1\nweb\tdata-web-0 data-web-1\n");
+    const columns = await runPlugin(["show", "-n", ns, "-ocustom-columns=NAME:.name,CLAIMS:.claims[*].name"]);
+    assert.equal(columns.code, 0, columns.stderr);
+    assert.equal(columns.stdout, "NAME   CLAIMS\ndb     data-db-0,data-db-1\nweb    data-web-0,data-web-1\n");
+    const asJson = await runPlugin(["show", "db", "-n", ns, "-o", "jsonpath-as-json={.items[0].templates[0].name}"]);
+    assert.equal(asJson.stdout, '[\n    "data"\n]\n');
+    const history = await runPlugin(["history", "db", "-n", ns, "-o", "custom-columns=REVISION:.revision,TEMPLATES:.templates[*].metadata.name"]);
+    assert.equal(history.code, 0, history.stderr);
+    assert.equal(history.stdout, "REVISION   TEMPLATES\n1          data\n");
+    // kubectl's errors, before anything is read: one line, exit 1.
+    const bad = await runPlugin(["show", "-n", ns, "-o", "jsonpath={.items["]);
+    assert.deepEqual([bad.code, bad.stdout, bad.stderr], [1, "", "error: error parsing jsonpath {.items[, unterminated array\n"]);
+    const noColumns = await runPlugin(["history", "db", "-n", ns, "-o", "custom-columns="]);
+    assert.deepEqual([noColumns.code, noColumns.stderr], [1, "error: custom-columns format specified but no custom columns given\n"]);
+    const notHere = await runPlugin(["set", "db", "data=2Gi", "-n", ns, "-o", "jsonpath={.kind}", "--dry-run=client"]);
+    assert.equal(notHere.code, 1);
+    assert.match(notHere.stderr, /^error: invalid --output "jsonpath=\{\.kind\}": must be one of json, yaml, name /);
+  });
+
   test("a pending interrupted change is shown with how to finish it", async (t) => {
     const ns = namespace(t);
     apply(sts("db", ns).withClaim("data", "1Gi").build(), ns);

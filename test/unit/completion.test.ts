@@ -68,9 +68,12 @@ describe("completionRequest: what the word under the cursor needs", () => {
   const flagValues: [string[], string[]][] = [
     [
       ["show", "-o", ""],
-      ["table", "wide", "json", "yaml"],
+      ["table", "wide", "json", "yaml", "jsonpath=", "jsonpath-as-json=", "custom-columns="],
     ],
-    [["show", "--output", "j"], ["json"]],
+    [
+      ["show", "--output", "j"],
+      ["json", "jsonpath=", "jsonpath-as-json="],
+    ],
     [["show", "--output=w"], ["--output=wide"]],
     [
       ["diff", "-o", ""],
@@ -94,7 +97,8 @@ describe("completionRequest: what the word under the cursor needs", () => {
     test(`${JSON.stringify(words)} -> ${JSON.stringify(expected)}`, () => {
       const r = request(...words);
       assert.deepEqual(values(r), expected);
-      assert.equal(directive(r), Directive.NoFileComp);
+      // A value that takes an argument (jsonpath=) is completed without a space after it.
+      assert.equal(directive(r), expected.some((v) => v.endsWith("=")) ? Directive.NoSpace | Directive.NoFileComp : Directive.NoFileComp);
     });
   }
   test("--kubeconfig completes file names", () => assert.equal(directive(request("show", "--kubeconfig", "")), Directive.Default));
