@@ -16,7 +16,7 @@ import { isAlreadyExists, isNotFound, isUnknownOutcome } from "../kube/errors";
 import { getClaim, getPod, getStatefulSet, getVolume, waitClaim, waitPod, waitPods, waitStatefulSetGone } from "../kube/read";
 import type { Pod, StatefulSet } from "../api/types";
 import { createClaim, createStatefulSet, deleteClaim, evictPod, orphanDelete, patchVolume } from "../kube/write";
-import { copyPodName, movedClaim, newVolumeClaim, newVolumeClaimName, phaseOrder, retainedLabels, waitingSyncPod } from "../plan/migrate";
+import { copyPodName, movedClaim, newVolumeClaim, newVolumeClaimName, phaseOrder, retainedAnnotations, retainedLabels, waitingSyncPod } from "../plan/migrate";
 import { controlledBy, isReady, labelSelector, ordinalStart, replicasOf, sameClaimTemplates } from "../plan/objects";
 import type { Plan } from "../plan/types";
 import type { Migration, MigrationClaim, MigrationPhase, MigrationResult } from "../plan/migration-types";
@@ -236,7 +236,10 @@ async function swapClaim(move: Move, image: string): Promise<void> {
     throw new StopError(`claim ${m.claim}: the new volume is not known (claim ${newVolumeClaimName(m.claim)} is gone or unbound); nothing was changed on the claim: run the same command again`);
   const old = await getClaim(client, ns, m.claim);
   if (old && old.metadata.uid === m.uid) {
-    const kept = await patchVolume(client, m.volume, { metadata: { labels: retainedLabels(m, ns, name, ctx.now()) }, spec: { persistentVolumeReclaimPolicy: "Retain" } });
+    const kept = await patchVolume(client, m.volume, {
+      metadata: { labels: retainedLabels(m, ns, name, ctx.now()), annotations: retainedAnnotations(m, name) },
+      spec: { persistentVolumeReclaimPolicy: "Retain" },
+    });
     if (kept.spec.persistentVolumeReclaimPolicy !== "Retain") throw new StopError(`volume ${m.volume} did not take reclaim policy Retain; nothing was changed on claim ${m.claim}`);
     progress.say(`volume ${m.volume} (claim ${m.claim}'s data) set to reclaim policy Retain and labelled: it is kept when its claim goes`);
   }

@@ -63,7 +63,7 @@ export interface UndoOptions extends TargetOptions, ChangeFlags {
 }
 
 /** The existing-claim flags as the plan takes them (undefined: none given, existing claims are left alone), or a usage error. */
-export function existingClaimsOptions(f: ExistingClaimFlags | undefined, yes: boolean): ExistingClaimsOptions | undefined {
+export function existingClaimsOptions(f: ExistingClaimFlags | undefined): ExistingClaimsOptions | undefined {
   if (!f) return undefined;
   const waitResize = f.waitResize || f.restartPods;
   if (f.copyImage !== undefined && !f.migrate) throw new UsageError("--copy-image is the image of the copy pods of --migrate-existing; add --migrate-existing, or drop --copy-image");
@@ -71,7 +71,7 @@ export function existingClaimsOptions(f: ExistingClaimFlags | undefined, yes: bo
     if (f.resize || f.vac || waitResize)
       throw new UsageError("--migrate-existing moves the existing claims to new volumes of the new size and class: drop --resize-existing, --vac-existing, --wait-resize and --restart-pods");
     if (f.copyImage !== undefined && f.copyImage.trim() === "") throw new UsageError("--copy-image needs an image, for example --copy-image docker.io/library/busybox:1.37.0");
-    return { resize: false, vac: false, waitResize: false, restartPods: false, migrate: { copyImage: f.copyImage ?? defaultCopyImage, acceptDowntime: yes } };
+    return { resize: false, vac: false, waitResize: false, restartPods: false, migrate: { copyImage: f.copyImage ?? defaultCopyImage } };
   }
   if (!f.resize && !f.vac && !waitResize) return undefined;
   if (!f.resize && !f.vac) throw new UsageError(`--${f.restartPods ? "restart-pods" : "wait-resize"} works on the claims that --resize-existing or --vac-existing change; add one of them`);

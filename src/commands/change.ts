@@ -5,6 +5,7 @@
 // is printed is the view's business, chosen once.
 import { applyPlan, type ApplyContext } from "../apply/apply";
 import { holderFor } from "../lock-holder";
+import { measureShrinks } from "../apply/copy-pods";
 import { serverDryRun } from "../apply/dry-run";
 import { localJournalDir } from "../apply/journal-store";
 import { Progress } from "../apply/progress";
@@ -98,13 +99,17 @@ export async function runChange(run: CompletedChange<ChangeView>, flags: ChangeF
   const progress = new Progress(deps.streams.errOut);
   const changing = plans.filter((p) => !p.noChange);
   // Every plan's reviews at once: a -l run over many StatefulSets waits for one round, not one per object.
-  const measuring = flags.dryRun === "server" ? undefined : { timeoutMs: flags.timeoutMs, signal: deps.signal ?? new AbortController().signal };
-  await Promise.all(changing.map((plan) => preflight(run.access, plan, progress, measuring)));
+  await Promise.all(changing.map((plan) => preflight(run.access, plan, progress)));
   if (flags.dryRun === "server") {
     for (const plan of changing) await serverDryRun(run.client, plan, progress);
     return view.checked(plans);
   }
   // Nothing to change needs no confirmation: at most a stale journal is removed.
   if (changing.length && !flags.yes) await confirmChange(run, changing, deps.streams);
+  // Nothing is created before consent: a shrink whose data kubelet could not measure is measured
+  // by a pod of the tool's own now, the first step after it (the pod is removed; a claim whose data
+  // does not fit refuses the run, and nothing else has changed).
+  const wait = { timeoutMs: flags.timeoutMs, signal: deps.signal ?? new AbortController().signal, progress };
+  for (const plan of changing) if (plan.steps.includes("migrate")) await measureShrinks(run.client, plan, wait);
   await applyEach(run, flags, deps, progress);
 }

@@ -84,7 +84,7 @@ function requestOf(opts: ChangeCommand): ChangeRequest {
   if (opts.kind === "undo") return { kind: "undo", name: opts.name!, force: opts.force, ...(opts.toRevision !== undefined ? { toRevision: opts.toRevision } : {}) };
   if (opts.kind === "set" && opts.planFile !== undefined) return { kind: "file", plans: readPlanFile(opts.planFile) };
   // diff shows what set --force would refuse; only set is forced.
-  const existing = existingClaimsOptions(opts.existing, opts.kind === "set" && opts.yes);
+  const existing = existingClaimsOptions(opts.existing);
   const ask: Ask = { directives: parseDirectives(opts.directives), force: opts.kind === "set" && opts.force, ...(existing ? { existing } : {}) };
   if (opts.selector !== undefined) return { kind: "selector", selector: opts.selector, allNamespaces: opts.allNamespaces, ask };
   return { kind: "name", name: opts.name!, ask, prefetchAccess: opts.kind === "set" && opts.dryRun !== "client" };

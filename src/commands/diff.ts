@@ -14,7 +14,7 @@ export type { DiffOptions };
 export function validateDiff(opts: DiffOptions): void {
   validateChangeTargets(opts, "diff");
   printFlags.diff.validate(opts.output);
-  existingClaimsOptions(opts.existing, false);
+  existingClaimsOptions(opts.existing);
 }
 
 export async function runDiff(opts: DiffOptions, deps: CommandDeps): Promise<void> {

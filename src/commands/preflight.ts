@@ -1,8 +1,9 @@
 // Before any change: every permission the plan's steps use (SelfSubjectAccessReview, each asked
-// once), the server's own answer to each claim patch and to a copy pod, and the measure of a
-// shrink whose data kubelet's stats could not tell.
+// once), and the server's own answer to each claim patch and to a copy pod: reads and server dry
+// runs, which persist nothing. (A shrink's data that needs a pod to measure is measured only after
+// consent: src/commands/change.ts.)
 import { dryRunClaimPatches } from "../apply/dry-run";
-import { dryRunCopyPod, measureShrinks } from "../apply/copy-pods";
+import { dryRunCopyPod } from "../apply/copy-pods";
 import type { Progress } from "../apply/progress";
 import { RefusedError } from "../errors";
 import type { KubeClient } from "../kube/client";
@@ -35,7 +36,7 @@ export class AccessAnswers {
 }
 
 /** Every permission the plan's steps use, and the server's answer to each claim patch, before any change. */
-export async function preflight(access: AccessAnswers, plan: Plan, progress: Progress, wait?: { timeoutMs: number; signal: AbortSignal }): Promise<void> {
+export async function preflight(access: AccessAnswers, plan: Plan, progress: Progress): Promise<void> {
   const checks = requiredAccess(plan);
   const answers = await Promise.all(checks.map((c) => access.ask(c)));
   const missing = checks.filter((_, i) => !answers[i]);
@@ -51,6 +52,4 @@ export async function preflight(access: AccessAnswers, plan: Plan, progress: Pro
   if (plan.steps.includes("grow-claims")) await dryRunClaimPatches(access.client, plan, progress);
   // The copy pods run as root: admission (Pod Security) answers now, before any change.
   if (plan.steps.includes("migrate")) await dryRunCopyPod(access.client, plan);
-  // A shrink whose data kubelet's stats could not measure: measured by a pod (not in a server dry run, which writes nothing).
-  if (plan.steps.includes("migrate") && wait) await measureShrinks(access.client, plan, { ...wait, progress });
 }

@@ -14,7 +14,7 @@ export type { SetOptions };
 export function validateSet(opts: SetOptions): void {
   validateChangeTargets(opts, "set");
   validateChangeFlags(opts, printFlags.set);
-  existingClaimsOptions(opts.existing, opts.yes);
+  existingClaimsOptions(opts.existing);
 }
 
 export async function runSet(opts: SetOptions, deps: CommandDeps): Promise<void> {

@@ -2,6 +2,7 @@
 // size, what stops the move before anything changes, and the objects the move creates (its
 // claim of the new volume, the copy pods, the claim re-created on the new volume). Pure; the
 // copy pods' script is in ./copy-script.ts, the work in src/apply/migrate.ts (its pods in src/apply/copy-pods.ts).
+import { createHash } from "node:crypto";
 import type { PersistentVolumeClaim, Pod } from "../api/types";
 import { statefulSetRef } from "../refs";
 import { copyScript } from "./copy-script";
@@ -26,6 +27,18 @@ export interface MigrationPart {
   refusals: Refusal[];
   warnings: string[];
   steps: Step[];
+}
+
+/**
+ * A name as a label value: at most 63 characters, starting and ending with a letter or digit. A
+ * longer claim name (a template and StatefulSet name of 63 characters each) keeps its start and
+ * ends with a digest of the whole, so each claim still gets its own value; the whole name is kept
+ * in an annotation where a person reads it (a kept old volume).
+ */
+export function labelValue(name: string): string {
+  if (name.length <= 63) return name;
+  const digest = createHash("sha256").update(name).digest("hex").slice(0, 10);
+  return `${name.slice(0, 52).replace(/[^A-Za-z0-9]+$/, "")}-${digest}`;
 }
 
 /** Names of 253 characters at most: a long claim name keeps its end, which tells the ordinal. */
@@ -70,16 +83,20 @@ export function planMigration(base: ExistingClaimsBase, observed: Observed, requ
       warnings.push(`claim ${effect.name} is ${claim.status?.phase ?? "not bound"}: it has no volume, so no data to move; it is left as it is`);
       continue;
     }
-    const refusal = claimRefusal(claim, to.size, observed, options.acceptDowntime, ref);
+    const refusal = claimRefusal(claim, to.size, observed, ref);
     if (refusal) {
       refusals.push(refusal);
       continue;
+    }
+    // Consent is the run's (the prompt, --yes or a reviewed plan): the plan says what it costs.
+    if ((claim.spec.accessModes ?? []).includes("ReadWriteOncePod")) {
+      warnings.push(`claim ${effect.name} is ReadWriteOncePod: no second pod may mount it while its pod runs, so its replica is down for the whole copy, not only the final one`);
     }
     const used = observed.volumeUsage?.[effect.name];
     const shrinks = compareQuantities(parseQuantity(to.size), parseQuantity(claim.status?.capacity?.["storage"] ?? effect.request ?? to.size)) < 0;
     if (shrinks && used === undefined) {
       warnings.push(
-        `claim ${effect.name} shrinks to ${to.size}: kubelet's volume stats could not tell how much data it holds (${observed.volumeUsageError ?? "its pod is not running"}), so set measures it with a pod before anything changes`,
+        `claim ${effect.name} shrinks to ${to.size}: kubelet's volume stats could not tell how much data it holds (${observed.volumeUsageError ?? "its pod is not running"}), so set measures it with a pod once the change is confirmed, before anything else changes`,
       );
     }
     const pod = effect.leftover ? undefined : effect.pod;
@@ -108,16 +125,10 @@ export function planMigration(base: ExistingClaimsBase, observed: Observed, requ
 }
 
 /** Why one claim cannot move, or undefined. */
-function claimRefusal(claim: PersistentVolumeClaim, size: string, observed: Observed, acceptDowntime: boolean, ref: string): Refusal | undefined {
+function claimRefusal(claim: PersistentVolumeClaim, size: string, observed: Observed, ref: string): Refusal | undefined {
   const name = claim.metadata.name ?? "";
   if (claim.spec.volumeMode === "Block") {
     return { message: `claim ${name} of ${ref} is a block volume (volumeMode Block): --migrate-existing copies files and does not support block volumes yet`, forceable: false };
-  }
-  if ((claim.spec.accessModes ?? []).includes("ReadWriteOncePod") && !acceptDowntime) {
-    return {
-      message: `claim ${name} is ReadWriteOncePod: no second pod may mount it while its pod runs, so its replica is down for the whole copy, not only the final one; pass --yes to accept that`,
-      forceable: false,
-    };
   }
   const capacity = claim.status?.capacity?.["storage"] ?? claim.spec.resources?.requests?.["storage"];
   if (capacity && compareQuantities(parseQuantity(size), parseQuantity(capacity)) >= 0) return undefined;
@@ -136,7 +147,7 @@ export function newVolumeClaim(m: MigrationClaim, ns: string, statefulSet: strin
   return {
     apiVersion: "v1",
     kind: "PersistentVolumeClaim",
-    metadata: { name: newVolumeClaimName(m.claim), namespace: ns, labels: { ...managedBy, [migrationLabels.statefulSet]: statefulSet, [migrationLabels.claim]: m.claim } },
+    metadata: { name: newVolumeClaimName(m.claim), namespace: ns, labels: { ...managedBy, [migrationLabels.statefulSet]: labelValue(statefulSet), [migrationLabels.claim]: labelValue(m.claim) } },
     spec: {
       accessModes: m.accessModes,
       volumeMode: "Filesystem",
@@ -204,7 +215,7 @@ export function copyPod(m: MigrationClaim, ns: string, statefulSet: string, mode
     metadata: {
       name: mode === "measure" ? measurePodName(m.claim) : copyPodName(m.claim),
       namespace: ns,
-      labels: { ...managedBy, [migrationLabels.statefulSet]: statefulSet, [migrationLabels.claim]: m.claim },
+      labels: { ...managedBy, [migrationLabels.statefulSet]: labelValue(statefulSet), [migrationLabels.claim]: labelValue(m.claim) },
       annotations: { "appstorage.kubectl.io/copy": mode, ...(sync ? { [startAnnotation]: start } : {}) },
     },
     spec: {
@@ -275,14 +286,19 @@ export function phaseOrder(m: Pick<MigrationClaim, "offline">): MigrationPhase[]
   return m.offline ? ["pending", "stopped", "copied", "verified", "swapped", "done"] : ["pending", "copied", "stopped", "verified", "swapped", "done"];
 }
 
-/** The labels of a kept old volume: whose it was and when it was retained. */
+/** The labels of a kept old volume: whose it was and when it was retained (the whole names: retainedAnnotations). */
 export function retainedLabels(m: MigrationClaim, ns: string, statefulSet: string, now: Date): Record<string, string> {
   return {
     ...managedBy,
     [migrationLabels.namespace]: ns,
-    [migrationLabels.statefulSet]: statefulSet.slice(0, 63),
-    [migrationLabels.claim]: m.claim.slice(0, 63),
+    [migrationLabels.statefulSet]: labelValue(statefulSet),
+    [migrationLabels.claim]: labelValue(m.claim),
     [migrationLabels.ordinal]: String(m.ordinal),
     [migrationLabels.retainedAt]: now.toISOString().slice(0, 10),
   };
+}
+
+/** The whole claim and StatefulSet names of a kept old volume, which a label value may only abbreviate. */
+export function retainedAnnotations(m: MigrationClaim, statefulSet: string): Record<string, string> {
+  return { [migrationLabels.statefulSet]: statefulSet, [migrationLabels.claim]: m.claim };
 }

@@ -1,10 +1,9 @@
 // --migrate-existing's data: its options, each claim's move and phase as the journal saves it, and what
 // it did. Apart from the Plan/Journal core (./types.ts), which holds a Migration as an optional part.
 
-/** --migrate-existing with --copy-image, and --yes (a ReadWriteOncePod replica is down for its whole copy). */
+/** --migrate-existing with --copy-image. (Consent, --yes or the prompt, is the run's, never the plan's.) */
 export interface MigrateOptions {
   copyImage: string;
-  acceptDowntime: boolean;
 }
 
 /**

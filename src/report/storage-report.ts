@@ -7,6 +7,7 @@ import { finishCommand } from "../plan/journal";
 import { byName, defaultStorageClass, indexObjects, memberClaims, type ObjectIndex, ordinalStart, replicasOf } from "../plan/objects";
 import { neverBound, pendingReason, recreateByHand } from "../plan/pending";
 import { compareQuantities, parseQuantity, sameQuantity } from "../plan/quantity";
+import { labelValue } from "../plan/migrate";
 import { apiVersion, type Journal, type PendingReason, type RecreateByHand } from "../plan/types";
 
 export interface TemplateView {
@@ -118,7 +119,7 @@ function keptVolume(pv: PersistentVolume): KeptVolume {
   const ordinal = l["appstorage.kubectl.io/ordinal"];
   return {
     name: pv.metadata.name ?? "",
-    claim: l["appstorage.kubectl.io/claim"] ?? "",
+    claim: pv.metadata.annotations?.["appstorage.kubectl.io/claim"] ?? l["appstorage.kubectl.io/claim"] ?? "",
     ...(ordinal !== undefined ? { ordinal: Number(ordinal) } : {}),
     ...(l["appstorage.kubectl.io/retained-at"] ? { retainedAt: l["appstorage.kubectl.io/retained-at"] } : {}),
     ...(pv.spec.capacity?.["storage"] ? { capacity: pv.spec.capacity["storage"] } : {}),
@@ -284,7 +285,7 @@ export function buildStorageReport(inputs: StorageInputs): StorageReport {
     kept.set(key, [...(kept.get(key) ?? []), keptVolume(pv)]);
   }
   const withKept = (view: StatefulSetStorage): StatefulSetStorage => {
-    const k = kept.get(`${view.namespace}/${view.name}`);
+    const k = kept.get(`${view.namespace}/${labelValue(view.name)}`);
     return k ? { ...view, keptVolumes: k.sort((a, b) => (a.ordinal ?? 0) - (b.ordinal ?? 0) || byName(a.name, b.name)) } : view;
   };
   const items = inputs.statefulSets.map((s) => {

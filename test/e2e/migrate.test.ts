@@ -1,19 +1,22 @@
 // --migrate-existing against the real control plane, where no node is needed: what it refuses
 // before anything changes (Pod Security refusing the copy pods, found by a server dry run; a
 // namespace admin without rights on PersistentVolumes; a shrink whose data cannot be measured;
-// block volumes; ReadWriteOncePod without --yes), and what diff shows. Each refusal: one line,
+// block volumes; ReadWriteOncePod without consent), and what diff shows. Each refusal: one line,
 // a non-zero exit, every uid and the StatefulSet's resourceVersion unchanged, no journal, no
 // copy pod. The moves themselves run on the real node (test/node/migrate.test.ts).
 import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
 import { mkdtempSync, readFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, type TestContext, test } from "node:test";
 import { sts } from "../fixtures/builders";
-import { apply, claims, eventually, getSts, kubectl, kubectlTry, markReady, namespace, runPlugin, settled, storageClassFor, uids, userKubeconfig } from "./harness";
+import { apply, claims, eventually, getSts, kubeconfig, kubectl, kubectlTry, markReady, namespace, plugin, runPlugin, settled, storageClassFor, uids, userKubeconfig } from "./harness";
 
 /** Two replicas whose claims are bound to prepared volumes; `mode` and `access` as the claim template asks. */
-async function boundDb(t: TestContext, ns: string, cls: string, opts: { mode?: "Block"; access?: string } = {}): Promise<void> {
+async function boundDb(t: TestContext, ns: string, cls: string, opts: { mode?: "Block"; access?: string; name?: string; template?: string } = {}): Promise<void> {
+  const sts_ = opts.name ?? "db";
+  const template = opts.template ?? "data";
   for (let i = 0; i < 2; i++) {
     const name = `pv-${ns}-${i}`;
     apply(
@@ -28,19 +31,19 @@ async function boundDb(t: TestContext, ns: string, cls: string, opts: { mode?: "
           persistentVolumeReclaimPolicy: "Retain",
           storageClassName: cls,
           hostPath: { path: `/tmp/appstorage-e2e/${name}` },
-          claimRef: { namespace: ns, name: `data-db-${i}` },
+          claimRef: { namespace: ns, name: `${template}-${sts_}-${i}` },
         },
       },
       ns,
     );
     t.after(() => kubectlTry(["delete", "pv", name, "--wait=false"]));
   }
-  const b = sts("db", ns).withClaim("data", "1Gi", cls).replicas(2).parallel().build();
+  const b = sts(sts_, ns).withClaim(template, "1Gi", cls).replicas(2).parallel().build();
   const spec = b.spec.volumeClaimTemplates![0]!.spec;
   if (opts.mode) spec.volumeMode = opts.mode;
   if (opts.access) spec.accessModes = [opts.access];
   apply(b, ns);
-  await settled(ns, "db", 2);
+  await settled(ns, sts_, 2);
   await eventually("2 claims bound", () => claims(ns).filter((c) => c.status?.phase === "Bound").length === 2, 60_000);
 }
 
@@ -98,7 +101,27 @@ describe("set --migrate-existing: refused before anything changes", () => {
     assertNothingChanged(ns, before, rv);
   });
 
-  test("a shrink whose data cannot be measured here (no node runs the measuring pod), a block volume, ReadWriteOncePod without --yes", async (t) => {
+  test("a shrink that needs its data measured, answered N at the prompt: no pod was ever created", async (t) => {
+    const { ns } = await prepared(t);
+    const before = uids(ns);
+    const rv = getSts(ns, "db").metadata.resourceVersion;
+    // A real terminal (script(1) gives the plugin a pty), so set shows the plan and asks.
+    const cmd = [plugin, "set", "db", "data=512Mi", "--migrate-existing", "--timeout", "20s", "-n", ns, "--kubeconfig", kubeconfig()].map((a) => `'${a}'`).join(" ");
+    const child = spawn("script", ["-qfec", cmd, "/dev/null"], { stdio: ["pipe", "pipe", "pipe"], env: { ...process.env, NO_COLOR: "1" } });
+    let output = "";
+    child.stdout.on("data", (d: Buffer) => (output += d.toString()));
+    const exited = new Promise<number>((r) => child.on("close", (c) => r(c ?? -1)));
+    await eventually("the confirmation prompt", () => /\[y\/N\]/.test(output), 30_000);
+    assert.equal(kubectl(["get", "pods", "-n", ns, "-l", "appstorage.kubectl.io/claim", "-o", "name"]).trim(), "", "no measuring pod before the answer");
+    child.stdin.write("n\n");
+    assert.equal(await exited, 1, output);
+    assert.match(output, /cancelled; nothing was changed/);
+    assertNothingChanged(ns, before, rv);
+    // Not even created and removed: the namespace has no event of a pod of the tool's.
+    assert.doesNotMatch(kubectl(["get", "events", "-n", ns, "-o", "name"]), /appstorage-measure/);
+  });
+
+  test("a shrink whose data cannot be measured here (no node runs the measuring pod), a block volume, ReadWriteOncePod without consent", async (t) => {
     const { ns, cls, other } = await prepared(t);
     const before = uids(ns);
     const rv = getSts(ns, "db").metadata.resourceVersion;
@@ -107,7 +130,7 @@ describe("set --migrate-existing: refused before anything changes", () => {
     assert.notEqual(shrink.code, 0);
     assert.match(
       shrink.stderr,
-      /Warning: claim data-db-1 shrinks to 512Mi: kubelet's volume stats could not tell how much data it holds \(its pod is not running\), so set measures it with a pod before anything changes\n/,
+      /Warning: claim data-db-1 shrinks to 512Mi: kubelet's volume stats could not tell how much data it holds \(its pod is not running\), so set measures it with a pod once the change is confirmed, before anything else changes\n/,
     );
     assert.match(
       shrink.stderr,
@@ -126,12 +149,19 @@ describe("set --migrate-existing: refused before anything changes", () => {
 
     const onceNs = namespace(t, "mig");
     await boundDb(t, onceNs, cls, { access: "ReadWriteOncePod" });
+    // diff shows the cost and asks for no flag it lacks; set without a terminal or --yes refuses, as for any change.
     const once = await runPlugin(["diff", "db", `data=1Gi,${other}`, "--migrate-existing", "-n", onceNs]);
-    assert.notEqual(once.code, 0);
+    assert.equal(once.code, 1, once.stderr);
+    assert.match(once.stderr, /Warning: claim data-db-0 is ReadWriteOncePod: no second pod may mount it while its pod runs, so its replica is down for the whole copy, not only the final one\n/);
+    assert.doesNotMatch(once.stderr, /--yes/);
+    const onceBefore = uids(onceNs);
+    const unconfirmed = await runPlugin(["set", "db", `data=1Gi,${other}`, "--migrate-existing", "-n", onceNs]);
+    assert.equal(unconfirmed.code, 1);
     assert.match(
-      once.stderr,
-      /claim data-db-0 is ReadWriteOncePod: no second pod may mount it while its pod runs, so its replica is down for the whole copy, not only the final one; pass --yes to accept that/,
+      unconfirmed.stderr,
+      /error: refusing to re-create statefulset.apps\/db without confirmation: there is no terminal to ask on; review it with kubectl appstorage diff, then pass --yes\n$/,
     );
+    assert.deepEqual(uids(onceNs), onceBefore);
   });
 
   test("diff shows every claim that moves, in order, and changes nothing", async (t) => {
@@ -149,6 +179,24 @@ describe("set --migrate-existing: refused before anything changes", () => {
     const plan = JSON.parse((await runPlugin(["diff", "db", `data=1Gi,${other}`, "--migrate-existing", "-n", ns, "-o", "json"])).stdout);
     assert.deepEqual(plan.steps, ["write-journal", "orphan-delete", "wait-gone", "create", "verify", "record", "migrate", "remove-journal"]);
     assertNothingChanged(ns, before, rv);
+  });
+});
+
+describe("--migrate-existing with the longest names Kubernetes allows", () => {
+  test("a 63-character claim template of a 52-character StatefulSet: every object it would create passes the server's validation", async (t) => {
+    const ns = namespace(t, "miglong");
+    const cls = storageClassFor(t, ns, { expandable: true });
+    const other = storageClassFor(t, ns, { expandable: false });
+    // 52: the longest StatefulSet name whose pods' controller-revision-hash label still fits 63 characters.
+    const name = `s${"x".repeat(50)}s`;
+    const template = `t${"y".repeat(61)}t`;
+    await boundDb(t, ns, cls, { name, template });
+    const before = uids(ns);
+    // A server dry run sends the copy pod (with the new claim's labels) to admission and validation.
+    const r = await runPlugin(["set", name, `${template}=1Gi,${other}`, "--migrate-existing", "--dry-run=server", "-n", ns]);
+    assert.equal(r.code, 0, r.stderr);
+    assert.doesNotMatch(r.stderr, /Invalid value|must be no more than 63/);
+    assert.deepEqual(uids(ns), before);
   });
 });
 

@@ -7,7 +7,7 @@ import type { PersistentVolumeClaim, StatefulSet } from "../../src/api/types";
 import { parseDirectives } from "../../src/plan/directive";
 import { journalFor, journalIsStale } from "../../src/plan/journal";
 import { defaultCopyImage } from "../../src/plan/migration-types";
-import { copyPod, movedClaim, newVolumeClaim, parseCopyReport, phaseOrder, retainedLabels } from "../../src/plan/migrate";
+import { copyPod, labelValue, movedClaim, newVolumeClaim, parseCopyReport, phaseOrder, retainedAnnotations, retainedLabels } from "../../src/plan/migrate";
 import { buildPlan } from "../../src/plan/plan";
 import type { Observed, PlanRequest } from "../../src/plan/types";
 import { claim, pod, storageClass, sts } from "../fixtures/builders";
@@ -34,12 +34,12 @@ function observed(s: StatefulSet, extra: Partial<Observed> = {}): Observed {
 }
 
 const db = () => sts("db").withClaim("data", "1Gi", "fast").replicas(3).live("uid-db", "7");
-const request = (directives: string[], acceptDowntime = false): PlanRequest => ({
+const request = (directives: string[]): PlanRequest => ({
   namespace: "default",
   name: "db",
   directives: parseDirectives(directives),
   force: false,
-  existing: { resize: false, vac: false, waitResize: false, restartPods: false, migrate: { copyImage: "img:1", acceptDowntime } },
+  existing: { resize: false, vac: false, waitResize: false, restartPods: false, migrate: { copyImage: "img:1" } },
 });
 
 describe("--migrate-existing: the plan", () => {
@@ -84,24 +84,28 @@ describe("--migrate-existing: the plan", () => {
     );
     assert.match(
       plan.warnings.join("\n"),
-      /claim data-db-0 shrinks to 512Mi: kubelet's volume stats could not tell how much data it holds \(address not allowed\), so set measures it with a pod before anything changes/,
+      /claim data-db-0 shrinks to 512Mi: kubelet's volume stats could not tell how much data it holds \(address not allowed\), so set measures it with a pod once the change is confirmed, before anything else changes/,
     );
     // Not a shrink: nothing to measure.
     assert.ok(buildPlan(observed(db(), { volumeUsage: undefined }), request(["data=1Gi,slow"])).migration!.claims.every((c) => !c.measure));
   });
 
-  test("block volumes and ReadWriteOncePod (without --yes) are refused", () => {
+  test("a block volume is refused; a ReadWriteOncePod claim moves offline, said as a warning (consent is the run's, not the plan's)", () => {
     const o = observed(db());
     o.claims[0] = { ...o.claims[0]!, spec: { ...o.claims[0]!.spec, volumeMode: "Block" } };
     o.claims[1] = { ...o.claims[1]!, spec: { ...o.claims[1]!.spec, accessModes: ["ReadWriteOncePod"] } };
     const refused = buildPlan(o, request(["data=1Gi,slow"]));
     assert.deepEqual(
       refused.refusals.map((r) => r.message.split(":")[0]),
-      ["claim data-db-0 of statefulset.apps/db is a block volume (volumeMode Block)", "claim data-db-1 is ReadWriteOncePod"],
+      ["claim data-db-0 of statefulset.apps/db is a block volume (volumeMode Block)"],
     );
     o.claims[0] = observed(db()).claims[0]!;
-    const accepted = buildPlan(o, request(["data=1Gi,slow"], true));
+    const accepted = buildPlan(o, request(["data=1Gi,slow"]));
     assert.deepEqual(accepted.refusals, []);
+    assert.ok(
+      accepted.warnings.some((w) => /^claim data-db-1 is ReadWriteOncePod: no second pod may mount it while its pod runs, so its replica is down for the whole copy, not only the final one$/.test(w)),
+      JSON.stringify(accepted.warnings),
+    );
     assert.equal(accepted.migration!.claims.find((c) => c.claim === "data-db-1")!.offline, true);
     assert.deepEqual(phaseOrder({ offline: true }), ["pending", "stopped", "copied", "verified", "swapped", "done"]);
   });
@@ -148,9 +152,9 @@ describe("--migrate-existing: the plan", () => {
   test("the command line: --migrate-existing alone, --copy-image, --yes", () => {
     const parsed = commandLine(["set", "db", "data=2Gi,slow", "--migrate-existing", "--yes", "--copy-image", "reg/copy:2"]);
     assert.equal(parsed.kind, "set");
-    assert.deepEqual(existingOf(parsed), { resize: false, vac: false, waitResize: false, restartPods: false, migrate: { copyImage: "reg/copy:2", acceptDowntime: true } });
+    assert.deepEqual(existingOf(parsed), { resize: false, vac: false, waitResize: false, restartPods: false, migrate: { copyImage: "reg/copy:2" } });
     const diff = commandLine(["diff", "db", "data=2Gi", "--migrate-existing"]);
-    assert.deepEqual(existingOf(diff)?.migrate, { copyImage: defaultCopyImage, acceptDowntime: false });
+    assert.deepEqual(existingOf(diff)?.migrate, { copyImage: defaultCopyImage });
     assert.throws(() => commandLine(["set", "db", "data=2Gi", "--copy-image", "x"]), /--copy-image is the image of the copy pods of --migrate-existing/);
     assert.throws(() => commandLine(["set", "db", "data=2Gi", "--migrate-existing", "--resize-existing"]), /drop --resize-existing/);
   });
@@ -199,6 +203,23 @@ describe("--migrate-existing: the objects", () => {
       "appstorage.kubectl.io/ordinal": "2",
       "appstorage.kubectl.io/retained-at": "2026-12-01",
     });
+  });
+
+  test("label values fit Kubernetes' rule for any claim name (63 characters, a letter or digit at each end)", () => {
+    const valid = (v: string) => v.length <= 63 && /^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$/.test(v);
+    const template = "t".repeat(62) + "-";
+    const sts = "s".repeat(52);
+    const long = `${"d".repeat(63)}-${sts}-0`;
+    for (const name of ["data-db-0", "d".repeat(63), long, `${template}x-${sts}-1`, `a.${"b".repeat(60)}.c-${sts}-12`]) {
+      const v = labelValue(name);
+      assert.ok(valid(v), `${name} -> ${v}`);
+      if (name.length <= 63) assert.equal(v, name, "a name that fits is kept as it is");
+    }
+    assert.notEqual(labelValue(`${long}0`), labelValue(`${long}1`), "two long claims keep two values");
+    const moved = { ...m, claim: long, ordinal: 0 };
+    const labels = [copyPod(moved, "default", sts, "copy", "img:1").metadata.labels!, newVolumeClaim(moved, "default", sts).metadata.labels!, retainedLabels(moved, "default", sts, new Date(now))];
+    for (const l of labels) for (const [k, v] of Object.entries(l)) assert.ok(valid(v), `${k}=${v}`);
+    assert.deepEqual(retainedAnnotations(moved, sts), { "appstorage.kubectl.io/statefulset": sts, "appstorage.kubectl.io/claim": long }, "the whole names, for show");
   });
 
   test("a copy pod's report comes from its termination message", () => {
