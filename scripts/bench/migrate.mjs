@@ -221,7 +221,8 @@ const shapes = [
     name: "smallfiles",
     what: "1 GiB in 16,384 files of 64 KiB",
     fill: "head -c 67108864 /dev/urandom > /tmp/r && mkdir -p /data/f && i=0; while [ $i -lt 16384 ]; do d=/data/f/$((i % 128)); mkdir -p $d; dd if=/tmp/r of=$d/$i bs=65536 count=1 skip=$((i % 1024)) 2>/dev/null; i=$((i + 1)); done; sync",
-    change: "i=0; while [ $i -lt 164 ]; do head -c 65536 /dev/urandom > /data/f/$((i % 128))/$((i * 97 % 16384)); i=$((i + 1)); done; sync",
+    // 164 of the 16,384 files (1%), each rewritten in place: file j lives in directory j % 128.
+    change: "i=0; while [ $i -lt 164 ]; do j=$((i * 97 % 16384)); head -c 65536 /dev/urandom > /data/f/$((j % 128))/$j; i=$((i + 1)); done; sync",
   },
 ];
 

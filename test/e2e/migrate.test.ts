@@ -140,12 +140,15 @@ describe("set --migrate-existing: refused before anything changes", () => {
 
     const blockNs = namespace(t, "mig");
     await boundDb(t, blockNs, cls, { mode: "Block" });
+    const blockBefore = uids(blockNs);
+    const blockRv = getSts(blockNs, "db").metadata.resourceVersion;
     const block = await runPlugin(["set", "db", `data=1Gi,${other}`, "--migrate-existing", "-n", blockNs, "--yes"]);
     assert.notEqual(block.code, 0);
     assert.match(
       block.stderr,
       /^error: claim data-db-0 of statefulset.apps\/db is a block volume \(volumeMode Block\): --migrate-existing copies files and does not support block volumes yet \(and 1 more refusal\(s\)\)\n$/,
     );
+    assertNothingChanged(blockNs, blockBefore, blockRv);
 
     const onceNs = namespace(t, "mig");
     await boundDb(t, onceNs, cls, { access: "ReadWriteOncePod" });
@@ -155,13 +158,14 @@ describe("set --migrate-existing: refused before anything changes", () => {
     assert.match(once.stderr, /Warning: claim data-db-0 is ReadWriteOncePod: no second pod may mount it while its pod runs, so its replica is down for the whole copy, not only the final one\n/);
     assert.doesNotMatch(once.stderr, /--yes/);
     const onceBefore = uids(onceNs);
+    const onceRv = getSts(onceNs, "db").metadata.resourceVersion;
     const unconfirmed = await runPlugin(["set", "db", `data=1Gi,${other}`, "--migrate-existing", "-n", onceNs]);
     assert.equal(unconfirmed.code, 1);
     assert.match(
       unconfirmed.stderr,
       /error: refusing to re-create statefulset.apps\/db without confirmation: there is no terminal to ask on; review it with kubectl appstorage diff, then pass --yes\n$/,
     );
-    assert.deepEqual(uids(onceNs), onceBefore);
+    assertNothingChanged(onceNs, onceBefore, onceRv);
   });
 
   test("diff shows every claim that moves, in order, and changes nothing", async (t) => {
