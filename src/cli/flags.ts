@@ -120,6 +120,16 @@ const statefulSet = (required: boolean, describe: string): PositionalDef => ({ n
 const directives = (describe: string): PositionalDef => ({ name: "directives", describe, required: false, variadic: true, complete: "claimTemplates" });
 
 /** -l and -A of set, diff and undo: every StatefulSet a selector matches, instead of one by name. */
+/** -f of set and diff: the StatefulSets and their claim templates of a rendered manifest (helm template, kustomize build). */
+const filenameFlagDef: FlagDef = {
+  name: "filename",
+  short: "f",
+  type: "stringArray",
+  complete: "file",
+  describe:
+    "Make the claim templates of every StatefulSet in this manifest (YAML or JSON, one or many documents; - for standard input; repeatable) equal to the manifest's: size, class, vac, labels, annotations, access modes; nothing else of the object changes",
+};
+
 const selectorFlagDefs: FlagDef[] = [
   { name: "selector", short: "l", type: "string", describe: "Every StatefulSet this label selector matches, instead of a name (all planned first; one refused: nothing changes)" },
   { name: "all-namespaces", short: "A", type: "boolean", default: false, describe: "With -l: in every namespace" },
@@ -174,10 +184,10 @@ export const commandDefs: CommandDef[] = [
     name: "diff",
     describe: "Show what set would change (exit 0: none, 1: changes, >1: error)",
     positionals: [statefulSet(false, "StatefulSet name (or -l SELECTOR)"), directives("CLAIM=SIZE[,CLASS] ...")],
-    flags: [...selectorFlagDefs, ...existingClaimFlagDefs("diff"), { ...outputFlagDef(printFlags.diff), describe: `${printFlags.diff.describe()}: the plan as data, for set --plan` }],
+    flags: [...selectorFlagDefs, filenameFlagDef, ...existingClaimFlagDefs("diff"), { ...outputFlagDef(printFlags.diff), describe: `${printFlags.diff.describe()}: the plan as data, for set --plan` }],
     examples: [
       [`${commandName} diff postgresql-k8s pgdata=2Gi`, "What set would change: new ordinals get 2Gi"],
-      [`${commandName} diff postgresql-k8s pgdata=20Gi --resize-existing`, "Also which existing claims would grow"],
+      [`helm template db ./chart | ${commandName} diff -f -`, "What set -f would change to make the claim templates equal to the chart's (a failed helm upgrade's)"],
       [`${commandName} diff -l tier=db data=5Gi,fast-ssd -n prod -o json > plan.json`, "A plan for every StatefulSet labelled tier=db, to review, then apply with set --plan"],
     ],
   },
@@ -187,6 +197,7 @@ export const commandDefs: CommandDef[] = [
     positionals: [statefulSet(false, "StatefulSet name (or -l SELECTOR, or --plan FILE)"), directives("CLAIM=SIZE[,CLASS] ..., e.g. pgdata=2Gi or pgdata=2Gi,fast-ssd")],
     flags: [
       ...selectorFlagDefs,
+      filenameFlagDef,
       { name: "plan", type: "string", complete: "file", describe: "Apply exactly this reviewed plan (from diff -o json); refused, before any change, if the cluster moved on since" },
       ...existingClaimFlagDefs("set"),
       ...confirmFlagDefs,
@@ -238,7 +249,7 @@ export const commandDefs: CommandDef[] = [
   },
   {
     name: "completion",
-    describe: "Print a bash or zsh completion script for kubectl-appstorage run by its own name (for kubectl appstorage <TAB>, see the README: Completion)",
+    describe: "Print a bash or zsh completion script for the plugin run by its own file name (kubectl appstorage <TAB> goes through kubectl: see the README, Completion)",
     positionals: [{ name: "shell", describe: "bash or zsh", required: true, choices: completionShells }],
     flags: [],
     examples: [
@@ -253,7 +264,8 @@ export function lastValue(value: unknown): unknown {
   return Array.isArray(value) ? value[value.length - 1] : value;
 }
 
-function allValues(value: unknown): string[] {
+/** Every value of a repeatable flag (stringArray), in order. */
+export function allValues(value: unknown): string[] {
   if (value === undefined) return [];
   return (Array.isArray(value) ? value : [value]).map(String);
 }

@@ -14,7 +14,7 @@ import type { UndoOptions } from "../commands/undo";
 import type { ExistingClaimFlags } from "../commands/change-options";
 import { completionScript } from "./completion";
 import { UsageError } from "../errors";
-import { commandDefs, commandName, completionShells, dryRunValues, durationFlag, type FlagDef, kubeFlagDefs, kubeFlags, lastValue, valueShorts, type CommandDef } from "./flags";
+import { allValues, commandDefs, commandName, completionShells, dryRunValues, durationFlag, type FlagDef, kubeFlagDefs, kubeFlags, lastValue, valueShorts, type CommandDef } from "./flags";
 
 declare const __VERSION__: string;
 
@@ -198,6 +198,7 @@ function parseNormalized(args: readonly string[]): ParsedCommand {
   const get = (name: string) => argv[name];
   const target = { flags: kubeFlags(get), ...optional("selector", flag("selector")), allNamespaces: flag("all-namespaces") === true };
   const output = optional("output", flag("output"));
+  const filenames = () => (argv["filename"] !== undefined ? { filenames: allValues(argv["filename"]) } : {});
   const change = () => ({
     dryRun: dryRunValue(argv["dry-run"]),
     yes: flag("yes") === true,
@@ -218,9 +219,9 @@ function parseNormalized(args: readonly string[]): ParsedCommand {
       return { kind: "undo", ...target, ...optional("name", flag("statefulset")), ...(to !== undefined ? { toRevision: Number(to) } : {}), ...change() };
     }
     case "diff":
-      return { kind: "diff", ...target, ...words(flag, argv), ...output, ...existingFlags(flag) };
+      return { kind: "diff", ...target, ...words(flag, argv), ...filenames(), ...output, ...existingFlags(flag) };
     case "set":
-      return { kind: "set", ...target, ...words(flag, argv), ...optional("planFile", flag("plan")), ...change(), ...existingFlags(flag) };
+      return { kind: "set", ...target, ...words(flag, argv), ...filenames(), ...optional("planFile", flag("plan")), ...change(), ...existingFlags(flag) };
   }
   throw new UsageError(`unknown command "${String(command)}": use show, diff or set`);
 }

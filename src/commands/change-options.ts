@@ -44,6 +44,8 @@ export interface ExistingClaimFlags {
 }
 
 export interface SetOptions extends TargetOptions, ChangeFlags {
+  /** -f FILE (repeatable; - for standard input): make the claim templates equal to the manifest's. */
+  filenames?: string[];
   /** --plan FILE: apply exactly this reviewed plan (no name, no directives). */
   planFile?: string;
   directives: string[];
@@ -52,6 +54,7 @@ export interface SetOptions extends TargetOptions, ChangeFlags {
 }
 
 export interface DiffOptions extends TargetOptions {
+  filenames?: string[];
   directives: string[];
   /** -o as given: none prints the diff; json and yaml the plan as data, for set --plan. */
   output?: string;
@@ -79,8 +82,15 @@ export function existingClaimsOptions(f: ExistingClaimFlags | undefined): Existi
 }
 
 /** set and diff: a name and directives, or -l and directives, or (set) --plan FILE alone. */
-export function validateChangeTargets(o: TargetOptions & { directives: readonly string[]; planFile?: string }, command: "set" | "diff"): void {
+export function validateChangeTargets(o: TargetOptions & { directives: readonly string[]; planFile?: string; filenames?: readonly string[] }, command: "set" | "diff"): void {
   const example = `for example: ${commandName} ${command} postgresql-k8s pgdata=2Gi, or ${command} -l app=db pgdata=2Gi`;
+  if (o.filenames?.length) {
+    if (o.name !== undefined || o.directives.length || o.selector !== undefined || o.allNamespaces || o.planFile !== undefined)
+      throw new UsageError(`-f FILE takes the StatefulSets and their claim templates from the manifest: give no StatefulSet, directive, -l, -A or --plan with it`);
+    if (o.filenames.some((f) => f === "")) throw new UsageError("-f needs a file name, or - for standard input");
+    if (o.filenames.filter((f) => f === "-").length > 1) throw new UsageError("-f - reads standard input once: give it one time");
+    return;
+  }
   if (o.planFile !== undefined) {
     if (o.name !== undefined || o.directives.length || o.selector !== undefined || o.allNamespaces)
       throw new UsageError("--plan FILE applies the plan as it is: give no StatefulSet, directive, -l or -A with it");

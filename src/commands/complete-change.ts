@@ -20,6 +20,7 @@ import { buildUndoPlan } from "../plan/undo";
 import { whereLine } from "../output/plan";
 import { statefulSetIn } from "../refs";
 import { connectWith, type CommandDeps } from "./deps";
+import { type ManifestAsk, planManifests } from "./manifest";
 import { observe, observeMany } from "./observe";
 import { type DiffOptions, existingClaimsOptions, type SetOptions, type UndoOptions } from "./change-options";
 import { AccessAnswers } from "./preflight";
@@ -33,6 +34,7 @@ type Ask = { directives: Directive[]; force: boolean; existing?: ExistingClaimsO
 /** What the command line asks for, checked: no cluster was read to make it. */
 type ChangeRequest =
   | { kind: "file"; plans: Plan[] }
+  | { kind: "manifest"; ask: ManifestAsk; namespaceFlag?: string }
   | { kind: "undo"; name: string; force: boolean; toRevision?: number }
   | { kind: "undoSelected"; selector: string; allNamespaces: boolean; force: boolean }
   | { kind: "name"; name: string; ask: Ask; prefetchAccess: boolean }
@@ -85,6 +87,10 @@ function requestOf(opts: ChangeCommand): ChangeRequest {
   if (opts.kind === "set" && opts.planFile !== undefined) return { kind: "file", plans: readPlanFile(opts.planFile) };
   // diff shows what set --force would refuse; only set is forced.
   const existing = existingClaimsOptions(opts.existing);
+  if (opts.filenames?.length) {
+    const ask: ManifestAsk = { files: opts.filenames, force: opts.kind === "set" && opts.force, ...(existing ? { existing } : {}) };
+    return { kind: "manifest", ask, ...(opts.flags.namespace !== undefined ? { namespaceFlag: opts.flags.namespace } : {}) };
+  }
   const ask: Ask = { directives: parseDirectives(opts.directives), force: opts.kind === "set" && opts.force, ...(existing ? { existing } : {}) };
   if (opts.selector !== undefined) return { kind: "selector", selector: opts.selector, allNamespaces: opts.allNamespaces, ask };
   return { kind: "name", name: opts.name!, ask, prefetchAccess: opts.kind === "set" && opts.dryRun !== "client" };
@@ -172,7 +178,17 @@ const planBySelector: Planner<Of<"selector">> = async (client, { selector, allNa
 };
 
 /** One planner per kind of request: what it reads and how it plans. */
-const planners: { [K in ChangeRequest["kind"]]: Planner<Of<K>> } = { file: planFile, undo: planUndo, undoSelected: planUndoSelected, name: planByName, selector: planBySelector };
+/** set -f, diff -f: every StatefulSet of the manifests, planned against the live object. */
+const planManifest: Planner<Of<"manifest">> = (client, { ask, namespaceFlag }, _access, deps) => planManifests(client, ask, namespaceFlag, deps);
+
+const planners: { [K in ChangeRequest["kind"]]: Planner<Of<K>> } = {
+  file: planFile,
+  manifest: planManifest,
+  undo: planUndo,
+  undoSelected: planUndoSelected,
+  name: planByName,
+  selector: planBySelector,
+};
 
 /** The Complete step: `viewFor` chooses the run's one view, once it is known whether the run is over several StatefulSets. */
 export async function completeChange<V>(opts: ChangeCommand, deps: CommandDeps, viewFor: (many: boolean) => V): Promise<CompletedChange<V>> {

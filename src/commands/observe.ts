@@ -83,12 +83,12 @@ async function observeVolumeAttributesClasses(client: KubeClient, directives: re
  * Reads quotas (when claims may grow) and volume attributes classes (when a directive names
  * one), in parallel; nothing at all otherwise, so a plain `set` makes no extra request.
  */
-async function observeExistingClaims(client: KubeClient, options: ExistingClaimsOptions | undefined, directives: readonly Directive[]): Promise<ExistingClaimsObserved | undefined> {
+async function observeExistingClaims(client: KubeClient, ns: string, options: ExistingClaimsOptions | undefined, directives: readonly Directive[]): Promise<ExistingClaimsObserved | undefined> {
   const quotas = options?.resize === true;
   if (!quotas && !directives.some((d) => d.volumeAttributesClass !== undefined)) return undefined;
   const [q, vacs] = await Promise.all([
     quotas
-      ? listResourceQuotas(client, client.namespace).then(
+      ? listResourceQuotas(client, ns).then(
           (resourceQuotas): ExistingClaimsObserved => ({ resourceQuotas }),
           (e): ExistingClaimsObserved => {
             if (!isForbidden(e)) throw e;
@@ -147,13 +147,15 @@ async function observeVolumes(client: KubeClient, ns: string | undefined, statef
 
 export interface ObserveRequest {
   name: string;
+  /** Where the StatefulSet is (set -f: a document's namespace); default: the client's. */
+  namespace?: string;
   directives: readonly Directive[];
   existing?: ExistingClaimsOptions;
 }
 
 export async function observe(client: KubeClient, request: ObserveRequest, deps: Pick<CommandDeps, "now" | "holderDead">): Promise<Observed> {
   const now = deps.now();
-  const ns = client.namespace;
+  const ns = request.namespace ?? client.namespace;
   const [statefulSet, claims, pods, classes, found, user, existing] = await Promise.all([
     getStatefulSet(client, ns, request.name),
     listClaims(client, ns),
@@ -161,7 +163,7 @@ export async function observe(client: KubeClient, request: ObserveRequest, deps:
     observeStorageClasses(client, request.directives),
     observeJournal(client, ns, request.name),
     whoAmI(client),
-    observeExistingClaims(client, request.existing, request.directives),
+    observeExistingClaims(client, ns, request.existing, request.directives),
   ]);
   const journal = found.journal;
   if (!statefulSet && !journal && !(await namespaceExists(client, ns))) {

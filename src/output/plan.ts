@@ -1,7 +1,7 @@
 // The plan as a person reads it: what changes in the templates, what each existing claim
 // does, what new ordinals get, the warnings and the steps.
 import type { Target } from "../api/types";
-import type { Plan, Step, TemplateChange } from "../plan/types";
+import type { Plan, Step, TemplateChange, TemplateSide } from "../plan/types";
 import { existingAfter, existingStepText, renderExisting } from "./resize";
 import { ordinalsWord } from "./ordinals";
 import { pendingNotes } from "./pending";
@@ -21,8 +21,24 @@ const stepText: Record<Step, string> = {
   ...existingStepText,
 };
 
-function side(s: { size?: string; storageClass?: string; volumeAttributesClass?: string }): string {
-  return `${s.size ?? "<no size>"}${s.storageClass !== undefined ? `, class ${s.storageClass}` : ""}${s.volumeAttributesClass !== undefined ? `, vac ${s.volumeAttributesClass}` : ""}`;
+const mapText = (m: Record<string, string>) =>
+  Object.keys(m).length
+    ? Object.keys(m)
+        .sort()
+        .map((k) => `${k}=${m[k]}`)
+        .join(",")
+    : "none";
+
+function side(s: TemplateSide): string {
+  const parts = [
+    s.size ?? "<no size>",
+    ...(s.storageClass !== undefined ? [`class ${s.storageClass}`] : []),
+    ...(s.volumeAttributesClass !== undefined ? [`vac ${s.volumeAttributesClass}`] : []),
+    ...(s.labels !== undefined ? [`labels ${mapText(s.labels)}`] : []),
+    ...(s.annotations !== undefined ? [`annotations ${mapText(s.annotations)}`] : []),
+    ...(s.accessModes !== undefined ? [`access ${s.accessModes.join(",") || "none"}`] : []),
+  ];
+  return parts.join(", ");
 }
 
 export function describeChange(c: TemplateChange): string {

@@ -34,6 +34,12 @@ export function stripForCreate(sts: StatefulSet): StatefulSet {
   return copy;
 }
 
+/** metadata with `key` set to the map, or without it when the map is empty (as a manifest that names none). */
+function withMap(metadata: ClaimTemplate["metadata"], key: "labels" | "annotations", map: Record<string, string>): ClaimTemplate["metadata"] {
+  const { [key]: _old, ...rest } = metadata;
+  return Object.keys(map).length ? { ...rest, [key]: { ...map } } : rest;
+}
+
 export function applyDirective(t: ClaimTemplate, d: Directive): ClaimTemplate {
   const copy = clone(t);
   if (d.size !== undefined && !sameQuantity(templateSize(t) ?? "", d.size)) {
@@ -41,6 +47,9 @@ export function applyDirective(t: ClaimTemplate, d: Directive): ClaimTemplate {
   }
   if (d.storageClass !== undefined) copy.spec.storageClassName = d.storageClass;
   if (d.volumeAttributesClass !== undefined) copy.spec.volumeAttributesClassName = d.volumeAttributesClass;
+  if (d.labels !== undefined) copy.metadata = withMap(copy.metadata, "labels", d.labels);
+  if (d.annotations !== undefined) copy.metadata = withMap(copy.metadata, "annotations", d.annotations);
+  if (d.accessModes !== undefined) copy.spec.accessModes = [...d.accessModes];
   return copy;
 }
 

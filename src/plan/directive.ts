@@ -14,7 +14,20 @@ export interface Directive {
   storageClass?: string;
   /** spec.volumeAttributesClassName of the template (and, when asked, of existing claims). */
   volumeAttributesClass?: string;
+  /** The template's metadata.labels, made equal to these (from a manifest, set -f); absent: left as they are. */
+  labels?: Record<string, string>;
+  /** The template's metadata.annotations, made equal to these; absent: left as they are. */
+  annotations?: Record<string, string>;
+  /** The template's spec.accessModes, made equal to these; absent: left as they are. */
+  accessModes?: string[];
 }
+
+/** A map as a directive prints it: `{app=db,tier=data}`, keys sorted. */
+const mapText = (m: Record<string, string>) =>
+  `{${Object.keys(m)
+    .sort()
+    .map((k) => `${k}=${m[k]}`)
+    .join(",")}}`;
 
 export class DirectiveError extends Error {}
 
@@ -74,5 +87,8 @@ export function parseDirectives(texts: readonly string[]): Directive[] {
 
 export function formatDirective(d: Directive): string {
   const vac = d.volumeAttributesClass !== undefined ? `vac=${d.volumeAttributesClass}` : undefined;
-  return `${d.claim}=${[d.size, d.storageClass, vac].filter((x) => x !== undefined).join(",")}`;
+  const labels = d.labels !== undefined ? `labels=${mapText(d.labels)}` : undefined;
+  const annotations = d.annotations !== undefined ? `annotations=${mapText(d.annotations)}` : undefined;
+  const access = d.accessModes !== undefined ? `access=${d.accessModes.join("+")}` : undefined;
+  return `${d.claim}=${[d.size, d.storageClass, vac, labels, annotations, access].filter((x) => x !== undefined).join(",")}`;
 }

@@ -101,14 +101,20 @@ export function planOrdinals(sts: StatefulSet, observed: Pick<Observed, "claims"
   };
 }
 
-function describeChange(d: Directive, before: StatefulSet): TemplateChange {
-  const t = (before.spec.volumeClaimTemplates ?? []).find((x) => x.metadata.name === d.claim)!;
+function describeChange(d: Directive, sts: StatefulSet): TemplateChange {
+  const t = (sts.spec.volumeClaimTemplates ?? []).find((x) => x.metadata.name === d.claim)!;
   const beforeSize = templateSize(t);
-  return {
-    claim: d.claim,
-    before: { size: beforeSize, storageClass: t.spec.storageClassName, volumeAttributesClass: t.spec.volumeAttributesClassName },
-    after: { size: d.size ?? beforeSize, storageClass: d.storageClass ?? t.spec.storageClassName, volumeAttributesClass: d.volumeAttributesClass ?? t.spec.volumeAttributesClassName },
+  // Labels, annotations and access modes only when the change sets them (set -f): plans of directives keep their shape.
+  const before: TemplateChange["before"] = { size: beforeSize, storageClass: t.spec.storageClassName, volumeAttributesClass: t.spec.volumeAttributesClassName };
+  const after: TemplateChange["after"] = {
+    size: d.size ?? beforeSize,
+    storageClass: d.storageClass ?? t.spec.storageClassName,
+    volumeAttributesClass: d.volumeAttributesClass ?? t.spec.volumeAttributesClassName,
   };
+  if (d.labels !== undefined) [before.labels, after.labels] = [t.metadata.labels ?? {}, d.labels];
+  if (d.annotations !== undefined) [before.annotations, after.annotations] = [t.metadata.annotations ?? {}, d.annotations];
+  if (d.accessModes !== undefined) [before.accessModes, after.accessModes] = [t.spec.accessModes ?? [], d.accessModes];
+  return { claim: d.claim, before, after };
 }
 
 /** Each decimal size asked for where the template or its claims are written in binary units. */
@@ -121,11 +127,17 @@ function sizeNotes(changes: readonly TemplateChange[], claims: readonly Persiste
   });
 }
 
+const sameData = (a: unknown, b: unknown) => JSON.stringify(sortedKeys(a)) === JSON.stringify(sortedKeys(b));
+const sortedKeys = (v: unknown): unknown => (v && typeof v === "object" && !Array.isArray(v) ? Object.fromEntries(Object.entries(v).sort(([a], [b]) => (a < b ? -1 : 1))) : v);
+
 function isNoop(c: TemplateChange): boolean {
   return (
     sameQuantity(c.before.size ?? "", c.after.size ?? "") &&
     (c.before.storageClass ?? "") === (c.after.storageClass ?? "") &&
-    (c.before.volumeAttributesClass ?? "") === (c.after.volumeAttributesClass ?? "")
+    (c.before.volumeAttributesClass ?? "") === (c.after.volumeAttributesClass ?? "") &&
+    sameData(c.before.labels, c.after.labels) &&
+    sameData(c.before.annotations, c.after.annotations) &&
+    sameData(c.before.accessModes, c.after.accessModes)
   );
 }
 
@@ -148,7 +160,7 @@ export function freshPlan(observed: Observed, request: PlanRequest): Plan {
   const { refusals, warnings } = applyForce(safety, request.force);
   warnings.push(...sizeNotes(changes, observed.claims, request.name));
 
-  const from = changes.map((c) => formatDirective({ claim: c.claim, size: c.before.size, storageClass: c.before.storageClass, volumeAttributesClass: c.before.volumeAttributesClass }));
+  const from = changes.map((c) => formatDirective({ claim: c.claim, ...c.before }));
   // original and desired share what the change leaves alone (desiredStatefulSet): diff writes it once.
   const original = stripForCreate(sts);
   const desired = desiredStatefulSet(

@@ -110,6 +110,10 @@ export interface TemplateSide {
   size?: string;
   storageClass?: string;
   volumeAttributesClass?: string;
+  /** Only when the change sets them (set -f): the template's labels, annotations and access modes. */
+  labels?: Record<string, string>;
+  annotations?: Record<string, string>;
+  accessModes?: string[];
 }
 
 export interface TemplateChange {

@@ -324,3 +324,14 @@ export function denyStatefulSetCreate(t: TestContext, ns: string, opts: { allowe
     probe: () => kubectlTry(["create", "-n", ns, "--dry-run=server", "-f", "-"], { input: probe }),
   });
 }
+
+let helmBins: string | undefined;
+/** Helm 4 or Helm 3, the newest releases the Go module proxy serves (scripts/helm/build.sh, built once). */
+export function helm(major: 3 | 4): string {
+  if (!helmBins) {
+    const r = spawnSync("bash", [join(root, "scripts", "helm", "build.sh")], { encoding: "utf8", stdio: ["ignore", "pipe", "inherit"] });
+    if (r.status !== 0) throw new Error("scripts/helm/build.sh failed: the Helm tests run the Helm users have");
+    helmBins = r.stdout.trim().split("\n").pop()!;
+  }
+  return join(helmBins, `helm${major}`);
+}

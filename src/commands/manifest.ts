@@ -1,0 +1,82 @@
+// `set -f FILE` and `diff -f FILE` (`-f -`: standard input): the Complete step's part for a
+// rendered manifest. Reads every file, keeps its StatefulSets (the other documents are counted on
+// stderr), places each in a namespace as `kubectl apply -f` does, and plans each against the live
+// object with the directives that make its claim templates equal to the manifest's.
+import { readFileSync } from "node:fs";
+import { RefusedError, UsageError } from "../errors";
+import type { KubeClient } from "../kube/client";
+import type { Directive } from "../plan/directive";
+import type { ExistingClaimsOptions } from "../plan/existing-claims-types";
+import { ManifestError, manifestChange, statefulSetsOf } from "../plan/manifest";
+import { buildPlan } from "../plan/plan";
+import type { Plan } from "../plan/types";
+import { statefulSetIn } from "../refs";
+import type { Readable } from "../streams";
+import type { CommandDeps } from "./deps";
+import { observe } from "./observe";
+
+async function readStream(input: Readable): Promise<string> {
+  let text = "";
+  for await (const chunk of input) text += chunk.toString();
+  return text;
+}
+
+/** Every document of the files, in order (YAML or JSON, one or many documents each). */
+export async function readManifests(files: readonly string[], input: Readable): Promise<unknown[]> {
+  const { parseAllDocuments } = require("yaml") as typeof import("yaml");
+  const documents: unknown[] = [];
+  for (const file of files) {
+    let text: string;
+    try {
+      text = file === "-" ? await readStream(input) : readFileSync(file, "utf8");
+    } catch (e) {
+      throw new UsageError(`cannot read ${file} (${(e as NodeJS.ErrnoException).code ?? (e as Error).message}); pass a manifest file, or - for standard input`);
+    }
+    for (const doc of parseAllDocuments(text)) {
+      if (doc.errors.length) throw new RefusedError(`${file === "-" ? "standard input" : file} is not YAML or JSON (${doc.errors[0]!.message.split("\n")[0]}); nothing was changed`);
+      documents.push(doc.toJS());
+    }
+  }
+  return documents;
+}
+
+export interface ManifestAsk {
+  files: readonly string[];
+  force: boolean;
+  existing?: ExistingClaimsOptions;
+}
+
+/** The plans of every StatefulSet in the manifests, all made before anything changes. */
+export async function planManifests(client: KubeClient, ask: ManifestAsk, namespaceFlag: string | undefined, deps: CommandDeps): Promise<{ plans: Plan[]; user: string }> {
+  let found: ReturnType<typeof statefulSetsOf>;
+  try {
+    found = statefulSetsOf(await readManifests(ask.files, deps.streams.in));
+  } catch (e) {
+    throw e instanceof ManifestError ? new RefusedError(`${e.message}; nothing was changed`) : e;
+  }
+  const skipped = [...found.skipped.entries()].map(([kind, n]) => `${n} ${kind}`);
+  if (skipped.length) deps.streams.errOut.write(`skipped ${skipped.join(", ")}: only StatefulSets' claim templates are changed\n`);
+  if (!found.statefulSets.length) throw new RefusedError(`the manifest holds no StatefulSet (${ask.files.join(", ")}); nothing was changed`);
+  const plans = await Promise.all(
+    found.statefulSets.map(async (wanted) => {
+      const name = wanted.metadata.name!;
+      const namespace = wanted.metadata.namespace ?? client.namespace;
+      // As kubectl apply -f: an explicit -n must agree with the document's namespace.
+      if (namespaceFlag !== undefined && wanted.metadata.namespace !== undefined && wanted.metadata.namespace !== namespaceFlag) {
+        throw new UsageError(
+          `the namespace from the provided object "${wanted.metadata.namespace}" does not match the namespace "${namespaceFlag}". You must pass '--namespace=${wanted.metadata.namespace}' to perform this operation.`,
+        );
+      }
+      const observed = await observe(client, { name, namespace, directives: [] }, deps);
+      const live = observed.statefulSet;
+      if (!live && !observed.journal)
+        throw new RefusedError(`${statefulSetIn(name, namespace)} of the manifest is not in the cluster: install it with helm install or kubectl apply; nothing was changed`);
+      const change = live ? manifestChange(live, wanted) : { directives: [] as Directive[], refusals: [], leftAlone: [] };
+      const plan = buildPlan({ ...observed }, { namespace, name, directives: change.directives, force: ask.force, ...(ask.existing ? { existing: ask.existing } : {}) });
+      plan.refusals.push(...change.refusals.map((message) => ({ message, forceable: false })));
+      if (change.leftAlone.length) plan.warnings.push(`left for helm upgrade or your GitOps tool (the manifest changes them too): ${change.leftAlone.join(", ")}`);
+      return { plan, user: observed.user };
+    }),
+  );
+  return { plans: plans.map((p) => p.plan), user: plans[0]?.user ?? "unknown" };
+}

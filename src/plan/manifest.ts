@@ -1,0 +1,108 @@
+// `set -f FILE` and `diff -f FILE`: a rendered manifest (helm template, kustomize build, a GitOps
+// repository) says what the claim templates should be. This turns one StatefulSet of it and the
+// live object into directives that make the live templates equal to the manifest's, the refusals
+// (a template added, removed or renamed), and what the manifest changes beyond the claim
+// templates, which this tool leaves for the next helm upgrade or sync. Pure.
+import type { ClaimTemplate, KubeObject, StatefulSet } from "../api/types";
+import type { Directive } from "./directive";
+import { templateSize } from "./objects";
+import { canonical, sameQuantity, tryParseQuantity } from "./quantity";
+
+export class ManifestError extends Error {}
+
+/** The StatefulSets of the documents (a List's items included), and how many documents were something else. */
+export function statefulSetsOf(documents: readonly unknown[]): { statefulSets: StatefulSet[]; skipped: Map<string, number> } {
+  const statefulSets: StatefulSet[] = [];
+  const skipped = new Map<string, number>();
+  const visit = (doc: unknown) => {
+    if (doc === null || doc === undefined) return;
+    const o = doc as KubeObject & { items?: unknown[] };
+    if (typeof o !== "object" || Array.isArray(o)) throw new ManifestError("a document is not a Kubernetes object (a map with apiVersion and kind)");
+    if (typeof o.kind === "string" && o.kind.endsWith("List") && Array.isArray(o.items)) return o.items.forEach(visit);
+    if (o.kind === "StatefulSet" && typeof o.apiVersion === "string" && o.apiVersion.startsWith("apps/")) {
+      if (!o.metadata?.name) throw new ManifestError("a StatefulSet in the manifest has no metadata.name");
+      statefulSets.push(o as unknown as StatefulSet);
+      return;
+    }
+    const kind = typeof o.kind === "string" ? o.kind : "(no kind)";
+    skipped.set(kind, (skipped.get(kind) ?? 0) + 1);
+  };
+  documents.forEach(visit);
+  return { statefulSets, skipped };
+}
+
+const names = (sts: StatefulSet) => (sts.spec.volumeClaimTemplates ?? []).map((t) => t.metadata.name ?? "");
+const sameMap = (a: Record<string, string> | undefined, b: Record<string, string> | undefined) => JSON.stringify(Object.entries(a ?? {}).sort()) === JSON.stringify(Object.entries(b ?? {}).sort());
+
+export interface ManifestChange {
+  directives: Directive[];
+  refusals: string[];
+  /** What the manifest changes beyond the claim templates: left for helm upgrade or the GitOps tool. */
+  leftAlone: string[];
+}
+
+/** The directive that makes `live` equal to `wanted` (only what differs), or undefined when they are equal. */
+function directiveFor(live: ClaimTemplate, wanted: ClaimTemplate): Directive | undefined {
+  const d: Directive = { claim: live.metadata.name ?? "" };
+  const size = templateSize(wanted);
+  if (size !== undefined && !sameQuantity(size, templateSize(live) ?? "")) d.size = canonical(size);
+  if ((wanted.spec.storageClassName ?? "") !== (live.spec.storageClassName ?? "") && wanted.spec.storageClassName !== undefined) d.storageClass = wanted.spec.storageClassName;
+  if ((wanted.spec.volumeAttributesClassName ?? "") !== (live.spec.volumeAttributesClassName ?? "") && wanted.spec.volumeAttributesClassName !== undefined)
+    d.volumeAttributesClass = wanted.spec.volumeAttributesClassName;
+  if (!sameMap(live.metadata.labels, wanted.metadata.labels)) d.labels = { ...(wanted.metadata.labels ?? {}) };
+  if (!sameMap(live.metadata.annotations, wanted.metadata.annotations)) d.annotations = { ...(wanted.metadata.annotations ?? {}) };
+  const modes = wanted.spec.accessModes;
+  if (modes !== undefined && JSON.stringify(modes) !== JSON.stringify(live.spec.accessModes ?? [])) d.accessModes = [...modes];
+  return Object.keys(d).length > 1 ? d : undefined;
+}
+
+/** Whether every field the manifest sets has the same value live (the server adds defaults the manifest leaves out). */
+export function differs(wanted: unknown, live: unknown): boolean {
+  if (wanted === null || typeof wanted !== "object") {
+    // 1024Mi is 1Gi, 500m is 0.5: the server keeps a quantity as written, a manifest may write it another way.
+    if (typeof wanted === "string" && typeof live === "string" && tryParseQuantity(wanted) && tryParseQuantity(live)) return !sameQuantity(wanted, live);
+    return String(wanted) !== String(live);
+  }
+  if (live === null || typeof live !== "object") return true;
+  if (Array.isArray(wanted)) return !Array.isArray(live) || wanted.length !== live.length || wanted.some((w, i) => differs(w, live[i]));
+  return Object.entries(wanted).some(([k, v]) => v !== null && differs(v, (live as Record<string, unknown>)[k]));
+}
+
+/** The paths of the object the manifest changes, besides the claim templates and status. */
+function leftAlone(live: StatefulSet, wanted: StatefulSet): string[] {
+  const out: string[] = [];
+  for (const key of ["labels", "annotations"] as const) if (wanted.metadata[key] && differs(wanted.metadata[key], live.metadata[key])) out.push(`metadata.${key}`);
+  for (const [key, value] of Object.entries(wanted.spec ?? {})) {
+    if (key === "volumeClaimTemplates" || value === null || value === undefined) continue;
+    if (differs(value, (live.spec as Record<string, unknown>)[key])) out.push(key === "template" ? "spec.template (the pod template: the next upgrade rolls every pod)" : `spec.${key}`);
+  }
+  return out;
+}
+
+/** What `set -f` does to one live StatefulSet: the directives, what it refuses, what it leaves for helm or the GitOps tool. */
+export function manifestChange(live: StatefulSet, wanted: StatefulSet): ManifestChange {
+  const have = names(live);
+  const want = names(wanted);
+  const added = want.filter((n) => !have.includes(n));
+  const removed = have.filter((n) => !want.includes(n));
+  const refusals: string[] = [];
+  if (added.length && removed.length) {
+    refusals.push(
+      `the manifest names claim template(s) ${added.join(", ")} where the cluster has ${removed.join(", ")}: a renamed template gives every pod new, empty volumes (the data stays on the old claims); keep the template's name`,
+    );
+  } else if (added.length) {
+    refusals.push(
+      `the manifest adds claim template(s) ${added.join(", ")}: the running pods would be adopted without the new volume and the StatefulSet controller would fail to update them (kubernetes/kubernetes#141876); add it with a new StatefulSet, or by hand`,
+    );
+  } else if (removed.length) {
+    refusals.push(`the manifest removes claim template(s) ${removed.join(", ")}: the running pods would keep mounting the claims of a template the object no longer has; keep the template`);
+  }
+  const byName = new Map((wanted.spec.volumeClaimTemplates ?? []).map((t) => [t.metadata.name ?? "", t]));
+  const directives = refusals.length
+    ? []
+    : (live.spec.volumeClaimTemplates ?? []).flatMap((t) => {
+        const d = directiveFor(t, byName.get(t.metadata.name ?? "")!);
+        return d ? [d] : [];
+      });
+  return { directives, refusals, leftAlone: leftAlone(live, wanted) };
+}

@@ -1,0 +1,139 @@
+// Helm and GitOps: a chart upgrade that changes a claim template fails on every Kubernetes
+// release; `helm template | kubectl appstorage set -f -` makes the live templates equal to the
+// chart's, and the same upgrade then goes through. With the real Helm 4 and Helm 3
+// (scripts/helm/build.sh) and kubectl's server-side apply as a GitOps tool writes, on the real
+// control plane. Every pod and claim keeps its uid (no pod is restarted: there is no node here,
+// so the pods are the StatefulSet controller's, adopted without a change).
+import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
+import { join } from "node:path";
+import { describe, test } from "node:test";
+import type { StatefulSet } from "../../src/api/types";
+import { sts } from "../fixtures/builders";
+import { apply, getSts, helm, kubeconfig, kubectl, kubectlTry, namespace, root, runPlugin, settled, uids } from "./harness";
+
+const chart = (version: 1 | 2) => join(root, "test", "fixtures", "helm", `db-${version}`);
+
+function run(cmd: string, args: string[], input?: string): { code: number; stdout: string; stderr: string } {
+  const r = spawnSync(cmd, args, { encoding: "utf8", input, env: { PATH: process.env["PATH"] ?? "", HOME: process.env["HOME"] ?? "", KUBECONFIG: kubeconfig() } });
+  return { code: r.status ?? -1, stdout: r.stdout, stderr: r.stderr };
+}
+
+const template = (s: StatefulSet) => s.spec.volumeClaimTemplates![0]!;
+
+for (const major of [4, 3] as const) {
+  describe(`Helm ${major}: a chart upgrade that changes the claim template`, () => {
+    test("fails as users see it, goes through after set -f with the chart's manifest, and nothing is restarted", async (t) => {
+      const ns = namespace(t, `helm${major}`);
+      const h = helm(major);
+      const install = run(h, ["install", "db", chart(1), "-n", ns]);
+      assert.equal(install.code, 0, install.stderr);
+      await settled(ns, "db", 2);
+      // The failure this tool exists for: the server refuses the change of volumeClaimTemplates.
+      const refused = run(h, ["upgrade", "db", chart(2), "-n", ns]);
+      assert.notEqual(refused.code, 0, "the upgrade must fail before the plugin runs");
+      assert.match(refused.stderr, /UPGRADE FAILED: .*StatefulSet.apps "db" is invalid: spec(\.volumeClaimTemplates)?: (Invalid value|Forbidden)/);
+      const before = uids(ns);
+      const manifest = run(h, ["template", "db", chart(2), "-n", ns]).stdout;
+      const diff = await runPlugin(["diff", "-f", "-", "-n", ns], { input: manifest });
+      assert.equal(diff.code, 1, diff.stderr);
+      assert.match(diff.stdout, /^-\s+storage: 1Gi$/m);
+      assert.match(diff.stdout, /^\+\s+storage: 2Gi$/m);
+      assert.match(diff.stdout, /^\+\s+helm\.sh\/chart: db-2\.0\.0$/m);
+      assert.match(diff.stderr, /^skipped 1 Service, 1 ConfigMap: only StatefulSets' claim templates are changed$/m);
+      const set = await runPlugin(["set", "-f", "-", "-n", ns, "--yes"], { input: manifest });
+      assert.equal(set.code, 0, set.stderr);
+      assert.equal(set.stdout, "statefulset.apps/db recreated\n");
+      const after = getSts(ns, "db");
+      assert.equal(template(after).spec.resources!.requests!["storage"], "2Gi");
+      assert.equal(template(after).metadata.labels!["helm.sh/chart"], "db-2.0.0");
+      // Helm's ownership is kept (its labels and annotations), so the same upgrade now succeeds.
+      assert.equal(after.metadata.annotations!["meta.helm.sh/release-name"], "db");
+      const upgrade = run(h, ["upgrade", "db", chart(2), "-n", ns]);
+      assert.equal(upgrade.code, 0, upgrade.stderr);
+      assert.equal((await runPlugin(["diff", "-f", "-", "-n", ns], { input: manifest })).code, 0, "nothing left to change");
+      assert.deepEqual(uids(ns), before, "every pod and claim kept its uid");
+      assert.deepEqual(
+        kubectl(["get", "pvc", "-n", ns, "-o", "jsonpath={.items[*].spec.resources.requests.storage}"]).split(" "),
+        ["1Gi", "1Gi"],
+        "existing claims keep their size (new ordinals get 2Gi)",
+      );
+      t.after(() => run(h, ["uninstall", "db", "-n", ns]));
+    });
+  });
+}
+
+describe("set -f as a GitOps tool writes: kubectl apply --server-side", () => {
+  test("the v2 manifest is refused before and applied after", async (t) => {
+    const ns = namespace(t, "gitops");
+    const v1 = run(helm(4), ["template", "db", chart(1), "-n", ns]).stdout;
+    const v2 = run(helm(4), ["template", "db", chart(2), "-n", ns]).stdout;
+    const applied = run("kubectl", ["apply", "--server-side", "--field-manager", "gitops", "-f", "-"], v1);
+    assert.equal(applied.code, 0, applied.stderr);
+    await settled(ns, "db", 2);
+    const refused = run("kubectl", ["apply", "--server-side", "--field-manager", "gitops", "-f", "-"], v2);
+    assert.notEqual(refused.code, 0);
+    assert.match(refused.stderr, /StatefulSet.apps "db" is invalid: spec(\.volumeClaimTemplates)?: (Invalid value|Forbidden)/);
+    const before = uids(ns);
+    const set = await runPlugin(["set", "-f", "-", "--yes"], { input: v2 });
+    assert.equal(set.code, 0, set.stderr);
+    const again = run("kubectl", ["apply", "--server-side", "--field-manager", "gitops", "-f", "-"], v2);
+    assert.equal(again.code, 0, again.stderr);
+    assert.deepEqual(uids(ns), before);
+    t.after(() => kubectlTry(["delete", "ns", ns, "--wait=false"]));
+  });
+});
+
+describe("set -f refuses before anything changes", () => {
+  const manifest = (s: StatefulSet) => JSON.stringify(s);
+  test("a StatefulSet not in the cluster, an added, a removed and a renamed claim template, another namespace than -n", async (t) => {
+    const ns = namespace(t, "mani");
+    apply(sts("db", ns).withClaim("data", "1Gi").build(), ns);
+    await settled(ns, "db", 1);
+    const before = uids(ns);
+    const rv = getSts(ns, "db").metadata.resourceVersion;
+    const cases: [what: string, doc: StatefulSet, extra: string[], why: RegExp][] = [
+      ["not in the cluster", sts("web", ns).withClaim("data", "2Gi").build(), [], /statefulset\.apps\/web in namespace \S+ of the manifest is not in the cluster: install it/],
+      ["adds a template", sts("db", ns).withClaim("data", "2Gi").withClaim("logs", "1Gi").build(), [], /the manifest adds claim template\(s\) logs: .*kubernetes\/kubernetes#141876/],
+      ["removes a template", { ...sts("db", ns).build(), spec: { ...sts("db", ns).build().spec, volumeClaimTemplates: [] } }, [], /the manifest removes claim template\(s\) data/],
+      [
+        "renames a template",
+        sts("db", ns).withClaim("pgdata", "2Gi").build(),
+        [],
+        /the manifest names claim template\(s\) pgdata where the cluster has data: a renamed template gives every pod new, empty volumes/,
+      ],
+      ["another namespace than -n", sts("db", ns).withClaim("data", "2Gi").build(), ["-n", "elsewhere"], /the namespace from the provided object "\S+" does not match the namespace "elsewhere"/],
+    ];
+    for (const [what, doc, extra, why] of cases) {
+      for (const command of ["diff", "set"]) {
+        const r = await runPlugin([command, "-f", "-", ...extra, ...(command === "set" ? ["--yes"] : [])], { input: manifest(doc) });
+        assert.equal(r.code, command === "diff" ? 2 : 1, `${what}: ${r.stderr}`);
+        assert.match(r.stderr, why, what);
+        assert.equal(r.stderr.split("\n").filter((l) => l.startsWith("error:")).length, 1, `${what}: one line`);
+      }
+    }
+    const stray = await runPlugin(["set", "db", "data=2Gi", "-f", "-"], { input: "{}" });
+    assert.match(stray.stderr, /^error: -f FILE takes the StatefulSets and their claim templates from the manifest: give no StatefulSet, directive, -l, -A or --plan with it/);
+    assert.deepEqual(uids(ns), before);
+    assert.equal(getSts(ns, "db").metadata.resourceVersion, rv);
+  });
+
+  test("what the manifest changes beyond the claim templates is named and left alone", async (t) => {
+    const ns = namespace(t, "mani");
+    apply(sts("db", ns).withClaim("data", "1Gi").build(), ns);
+    await settled(ns, "db", 1);
+    const live = getSts(ns, "db");
+    const wanted = sts("db", ns).withClaim("data", "2Gi").replicas(3).build();
+    wanted.spec.template.metadata = { ...wanted.spec.template.metadata, annotations: { rollout: "v2" } };
+    const r = await runPlugin(["set", "-f", "-", "--yes"], { input: JSON.stringify(wanted) });
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(
+      r.stderr,
+      /Warning: left for helm upgrade or your GitOps tool \(the manifest changes them too\): spec\.replicas, spec\.template \(the pod template: the next upgrade rolls every pod\)\n/,
+    );
+    const after = getSts(ns, "db");
+    assert.equal(after.spec.replicas, live.spec.replicas, "replicas left alone");
+    assert.deepEqual(after.spec.template, live.spec.template, "the pod template left alone");
+    assert.equal(template(after).spec.resources!.requests!["storage"], "2Gi");
+  });
+});
