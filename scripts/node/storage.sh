@@ -71,11 +71,11 @@ cmd_build() {
     rm -rf "$bin".tmp.* # what a failed or killed build left (the lock is held)
     tmp="$bin.tmp.$$"; mkdir -p "$tmp"
     start=$SECONDS
-    log "building minikube's storage-provisioner ($mv) and local-path-provisioner $lv (first time only, about 5 minutes on 2 busy cores)"
+    log "building minikube's storage-provisioner ($mv) and local-path-provisioner $lv (first time only, a few minutes)"
     # The ldflags of each project's own build (minikube's Makefile, local-path-provisioner's scripts/build),
     # plus -checklinkname=0 for minikube: its golang.org/x/net of 2021 reaches into syscall by
     # go:linkname, which Go 1.23 and newer refuse to link unless told ("invalid reference to
-    # syscall.recvmsg"); the release itself was built with Go 1.17.
+    # syscall.recvmsg"; its go.mod is of Go 1.17).
     build_module "$minikube_mod" cmd/storage-provisioner "$tmp/storage-provisioner" "-X k8s.io/minikube/pkg/storage.version=v5 -checklinkname=0"
     build_module "$localpath_mod" . "$tmp/local-path-provisioner" "-X main.VERSION=$lv"
     rm -rf "$bin" && mv "$tmp" "$bin"
