@@ -3,7 +3,8 @@
 # kubelet, containerd and the CNI plugins change things outside their own folders: sysctls
 # (vm.overcommit_memory, kernel.panic, kernel.panic_on_oops; net.ipv4.ip_forward from the bridge
 # plugin), netfilter rules, the bridge and the pods' veths and network namespaces, mounts, kubepods
-# cgroups, loop devices (the CSI driver), and paths kubelet and containerd hard-wire.
+# cgroups, loop devices (the CSI driver), paths kubelet and containerd hard-wire, and the data
+# folders of the storage provisioners (storage.sh).
 #
 #   host.sh record STATE   writes the host's state into STATE/host (only if no record is there:
 #                          a second up on a running node keeps the first record)
@@ -15,9 +16,11 @@
 set -euo pipefail
 die() { echo "host: $*" >&2; exit 1; }
 
-# Paths kubelet, containerd and CNI use whatever they are told (or that the node uses outside STATE).
+# Paths kubelet, containerd and CNI use whatever they are told (or that the node uses outside STATE:
+# the data folders of minikube's storage-provisioner and of local-path-provisioner, storage.sh).
 hardwired=(/var/lib/kubelet /var/log/containers /var/log/pods /var/lib/cni /run/containerd /var/run/containerd
-  /run/netns /var/run/netns /var/lib/containerd /usr/libexec/kubernetes /etc/cni /opt/cni)
+  /run/netns /var/run/netns /var/lib/containerd /usr/libexec/kubernetes /etc/cni /opt/cni
+  /tmp/hostpath-provisioner /var/local-path-provisioner)
 # Counters and random values: never the node's doing, never written back.
 volatile='^(fs\.(dentry-state|file-nr|inode-nr|inode-state|aio-nr|quota\.)|kernel\.(ns_last_pid|random\.|pty\.nr)|net\.netfilter\.nf_conntrack_count)'
 # The CNI bridge of runtime.sh, and the host ends of the pods' veth pairs.

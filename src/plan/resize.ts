@@ -266,7 +266,10 @@ function findingRefusals(findings: ClaimFindings, observed: Observed, options: E
         : classes.has(cls)
           ? `have storage class "${cls}", which does not allow volume expansion`
           : `have storage class "${cls}", which does not exist, so they cannot grow`;
-    const fix = cls !== "" && classes.has(cls) ? "drop --resize-existing or enable allowVolumeExpansion on the class" : "drop --resize-existing";
+    // Moving is the way to a bigger claim on a class that cannot expand; enabling expansion on the class helps
+    // only where the provisioner can expand (hostPath provisioners, minikube's and local-path, cannot).
+    const enable = cls !== "" && classes.has(cls) ? ", or enable allowVolumeExpansion on the class if its provisioner can expand volumes" : "";
+    const fix = `use --migrate-existing for bigger claims (new volumes of the new size, the data copied), or drop --resize-existing${enable}`;
     refusals.push({ message: `claim(s) ${list(names)} ${why}; nothing was changed: ${fix}`, forceable: false });
   }
   return refusals;

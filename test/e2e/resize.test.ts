@@ -266,7 +266,8 @@ describe("set --resize-existing", () => {
       [
         fixedNs,
         new RegExp(
-          `claim\\(s\\) data-db-0, data-db-1 have storage class "${fixed}", which does not allow volume expansion; nothing was changed: drop --resize-existing or enable allowVolumeExpansion on the class`,
+          `claim\\(s\\) data-db-0, data-db-1 have storage class "${fixed}", which does not allow volume expansion; nothing was changed: use --migrate-existing for bigger claims \\(new volumes of the new size, the data copied\\), or drop --resize-existing, or enable allowVolumeExpansion on the class if its provisioner can expand volumes$`,
+          "m",
         ),
       ],
       [halfNs, /claim\(s\) data-db-1 \(Pending\) are not Bound: only bound claims can grow or change volume attributes class; nothing was changed/],

@@ -1,8 +1,10 @@
 // scripts/cluster down leaves the host as scripts/cluster up --node found it. The snapshot here is
 // taken independently of scripts/node/host.sh (which records and restores): sysctls, netfilter
 // (iptables-save and nft), links, network namespaces, mounts, loop devices, kubepods cgroups, and
-// the paths kubelet and containerd hard-wire. In between, a pod with a CSI volume runs (mounts, a
-// loop device, a veth, a network namespace, cgroups), and is still running when down starts.
+// the paths kubelet and containerd hard-wire, and the data folders of the storage provisioners of the
+// classes standard and local-path. In between, a pod with a CSI volume and a volume of each of those
+// classes runs (mounts, a loop device, a veth, a network namespace, cgroups, the provisioners' host
+// folders), and is still running when down starts.
 import assert from "node:assert/strict";
 import { execFileSync, spawnSync } from "node:child_process";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
@@ -13,7 +15,27 @@ import { root } from "../e2e/harness";
 const cluster = join(root, "scripts", "cluster");
 // Counters and random values that change by themselves.
 const volatile = /^(fs\.(dentry-state|file-nr|inode-nr|inode-state|aio-nr|quota\.)|kernel\.(ns_last_pid|random\.|pty\.nr)|net\.netfilter\.nf_conntrack_count)/;
-const paths = ["/var/lib/kubelet", "/var/log/containers", "/var/log/pods", "/var/lib/cni", "/run/containerd", "/run/netns", "/var/lib/containerd", "/usr/libexec/kubernetes", "/etc/cni", "/opt/cni"];
+// minikube's storage-provisioner (class standard) and local-path-provisioner (class local-path) keep their volumes in host folders.
+const dataFolders = ["/tmp/hostpath-provisioner", "/var/local-path-provisioner"];
+const paths = [
+  "/var/lib/kubelet",
+  "/var/log/containers",
+  "/var/log/pods",
+  "/var/lib/cni",
+  "/run/containerd",
+  "/run/netns",
+  "/var/lib/containerd",
+  "/usr/libexec/kubernetes",
+  "/etc/cni",
+  "/opt/cni",
+  ...dataFolders,
+];
+const claim = (name: string, storageClassName?: string) => ({
+  apiVersion: "v1",
+  kind: "PersistentVolumeClaim",
+  metadata: { name, namespace: "default" },
+  spec: { accessModes: ["ReadWriteOnce"], ...(storageClassName ? { storageClassName } : {}), resources: { requests: { storage: "1Gi" } } },
+});
 
 const sh = (cmd: string, args: string[]) => {
   const r = spawnSync(cmd, args, { encoding: "utf8" });
@@ -71,12 +93,9 @@ describe("node: scripts/cluster down restores the host", { timeout: 600_000 }, (
         apiVersion: "v1",
         kind: "List",
         items: [
-          {
-            apiVersion: "v1",
-            kind: "PersistentVolumeClaim",
-            metadata: { name: "host-restore", namespace: "default" },
-            spec: { accessModes: ["ReadWriteOnce"], resources: { requests: { storage: "1Gi" } } },
-          },
+          claim("host-restore"),
+          claim("host-restore-standard", "standard"),
+          claim("host-restore-local-path", "local-path"),
           {
             apiVersion: "v1",
             kind: "Pod",
@@ -87,19 +106,34 @@ describe("node: scripts/cluster down restores the host", { timeout: 600_000 }, (
                   name: "app",
                   image: "appstorage.local/workload:1",
                   imagePullPolicy: "Never",
-                  command: ["sh", "-c", "echo data > /data/f; sleep 3600"],
-                  volumeMounts: [{ name: "v", mountPath: "/data" }],
+                  command: ["sh", "-c", "for d in /data /standard /local-path; do echo data > $d/f; done; sleep 3600"],
+                  volumeMounts: [
+                    { name: "v", mountPath: "/data" },
+                    { name: "standard", mountPath: "/standard" },
+                    { name: "local-path", mountPath: "/local-path" },
+                  ],
                 },
               ],
-              volumes: [{ name: "v", persistentVolumeClaim: { claimName: "host-restore" } }],
+              volumes: [
+                { name: "v", persistentVolumeClaim: { claimName: "host-restore" } },
+                { name: "standard", persistentVolumeClaim: { claimName: "host-restore-standard" } },
+                { name: "local-path", persistentVolumeClaim: { claimName: "host-restore-local-path" } },
+              ],
             },
           },
         ],
       }),
     );
     k(["wait", "--for=condition=Ready", "pod/host-restore", "--timeout=120s"]);
-    assert.equal(k(["exec", "host-restore", "--", "cat", "/data/f"]), "data\n");
+    for (const d of ["/data", "/standard", "/local-path"]) assert.equal(k(["exec", "host-restore", "--", "cat", `${d}/f`]), "data\n");
     const during = snapshot();
+    // Each provisioner's host folder holds the claim's volume.
+    for (const dir of dataFolders) {
+      assert.ok(
+        during.paths!.some((p) => p.startsWith(`${dir}/`)),
+        `${dir} has a volume: ${during.paths!.filter((p) => p.startsWith(dir)).join(", ")}`,
+      );
+    }
     // The node did change the host (or this test would prove nothing).
     for (const part of ["sysctl", "mounts", "links", "netns", "cgroups", "loops", "paths"]) {
       assert.notDeepEqual(during[part], before[part], `a running node changes ${part}`);

@@ -339,7 +339,7 @@ describe("refusals (nothing changes)", () => {
       "a class without expansion",
       observed([bound("data-db-0", "1Gi", { storageClass: "fixed" })]),
       req(["data=2Gi"]),
-      /have storage class "fixed", which does not allow volume expansion; nothing was changed: drop --resize-existing or enable allowVolumeExpansion on the class/,
+      /have storage class "fixed", which does not allow volume expansion; nothing was changed: use --migrate-existing for bigger claims \(new volumes of the new size, the data copied\), or drop --resize-existing, or enable allowVolumeExpansion on the class if its provisioner can expand volumes$/m,
     ],
     ["a class that does not exist", observed([bound("data-db-0", "1Gi", { storageClass: "gone" })]), req(["data=2Gi"]), /storage class "gone", which does not exist/],
     [
