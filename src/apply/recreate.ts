@@ -5,7 +5,7 @@ import { RefusedError, StopError } from "../errors";
 import { isAlreadyExists, isConflict, isNotFound, isUnknownOutcome } from "../kube/errors";
 import { getStatefulSet, listClaims, waitPods, waitStatefulSetGone } from "../kube/read";
 import type { Pod, StatefulSet } from "../api/types";
-import { createEvent, createStatefulSet, orphanDelete } from "../kube/write";
+import { createEvent, createStatefulSet, orphanDelete, restoreFieldManagers } from "../kube/write";
 import { changeNote, claimsToVerify } from "../plan/journal";
 import { controlledBy, labelSelector, podRevision, sameClaimTemplates } from "../plan/objects";
 import type { ApplyResult, Plan } from "../plan/types";
@@ -28,6 +28,16 @@ export async function waitGone(plan: Plan, ctx: ApplyContext): Promise<void> {
 }
 
 export async function recordEvent(plan: Plan, sts: StatefulSet, ctx: ApplyContext): Promise<void> {
+  // The same owners as before the re-create (Plan.fieldManagers says why); safe to repeat.
+  if (plan.fieldManagers?.length && sts.metadata.uid !== plan.target.uid) {
+    try {
+      await restoreFieldManagers(ctx.client, plan.target.namespace, plan.target.name, sts.metadata.uid!, plan.fieldManagers);
+    } catch (e) {
+      ctx.progress.warn(
+        `could not give ${statefulSetRef(plan.target.name)}'s fields back to their managers (${(e as Error).message.split("\n")[0]}): a server-side apply (Helm 4, Argo CD, Flux) may report conflicts on its claim templates; apply with --force-conflicts once`,
+      );
+    }
+  }
   try {
     await createEvent(ctx.client, plan.target.namespace, sts, "ClaimTemplatesChanged", changeNote(plan), ctx.now().toISOString());
   } catch (e) {

@@ -39,6 +39,19 @@ export function createStatefulSet(client: KubeClient, ns: string, body: Stateful
   return send<StatefulSet>(client, { method: "POST", path: statefulSetsPath(ns), query: { dryRun: serverDryRun(dryRun) }, body });
 }
 
+/**
+ * Puts the owners of the fields back (metadata.managedFields, exactly as given) on the StatefulSet
+ * of this uid: a patch that changes only managedFields is recorded under no manager.
+ */
+export function restoreFieldManagers(client: KubeClient, ns: string, name: string, uid: string, managedFields: Record<string, unknown>[]): Promise<StatefulSet> {
+  return client[sendWrite]<StatefulSet>({
+    method: "PATCH",
+    path: `/apis/apps/v1/namespaces/${encodeURIComponent(ns)}/statefulsets/${encodeURIComponent(name)}`,
+    contentType: "application/merge-patch+json",
+    body: { metadata: { uid, managedFields } },
+  });
+}
+
 export function createSecret(client: KubeClient, ns: string, body: KubeObject): Promise<KubeObject> {
   return send(client, { method: "POST", path: secretsPath(ns), body });
 }

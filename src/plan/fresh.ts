@@ -7,7 +7,7 @@ import { byName, claimTemplateNames, defaultStorageClass, indexObjects, memberCl
 import { matchesTemplate, neverBound, pendingReason, recreateByHand } from "./pending";
 import { decimalSizeNote, sameQuantity } from "./quantity";
 import { applyForce, checkSafety, lockFree, lockRefusal } from "./rules";
-import { type ClaimEffect, type Observed, type OrdinalsPlan, type Plan, type PlanRequest, recreateSteps, type Step, type TemplateChange, apiVersion } from "./types";
+import { type ClaimEffect, type FieldManagers, type Observed, type OrdinalsPlan, type Plan, type PlanRequest, recreateSteps, type Step, type TemplateChange, apiVersion } from "./types";
 import { statefulSetRef } from "../refs";
 
 /** Thrown only for what makes a plan impossible (no object to plan for). */
@@ -206,6 +206,7 @@ export function freshPlan(observed: Observed, request: PlanRequest): Plan {
     })),
     original,
     desired,
+    ...(Array.isArray(sts.metadata.managedFields) && sts.metadata.managedFields.length ? { fieldManagers: sts.metadata.managedFields as FieldManagers } : {}),
     journal,
   };
 }

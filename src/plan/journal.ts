@@ -127,6 +127,7 @@ export function journalFor(plan: Plan, run: RunIdentity): Journal {
     claims: plan.claims.map((c) => ({ name: c.name, uid: c.uid })),
     original: plan.original,
     desired: plan.desired,
+    ...(plan.fieldManagers ? { fieldManagers: plan.fieldManagers } : {}),
     ...(plan.existing ? { existing: journalExistingClaims(plan.existing) } : {}),
     ...(plan.migration ? { migration: plan.migration } : {}),
   };

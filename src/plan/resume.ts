@@ -65,6 +65,7 @@ export function resumePlan(observed: Observed, request: PlanRequest, journal: Jo
     pods: journal.pods,
     original: journal.original,
     desired,
+    ...(journal.fieldManagers ? { fieldManagers: journal.fieldManagers } : {}),
     journal,
   };
 }

@@ -49,6 +49,8 @@ export interface Journal {
   claims: { name: string; uid: string }[];
   original: StatefulSet;
   desired: StatefulSet;
+  /** The original's metadata.managedFields: restored on the re-created object (fieldManagers on Plan says why). */
+  fieldManagers?: FieldManagers;
   /** With --resize-existing/--vac-existing: the flags and the claims to change. */
   existing?: JournalExistingClaims;
   /** With --migrate-existing: every claim to move and how far it got. */
@@ -58,6 +60,9 @@ export interface Journal {
 }
 
 /** The journal's Secret as it was read: the lock is taken against exactly this version. */
+/** metadata.managedFields entries, as the server wrote them. */
+export type FieldManagers = Record<string, unknown>[];
+
 export interface JournalSecretRef {
   uid: string;
   resourceVersion: string;
@@ -219,6 +224,12 @@ export interface Plan {
   pods: { name: string; uid: string; revision?: string }[];
   original: StatefulSet;
   desired: StatefulSet;
+  /**
+   * Who owned which fields of the original (its metadata.managedFields), put back on the re-created
+   * object: a create makes its own manager own every field, and Helm 4's or a GitOps tool's next
+   * server-side apply would then conflict on the claim templates. The same object, the same owners.
+   */
+  fieldManagers?: FieldManagers;
   journal?: Journal;
   /** The journal's Secret as read: the journal is replaced only if it is still this version. */
   journalSecret?: JournalSecretRef;

@@ -93,6 +93,8 @@ describe("applyPlan, in process", () => {
         `PUT ${journalPath}`,
         `POST ${stsPath}`,
         `PUT ${journalPath}`,
+        // The fields go back to their managers (Plan.fieldManagers), then the event.
+        `PATCH ${stsPath}/db`,
         "POST /apis/events.k8s.io/v1/namespaces/default/events",
         `DELETE ${journalPath}`,
       ],
