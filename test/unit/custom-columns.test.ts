@@ -8,37 +8,7 @@ import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { parseCustomColumns } from "../../src/output/custom-columns";
 import { TemplateError } from "../../src/output/jsonpath";
-
-/** The same three ConfigMaps as in jsonpath.test.ts. */
-const items = [
-  {
-    apiVersion: "v1",
-    kind: "ConfigMap",
-    metadata: { name: "web-0", namespace: "default", labels: { "app.kubernetes.io/name": "web", tier: "front" } },
-    spec: {
-      replicas: 3,
-      ratio: 1.5,
-      ready: true,
-      big: 1000000,
-      tiny: 0.00001,
-      ports: [80, 443],
-      containers: [
-        { name: "nginx", image: "nginx:1.27" },
-        { name: "sidecar", image: "busybox" },
-      ],
-    },
-    status: { phase: "Running" },
-    data: { "a.b": "dotted", html: "<b>&</b>" },
-  },
-  {
-    apiVersion: "v1",
-    kind: "ConfigMap",
-    metadata: { name: "db-0", namespace: "default", labels: { "app.kubernetes.io/name": "db" } },
-    spec: { replicas: 1, ratio: 0.25, ready: false, ports: [5432], containers: [{ name: "postgres", image: "postgres:16" }], nothing: null },
-    status: { phase: "Pending" },
-  },
-  { apiVersion: "v1", kind: "ConfigMap", metadata: { name: "cache-0", namespace: "default" }, spec: { replicas: 10, containers: [] }, status: { phase: "Running" } },
-];
+import { items } from "../fixtures/kubectl-objects";
 
 /** One ConfigMap with values that print differently in Go, or that break kubectl's table (tabs, newlines). */
 const odd = [
