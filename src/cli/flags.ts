@@ -238,7 +238,7 @@ export const commandDefs: CommandDef[] = [
   },
   {
     name: "completion",
-    describe: "Print a bash or zsh completion script for kubectl-appstorage run by its own name (for kubectl appstorage <TAB>, see the README: Completion)",
+    describe: "Print a bash or zsh completion script for the plugin run by its own file name (kubectl appstorage <TAB> goes through kubectl: see the README, Completion)",
     positionals: [{ name: "shell", describe: "bash or zsh", required: true, choices: completionShells }],
     flags: [],
     examples: [

@@ -125,7 +125,7 @@ describe("completion", () => {
   test("subcommands and flags through kubectl", () => {
     assert.equal(complete(["s"]), "show\tShow claim templates and every claim per ordinal\nset\tChange claim templates: orphan-delete and re-create, pods keep running\n:4\n");
     assert.match(complete(["set", "--dr"]), /^--dry-run\t.*\n:4\n$/);
-    assert.equal(complete(["show", "-o", ""]), "table\nwide\njson\nyaml\n:4\n");
+    assert.equal(complete(["show", "-o", ""]), "table\nwide\njson\nyaml\njsonpath=\njsonpath-as-json=\ncustom-columns=\n:6\n");
   });
 
   test("StatefulSet names in the namespace, then claim templates as NAME=", (t) => {
