@@ -2,7 +2,7 @@
 // Node 20's runner takes no globs, so the files are listed here. For e2e, the local control
 // plane is brought up first if it is not running, and stopped again afterwards if this run
 // started it (tests also bring it up on their own, so one file can be run alone).
-// --version V (a minor such as 1.32, a release, oldest or newest) runs the e2e suite on that
+// --version V (a minor such as 1.32, a release, oldest, newest or prerelease) runs the e2e suite on that
 // release's own control plane, beside the default one (ports from 17440, state in
 // ~/.cache/kubectl-appstorage/cluster-V, unless APPSTORAGE_PORT_BASE/APPSTORAGE_CLUSTER_DIR say
 // otherwise), with the reduced fault matrix of test/e2e/reliability.test.ts
@@ -25,7 +25,7 @@ if (at >= 0) {
 }
 const suite = argv[0];
 if ((suite !== "unit" && suite !== "e2e" && suite !== "node") || (version !== undefined && (suite !== "e2e" || !version || version.startsWith("-")))) {
-  console.error("usage: node scripts/test.mjs unit|e2e [--version MINOR|RELEASE|oldest|newest] [files...] | node [files...]");
+  console.error("usage: node scripts/test.mjs unit|e2e [--version MINOR|RELEASE|oldest|newest|prerelease] [files...] | node [files...]");
   process.exit(2);
 }
 if (version) {

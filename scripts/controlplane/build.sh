@@ -4,7 +4,8 @@
 # clone on the same machine) does not rebuild. Prints the bin directory as its last line of stdout.
 #
 #   build.sh [SPEC]          SPEC: a minor (1.32), an exact release (1.32.9 or v1.32.9, or a
-#                            pre-release such as v1.38.0-beta.0), oldest, or newest (the default)
+#                            pre-release such as v1.38.0-beta.0), oldest, newest (the default), or
+#                            prerelease (the newest pre-release pin whose minor has no release pinned)
 #   build.sh --resolve SPEC  prints the release SPEC names, builds nothing
 #   build.sh --list          prints "MINOR RELEASE" for every pinned minor, oldest first
 #
@@ -38,10 +39,19 @@ resolve() {
   case "$spec" in
     newest) minor="$(list | tail -n 1 | cut -d' ' -f1)" ;;
     oldest) minor="$(list | head -n 1 | cut -d' ' -f1)" ;;
+    prerelease)
+      local f
+      for f in versions/prerelease/*.mod; do
+        [[ -f "$f" && ! -f "versions/$(basename "$f")" ]] && modfile="$here/$f"
+      done
+      [[ -n "${modfile:-}" ]] || die "no pre-release is pinned (none in scripts/controlplane/versions/prerelease, or its minor has a release pinned: $(supported)); pin one with GOTOOLCHAIN=goX.Y.Z scripts/controlplane/pin.sh v1.MINOR.0-beta.N"
+      release="$(pinned_release "$modfile")"
+      return 0
+      ;;
     *)
       spec="${spec#v}"
       [[ "$spec" =~ ^1\.([0-9]+)(\.[0-9]+(-(alpha|beta|rc)\.[0-9]+)?)?$ ]] ||
-        die "\"$1\" is not a Kubernetes version; give a minor such as 1.32, a release such as 1.32.9 or 1.38.0-beta.0, oldest or newest (pinned: $(supported))"
+        die "\"$1\" is not a Kubernetes version; give a minor such as 1.32, a release such as 1.32.9 or 1.38.0-beta.0, oldest, newest or prerelease (pinned: $(supported))"
       ((BASH_REMATCH[1] >= oldest_supported)) || die "Kubernetes $spec is older than 1.$oldest_supported, the oldest this project supports (pinned: $(supported))"
       minor="1.${BASH_REMATCH[1]}"
       if [[ -n "${BASH_REMATCH[2]}" ]]; then

@@ -7,7 +7,11 @@
 #   GOTOOLCHAIN=go1.27.3 scripts/controlplane/pin.sh v1.38.0-beta.0
 #                                                  pins a pre-release into versions/prerelease/1.38.mod,
 #                                                  which build.sh builds only when asked for 1.38 (or that
-#                                                  exact release): never newest, --list or CI
+#                                                  exact release, or prerelease): never newest, --list or CI
+#   GOTOOLCHAIN=go1.27.3 scripts/controlplane/pin.sh v1.38.0
+#                                                  pins the release into versions/1.38.mod (newest from
+#                                                  then on), pins the node's kubelet and kubectl
+#                                                  at it and removes the pre-release pin of 1.38
 # GOTOOLCHAIN=goX.Y.Z (a release that needs a newer Go than this machine's) is used for the pin and
 # written into the .mod as its toolchain line; build.sh builds that pin, and only that one, with it.
 # k8s.io/kubernetes refers to its staging modules (k8s.io/api, ...) by relative path in its own
@@ -61,3 +65,29 @@ if ! go mod tidy -modfile="$out" >"$log" 2>&1; then
   exit 1
 fi
 rm -f "$log"
+# A release pinned in its usual place replaces its minor's pre-release pin, and the pins made from
+# the control plane's follow: the node's (scripts/node/kube/pin.sh) when it has a pin of that minor
+# or the minor is now the newest (the node suite's), and kubectl's (scripts/kubectl/pin.sh) when it
+# is the newest. So moving from a pre-release to its release is this one command. If one of them
+# cannot be pinned, none is (CI would find no kubelet or no kubectl of the newest release).
+if [[ "$version" != *-* && -z "${2:-}" ]]; then
+  undo() {
+    local f
+    for f in "$out" "${out%.mod}.sum" ../node/kube/versions/{,prerelease/}"$minor".{mod,sum} ../kubectl/go.{mod,sum}; do
+      git checkout -q -- "$f" 2>/dev/null || rm -f "$f"
+    done
+    echo "pin.sh: cannot pin k8s.io/kubernetes ${version}: $1 cannot be pinned (above); nothing was pinned" >&2
+    exit 1
+  }
+  newest=0
+  [[ "$(./build.sh --resolve newest)" == "$version" ]] && newest=1
+  if [[ -f "../node/kube/versions/$minor.mod" || -f "../node/kube/versions/prerelease/$minor.mod" ]] || ((newest)); then
+    ../node/kube/pin.sh "$minor" || undo "the node's kubelet of $minor"
+  fi
+  if ((newest)); then ../kubectl/pin.sh || undo "kubectl of $version"; fi
+  if [[ -f "versions/prerelease/$minor.mod" ]]; then
+    rm -f "versions/prerelease/$minor.mod" "versions/prerelease/$minor.sum"
+    rmdir versions/prerelease 2>/dev/null || true
+    echo "pin.sh: removed the pre-release pin of $minor (versions/prerelease/$minor.mod): $version replaces it" >&2
+  fi
+fi

@@ -5,12 +5,13 @@
 # kubectl stays for plugin discovery. Prints the bin directory as its last line. Run by
 # scripts/setup (npm run setup, which npm test and .ci/run run).
 # To move it with the control plane: copy scripts/controlplane/versions/MINOR.mod here as go.mod
-# (module kubectl-appstorage/kubectl, without etcd), keep tools.go, and run go mod tidy.
+# (module kubectl-appstorage/kubectl, without etcd), keep tools.go, and run go mod tidy: that is
+# scripts/kubectl/pin.sh, which scripts/controlplane/pin.sh runs when it pins a newest release.
 set -euo pipefail
 cd "$(dirname "$0")"
 version="$(go list -m -f '{{.Version}}' k8s.io/kubernetes)"
 newest="$(../controlplane/build.sh --resolve newest)"
-[[ "$version" == "$newest" ]] || { echo "kubectl: scripts/kubectl pins k8s.io/kubernetes $version, the control plane's newest pin is $newest: re-pin it (see the header of this script)" >&2; exit 1; }
+[[ "$version" == "$newest" ]] || { echo "kubectl: scripts/kubectl pins k8s.io/kubernetes $version, the control plane's newest pin is $newest: re-pin it with scripts/kubectl/pin.sh" >&2; exit 1; }
 cache="${APPSTORAGE_CACHE:-$HOME/.cache/kubectl-appstorage}"
 bin="$cache/kubectl/$version-$(sha256sum go.sum | cut -c1-12)/bin"
 if [[ -x "$bin/kubectl" ]]; then

@@ -3,7 +3,8 @@
 # built from the node's own pin (kube/versions/MINOR.mod: the control plane's pin plus what these
 # two need), started without systemd.
 #
-#   kubelet.sh build [MINOR]          builds both once into the cache; prints the bin dir (last line)
+#   kubelet.sh build [MINOR|RELEASE]  builds both of that minor (default: the control plane's newest)
+#                                     once into the cache; prints the bin dir (last line)
 #   kubelet.sh up STATE BIN NODE_NAME starts kube-scheduler and kubelet for the cluster in STATE
 #                                     (its pki, ports from APPSTORAGE_PORT_BASE, containerd socket
 #                                     STATE/containerd/containerd.sock, kubelet root STATE/kubelet)
@@ -14,8 +15,13 @@ cache="${APPSTORAGE_CACHE:-$HOME/.cache/kubectl-appstorage}"
 die() { echo "kubelet: $*" >&2; exit 1; }
 
 build() {
-  local minor="${1:-1.37}" modfile sum version bin tmp start
+  local minor="${1:-}" modfile sum version bin tmp start
+  # A minor or a release (the control plane's, v1.38.0-beta.0, say): its minor decides.
+  [[ -n "$minor" ]] || minor="$("$here/../controlplane/build.sh" --resolve newest)"
+  minor="${minor#v}"; [[ "$minor" =~ ^1\.[0-9]+ ]] && minor="${BASH_REMATCH[0]}"
   modfile="$here/kube/versions/$minor.mod"
+  # A minor with only a pre-release pinned (kube/versions/prerelease, as the control plane's).
+  [[ -f "$modfile" ]] || modfile="$here/kube/versions/prerelease/$minor.mod"
   [[ -f "$modfile" ]] || die "the node has no pin of Kubernetes $minor; make one with scripts/node/kube/pin.sh $minor"
   version="$(awk '$1=="k8s.io/kubernetes" && $2 ~ /^v/ {print $2; exit}' "$modfile")"
   sum="$(sha256sum "${modfile%.mod}.sum" | cut -c1-12)"
@@ -32,9 +38,11 @@ build() {
     # serves every package both use.
     ldflags="-s -w -X $pkg.gitVersion=$version -X $pkg.gitMajor=$major -X $pkg.gitMinor=$mnr -X $pkg.gitTreeState=clean"
     ldflags="$ldflags -X k8s.io/client-go/pkg/version.gitVersion=$version"
+    # The pin's own Go toolchain, if it names one (as scripts/controlplane/build.sh does).
+    local toolchain; toolchain="$(awk '$1=="toolchain" {print $2; exit}' "$modfile")"
     start=$SECONDS
-    echo "building kubelet and kube-scheduler $version into $bin (first time only, a few minutes)" >&2
-    (cd "$here/kube" && CGO_ENABLED=0 go build -modfile="$modfile" -trimpath -ldflags "$ldflags" -o "$tmp/" \
+    echo "building kubelet and kube-scheduler $version into $bin${toolchain:+ with $toolchain} (first time only, a few minutes)" >&2
+    (cd "$here/kube" && { [[ -z "$toolchain" ]] || export GOTOOLCHAIN="$toolchain"; } && CGO_ENABLED=0 go build -modfile="$modfile" -trimpath -ldflags "$ldflags" -o "$tmp/" \
       k8s.io/kubernetes/cmd/kubelet k8s.io/kubernetes/cmd/kube-scheduler) >&2 ||
       { rm -rf "$tmp"; die "building kubelet and kube-scheduler $version failed (see above)"; }
     rm -rf "$bin" && mv "$tmp" "$bin"
@@ -117,5 +125,5 @@ case "${1:-}" in
   build) shift; build "$@" ;;
   up) [[ $# -eq 4 ]] || die "usage: kubelet.sh up STATE BIN NODE_NAME"; state=$2; run="$state/run"; logs="$state/logs"; up "$3" "$4" ;;
   down) [[ $# -eq 2 ]] || die "usage: kubelet.sh down STATE"; state=$2; run="$state/run"; stop kubelet; stop kube-scheduler ;;
-  *) echo "usage: kubelet.sh build [MINOR] | up STATE BIN NODE_NAME | down STATE" >&2; exit 2 ;;
+  *) echo "usage: kubelet.sh build [MINOR|RELEASE] | up STATE BIN NODE_NAME | down STATE" >&2; exit 2 ;;
 esac

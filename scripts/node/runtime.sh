@@ -3,7 +3,8 @@
 # Debian's packages (containerd 1.6.20, runc 1.1.5, containernetworking-plugins 1.1.1). Chosen over
 # building containerd 2.x from the module proxy because it costs no build on a 2-core machine and
 # kubelet 1.37 still runs with it (it logs that containerd 1.x loses support in 1.38: a 1.38 node
-# needs containerd 2.x, which builds from github.com/containerd/containerd/v2 with CGO_ENABLED=0).
+# may need containerd 2.x, which builds from github.com/containerd/containerd/v2 with CGO_ENABLED=0;
+# v1.38.0-beta.0's kubelet still falls back to its own cgroupDriver, read from its source, not run).
 # No systemd here: containerd runs with its own config, root, state and socket under STATE.
 #
 #   runtime.sh up STATE     writes the configs, starts containerd, waits for its socket

@@ -70,8 +70,8 @@ test(`an update of volumeClaimTemplates is refused as invalid (422), in words th
   }
   if (v.minor >= 38) {
     // 1.38: the declarative rule (+k8s:immutable, beta from 1.38, so enforced with the
-    // DeclarativeValidationBeta gate on by default) decides, and it reports no value. Read from
-    // v1.38.0-beta.0's sources; not yet run on a 1.38 server (see the README's Kubernetes versions).
+    // DeclarativeValidationBeta gate on by default) decides, and it reports no value. Passed on
+    // v1.38.0-beta.0 (npm run test:e2e:prerelease; see the README's Kubernetes versions).
     assert.match(r.stderr, /is invalid: spec.volumeClaimTemplates: Invalid value: null: field is immutable/);
   }
   assert.equal(getSts(ns, "web").spec.volumeClaimTemplates![0]!.spec.resources!.requests!["storage"], "1Gi");
