@@ -56,7 +56,7 @@ function directiveFor(live: ClaimTemplate, wanted: ClaimTemplate): Directive | u
   return Object.keys(d).length > 1 ? d : undefined;
 }
 
-/** Whether every field the manifest sets has the same value live (the server adds defaults the manifest leaves out). */
+/** Whether some field the manifest sets has another value live (fields only the live object has, the server's defaults, do not count). */
 export function differs(wanted: unknown, live: unknown): boolean {
   if (wanted === null || typeof wanted !== "object") {
     // 1024Mi is 1Gi, 500m is 0.5: the server keeps a quantity as written, a manifest may write it another way.
