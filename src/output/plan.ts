@@ -83,10 +83,15 @@ export function renderMigration(plan: Plan): string {
   const side = (s: { size?: string; storageClass?: string }) => `${s.size ?? "?"} ${s.storageClass ?? "<default>"}`;
   const rows = m.claims.map((c) => [c.claim, String(c.ordinal), c.pod ?? "<none>", c.node ?? "", side(c.from), side(c.to), c.usedBytes !== undefined ? String(c.usedBytes) : "", c.volume, c.phase]);
   const offline = m.claims.filter((c) => c.offline).map((c) => c.claim);
+  const measured = m.claims.filter((c) => c.measure && c.phase === "pending").map((c) => c.claim);
   return `claims moved to new volumes with their data (one at a time, in this order; copy image ${m.copyImage}):\n${renderTable(
     ["claim", "ordinal", "pod", "node", "from", "to", "used bytes", "old volume (kept, Retain)", "phase"],
     rows,
-  )}${offline.length ? `ReadWriteOncePod: ${offline.join(", ")} cannot be copied while the pod runs; the replica is down for the whole copy\n` : ""}`;
+  )}${offline.length ? `ReadWriteOncePod: ${offline.join(", ")} cannot be copied while the pod runs; the replica is down for the whole copy\n` : ""}${
+    measured.length
+      ? `smaller: a pod measures the data of ${measured.join(", ")} (du) once the change is confirmed, before anything changes (used bytes are kubelet's volume stats, which can be a minute old)\n`
+      : ""
+  }`;
 }
 
 /** The confirmation question for this plan. */
