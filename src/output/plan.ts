@@ -2,6 +2,7 @@
 // does, what new ordinals get, the warnings and the steps.
 import type { Target } from "../api/types";
 import type { Plan, Step, TemplateChange, TemplateSide } from "../plan/types";
+import { classLines } from "./classes";
 import { existingAfter, existingStepText, renderExisting } from "./resize";
 import { ordinalsWord } from "./ordinals";
 import { pendingNotes } from "./pending";
@@ -46,15 +47,21 @@ export function describeChange(c: TemplateChange): string {
 }
 
 export function renderClaims(plan: Plan): string {
-  if (plan.claims.length === 0) return "no existing claims\n";
+  if (plan.claims.length === 0) return `no existing claims\n${classLines(plan.storageClasses)}`;
   const rows = plan.claims.map((c) => {
     const change = plan.changes.find((x) => x.claim === c.template);
+    const moves = plan.migration?.claims.find((m) => m.claim === c.name && m.phase !== "done");
     const after =
+      (moves ? `moves to a new volume: ${moves.to.size}${moves.to.storageClass ? ` ${moves.to.storageClass}` : ""}, the data copied` : undefined) ??
       existingAfter(plan, c) ??
       (c.effect === "keeps" && change ? `keeps ${c.request ?? "its size"}${change.after.size && change.after.size !== c.request ? ` (template ${change.after.size})` : ""}` : "unchanged");
     return [c.name, String(c.ordinal), c.phase ?? "", c.request ?? "", c.capacity ?? "<none>", c.storageClass ?? "<default>", c.pod ?? "<none>", after + (c.leftover ? ", leftover" : "")];
   });
-  return renderTable(["claim", "ordinal", "phase", "request", "capacity", "class", "pod", "after"], rows) + pendingNotes(plan.claims, { wide: true, template: "its template after this change" });
+  return (
+    renderTable(["claim", "ordinal", "phase", "request", "capacity", "class", "pod", "after"], rows) +
+    pendingNotes(plan.claims, { wide: true, template: "its template after this change" }) +
+    classLines(plan.storageClasses)
+  );
 }
 
 export function renderPlan(plan: Plan): string {

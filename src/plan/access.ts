@@ -102,12 +102,18 @@ const readPermissions: Permission[] = [
     without: "diff cannot tell early that a shrink does not fit (a pod measures the data once the change is confirmed)",
     feature: "migrate",
   }),
-  p("", "persistentvolumes", "list", "show: volumes kept by --migrate-existing; diff, set --migrate-existing: which volumes are local or hostPath (kubelet's stats are not their data)", {
-    scope: "cluster",
-    optional: true,
-    without: "show does not list the kept volumes; a shrink's data is judged by the stats' size alone before it is measured",
-    feature: "migrate",
-  }),
+  p(
+    "",
+    "persistentvolumes",
+    "list",
+    "show: what each claim's volume is, and those kept by --migrate-existing; diff, set --migrate-existing: which volumes are local or hostPath (kubelet's stats are not their data)",
+    {
+      scope: "cluster",
+      optional: true,
+      without: "show does not say what the volumes are nor list the kept ones; a shrink's data is judged by the stats' size alone before it is measured",
+      feature: "migrate",
+    },
+  ),
 ];
 
 /** Every permission, reads first, then the steps in their order. */

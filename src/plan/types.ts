@@ -3,6 +3,7 @@
 // needs these types imports them from here (the work on existing claims' from ./existing-claims-types.ts,
 // the migration's from ./migration-types.ts), so modules depend on data, not on each other.
 import type { PersistentVolume, PersistentVolumeClaim, Pod, StatefulSet, StorageClass } from "../api/types";
+import type { ClassView } from "./classes";
 import type { Directive } from "./directive";
 import type { ExistingClaimsObserved, ExistingClaimsOptions, ExistingClaimsPlan, ExistingClaimsResult, JournalExistingClaims } from "./existing-claims-types";
 import type { Migration, MigrationResult } from "./migration-types";
@@ -230,6 +231,8 @@ export interface Plan {
   existing?: ExistingClaimsPlan;
   /** With --migrate-existing: the claims that move to new volumes, highest ordinal first. */
   migration?: Migration;
+  /** What the classes of the changed templates (before and after) and of their claims can do; absent without template changes. */
+  storageClasses?: ClassView[];
   /** sha256 of the plan without this field (src/plan/seal.ts): a plan file edited by hand no longer matches it. */
   digest?: string;
 }

@@ -9,6 +9,7 @@ import { journalFor, journalIsStale } from "../../src/plan/journal";
 import { defaultCopyImage } from "../../src/plan/migration-types";
 import { copyPod, labelValue, movedClaim, newVolumeClaim, parseCopyReport, phaseOrder, retainedAnnotations, retainedLabels, statsUsage } from "../../src/plan/migrate";
 import { buildPlan } from "../../src/plan/plan";
+import { renderPlan } from "../../src/output/plan";
 import type { Observed, PlanRequest } from "../../src/plan/types";
 import { claim, pod, storageClass, sts } from "../fixtures/builders";
 
@@ -76,6 +77,13 @@ describe("--migrate-existing: the plan", () => {
         ["data-db-0", 300_000_000, true],
       ],
     );
+  });
+
+  test("the plan as text: each moving claim says where it goes, the classes what they can do, a shrink that a pod measures it", () => {
+    const text = renderPlan(buildPlan(observed(db()), request(["data=512Mi,slow"])));
+    assert.match(text, /^data-db-0 +0 +Bound +1Gi +1Gi +fast +db-0 +moves to a new volume: 512Mi slow, the data copied$/m);
+    assert.match(text, /^storage class fast \(example\.com\/test, the default\): volumes do not expand .*\nstorage class slow \(example\.com\/test\): volumes do not expand/m);
+    assert.match(text, /^smaller: a pod measures the data of data-db-2, data-db-1, data-db-0 \(du\) once the change is confirmed, before anything changes/m);
   });
 
   test("a shrink below the data by kubelet's stats is refused, in bytes", () => {
