@@ -119,6 +119,15 @@ export interface PersistentVolume extends KubeObject {
   status?: { phase?: string; [key: string]: unknown };
 }
 
+/**
+ * A claim's volume in kubelet's stats summary: the file system the volume is on as statfs sees it
+ * (used and total bytes), which is the claim's own only when nothing else shares that file system.
+ */
+export interface VolumeStats {
+  usedBytes: number;
+  capacityBytes?: number;
+}
+
 export interface StorageClass extends KubeObject {
   provisioner?: string;
   allowVolumeExpansion?: boolean;

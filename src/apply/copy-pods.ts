@@ -42,7 +42,7 @@ export async function dryRunCopyPod(client: KubeClient, plan: Plan): Promise<voi
   }
 }
 /**
- * Before a shrink whose data kubelet's stats could not measure: a pod per claim measures it (du),
+ * Before a shrink (kubelet's stats may be a minute old, or not the claim's data): a pod per claim measures it (du),
  * and a claim whose data does not fit the new size refuses the run, before anything changes. The
  * pods are the tool's own and are removed.
  */

@@ -106,9 +106,9 @@ export async function runChange(run: CompletedChange<ChangeView>, flags: ChangeF
   }
   // Nothing to change needs no confirmation: at most a stale journal is removed.
   if (changing.length && !flags.yes) await confirmChange(run, changing, deps.streams);
-  // Nothing is created before consent: a shrink whose data kubelet could not measure is measured
-  // by a pod of the tool's own now, the first step after it (the pod is removed; a claim whose data
-  // does not fit refuses the run, and nothing else has changed).
+  // Nothing is created before consent: every claim that shrinks has its data measured by a pod of
+  // the tool's own now, the first step after it (the pod is removed; a claim whose data does not
+  // fit refuses the run, and nothing else has changed).
   const wait = { timeoutMs: flags.timeoutMs, signal: deps.signal ?? new AbortController().signal, progress };
   for (const plan of changing) if (plan.steps.includes("migrate")) await measureShrinks(run.client, plan, wait);
   await applyEach(run, flags, deps, progress);

@@ -1,5 +1,5 @@
 // Reads everything a plan needs, all at once, in a number of requests that does not grow with the
-// StatefulSets: lists, and (for --migrate-existing) one list of pods and one stats read per node.
+// StatefulSets: lists, and (for --migrate-existing) one list of pods, one of volumes and one stats read per node.
 import { RefusedError } from "../errors";
 import type { KubeClient } from "../kube/client";
 import { isForbidden } from "../kube/errors";
@@ -13,13 +13,14 @@ import {
   listStatefulSets,
   listStorageClasses,
   listVolumeAttributesClassNames,
+  listVolumes,
   namespaceExists,
   volumeUsageOnNode,
   whoAmI,
 } from "../kube/read";
 import { labelSelector } from "../plan/objects";
 import { listJournals, readJournal } from "./journals";
-import type { StatefulSet, StorageClass } from "../api/types";
+import type { StatefulSet, StorageClass, VolumeStats } from "../api/types";
 import { matchesSelector } from "../plan/selector";
 import type { Directive } from "../plan/directive";
 import type { Observed } from "../plan/types";
@@ -101,24 +102,27 @@ async function observeExistingClaims(client: KubeClient, ns: string, options: Ex
   return { ...q, ...vacs };
 }
 
-type VolumesObserved = Pick<Observed, "volumeUsage" | "volumeUsageError" | "podNodes">;
+type VolumesObserved = Pick<Observed, "volumeUsage" | "volumeCapacity" | "volumeUsageError" | "podNodes" | "persistentVolumes">;
 
 /**
  * For --migrate-existing, once for all the StatefulSets in play: the node of each of their running
- * pods (their copy pods run there) and the bytes used on each claim's volume, from kubelet's volume
- * stats (a shrink must fit). One list of pods and one stats read per node, side by side, however
- * many StatefulSets there are. Reading the stats needs get on nodes/proxy; without it, the reason is kept.
+ * pods (their copy pods run there), the bytes used on each claim's volume and the size of the file
+ * system they are of, from kubelet's volume stats (a shrink must fit), and the PersistentVolumes
+ * (whether those stats are the claim's own data: not for a local or hostPath volume). One list of
+ * pods, one of volumes and one stats read per node, side by side, however many StatefulSets there
+ * are. Reading the stats needs get on nodes/proxy, the list of volumes list on persistentvolumes;
+ * without them, the reason is kept, or the volumes are left out.
  */
 async function observeVolumes(client: KubeClient, ns: string | undefined, statefulSets: readonly StatefulSet[]): Promise<(sts: StatefulSet) => VolumesObserved> {
   if (!statefulSets.length) return () => ({});
   // The full pods: the metadata list the plan reads has no node names.
-  const pods = await listPods(client, ns);
+  const [pods, volumes] = await Promise.all([listPods(client, ns), listVolumes(client).catch((e) => (isForbidden(e) ? undefined : Promise.reject(e)))]);
   const podsOf = (sts: StatefulSet) => {
     const selector = labelSelector(sts);
     return pods.filter((p) => p.metadata.namespace === sts.metadata.namespace && p.spec?.nodeName && p.status?.phase === "Running" && matchesSelector(p.metadata.labels, selector));
   };
   const nodes = [...new Set(statefulSets.flatMap((sts) => podsOf(sts).map((p) => p.spec!.nodeName!)))];
-  type Stats = { used: Map<string, number> } | { error: string };
+  type Stats = { used: Map<string, VolumeStats> } | { error: string };
   const stats = new Map<string, Stats>(
     await Promise.all(
       nodes.map(async (node) => {
@@ -134,14 +138,20 @@ async function observeVolumes(client: KubeClient, ns: string | undefined, statef
   return (sts) => {
     const own = podsOf(sts);
     const podNodes: Record<string, string> = Object.fromEntries(own.map((p) => [p.metadata.name!, p.spec!.nodeName!]));
+    const persistentVolumes = volumes ? { persistentVolumes: volumes.filter((v) => v.spec.claimRef?.namespace === sts.metadata.namespace) } : {};
     const prefix = `${sts.metadata.namespace}/`;
     const volumeUsage: Record<string, number> = {};
+    const volumeCapacity: Record<string, number> = {};
     for (const node of new Set(Object.values(podNodes))) {
       const read = stats.get(node)!;
-      if ("error" in read) return { podNodes, volumeUsageError: read.error };
-      for (const [key, used] of read.used) if (key.startsWith(prefix)) volumeUsage[key.slice(prefix.length)] = used;
+      if ("error" in read) return { podNodes, volumeUsageError: read.error, ...persistentVolumes };
+      for (const [key, v] of read.used) {
+        if (!key.startsWith(prefix)) continue;
+        volumeUsage[key.slice(prefix.length)] = v.usedBytes;
+        if (v.capacityBytes !== undefined) volumeCapacity[key.slice(prefix.length)] = v.capacityBytes;
+      }
     }
-    return { podNodes, volumeUsage };
+    return { podNodes, volumeUsage, volumeCapacity, ...persistentVolumes };
   };
 }
 

@@ -1,6 +1,7 @@
 // `show [STS] [-n NS | -A] [-l SELECTOR]`: claim templates and every claim per ordinal.
 // Seven reads in parallel (lists, each paged; a get for one StatefulSet by name), whatever the number
-// of StatefulSets, and a namespace check when none is found.
+// of StatefulSets, and a namespace check when none is found. The volumes are every PersistentVolume
+// (cluster scope, no selector: what each claim's volume is), those --migrate-existing kept among them.
 import { RefusedError, UsageError } from "../errors";
 import type { KubeFlags } from "../kube/client";
 import type { KubeClient } from "../kube/client";
@@ -54,7 +55,7 @@ export async function runShow(opts: ShowOptions, deps: CommandDeps): Promise<voi
   const warn = (m: string) => warnings.push(m);
   const statefulSetsRead: Promise<StatefulSet[]> = opts.name ? getStatefulSet(client, client.namespace, opts.name).then((s) => (s ? [s] : [])) : listStatefulSets(client, ns, opts.selector);
   let storageClassesUnknown = false;
-  const [statefulSets, claims, pods, storageClasses, journals, events, keptVolumes] = await Promise.all([
+  const [statefulSets, claims, pods, storageClasses, journals, events, volumes] = await Promise.all([
     statefulSetsRead,
     listClaims(client, ns),
     listPods(client, ns),
@@ -70,21 +71,20 @@ export async function runShow(opts: ShowOptions, deps: CommandDeps): Promise<voi
       warn("you may not list events, so provisioning failures of Pending claims are not shown");
       return [];
     }),
-    // Old volumes kept by --migrate-existing (cluster scope: a namespace admin may not list them, and then no such volume is shown).
-    listVolumes(client, `${journalLabel.key}=${journalLabel.value}`).then(
-      (all) => (ns === undefined ? all : all.filter((v) => v.metadata.labels?.["appstorage.kubectl.io/namespace"] === ns)),
-      (e): PersistentVolume[] => {
-        if (!isForbidden(e)) throw e;
-        return [];
-      },
-    ),
+    // Every volume: what each claim's is, and the old ones kept by --migrate-existing (cluster scope:
+    // a namespace admin may not list them, and then neither is shown).
+    listVolumes(client).catch((e): PersistentVolume[] => {
+      if (!isForbidden(e)) throw e;
+      return [];
+    }),
   ]).catch((e: unknown) => {
     // As kubectl: the server's answer (the first list it refused), and where a namespace admin can look instead.
     if (isForbidden(e) && opts.allNamespaces) throw new RefusedError(`${(e as Error).message.split("\n")[0]}; list one namespace with -n NAMESPACE instead of -A`);
     throw e;
   });
   const wanted = opts.name ? journals.filter((j) => j.name === opts.name) : journals;
-  const report = buildStorageReport({ statefulSets, claims, pods, storageClasses, storageClassesUnknown, journals: wanted, events, keptVolumes });
+  const keptVolumes = volumes.filter((v) => v.metadata.labels?.[journalLabel.key] === journalLabel.value && (ns === undefined || v.metadata.labels?.["appstorage.kubectl.io/namespace"] === ns));
+  const report = buildStorageReport({ statefulSets, claims, pods, storageClasses, storageClassesUnknown, journals: wanted, events, keptVolumes, volumes });
   for (const w of warnings) deps.streams.errOut.write(`Warning: ${w}\n`);
   if (!opts.allNamespaces && report.items.length === 0 && !(await namespaceExists(client, client.namespace))) {
     throw new RefusedError(`namespace "${client.namespace}" not found; check -n, or list namespaces with: kubectl get namespaces`);

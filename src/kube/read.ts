@@ -15,6 +15,7 @@ import {
   type ResourceQuota,
   type StatefulSet,
   type StorageClass,
+  type VolumeStats,
 } from "../api/types";
 import { claimsPath, eventsPath, podsPath, resourceQuotasPath, secretsPath, statefulSetsPath, volumesPath } from "./paths";
 
@@ -249,8 +250,8 @@ export function getVolume(client: KubeClient, name: string): Promise<PersistentV
   return getIfExists(client, volumesPath(name));
 }
 
-/** PersistentVolumes with a label selector (cluster scope). */
-export function listVolumes(client: KubeClient, labelSelector: string): Promise<PersistentVolume[]> {
+/** PersistentVolumes, all of them or those a label selector matches (cluster scope). */
+export function listVolumes(client: KubeClient, labelSelector?: string): Promise<PersistentVolume[]> {
   return listAll(client, volumesPath(), { labelSelector });
 }
 
@@ -272,15 +273,18 @@ export async function waitClaim(
   return claims.get(name);
 }
 
-/** Bytes used on the volumes of a node's pods, by namespace/claim (kubelet's stats summary, through the API server's node proxy). */
-export async function volumeUsageOnNode(client: KubeClient, node: string): Promise<Map<string, number>> {
-  const summary = await client.request<{ pods?: { volume?: { pvcRef?: { name?: string; namespace?: string }; usedBytes?: number }[] }[] }>({
+/** Bytes used on the volumes of a node's pods and the size of the file system each is on, by namespace/claim (kubelet's stats summary, through the API server's node proxy). */
+export async function volumeUsageOnNode(client: KubeClient, node: string): Promise<Map<string, VolumeStats>> {
+  const summary = await client.request<{ pods?: { volume?: ({ pvcRef?: { name?: string; namespace?: string } } & Partial<VolumeStats>)[] }[] }>({
     method: "GET",
     path: `/api/v1/nodes/${encodeURIComponent(node)}/proxy/stats/summary`,
   });
-  const used = new Map<string, number>();
+  const used = new Map<string, VolumeStats>();
   for (const pod of summary.pods ?? []) {
-    for (const v of pod.volume ?? []) if (v.pvcRef?.name && v.usedBytes !== undefined) used.set(`${v.pvcRef.namespace}/${v.pvcRef.name}`, v.usedBytes);
+    for (const v of pod.volume ?? []) {
+      if (v.pvcRef?.name && v.usedBytes !== undefined)
+        used.set(`${v.pvcRef.namespace}/${v.pvcRef.name}`, { usedBytes: v.usedBytes, ...(v.capacityBytes !== undefined ? { capacityBytes: v.capacityBytes } : {}) });
+    }
   }
   return used;
 }

@@ -2,6 +2,7 @@
 // does, what new ordinals get, the warnings and the steps.
 import type { Target } from "../api/types";
 import type { Plan, Step, TemplateChange, TemplateSide } from "../plan/types";
+import { classLines } from "./classes";
 import { existingAfter, existingStepText, renderExisting } from "./resize";
 import { ordinalsWord } from "./ordinals";
 import { pendingNotes } from "./pending";
@@ -46,15 +47,21 @@ export function describeChange(c: TemplateChange): string {
 }
 
 export function renderClaims(plan: Plan): string {
-  if (plan.claims.length === 0) return "no existing claims\n";
+  if (plan.claims.length === 0) return `no existing claims\n${classLines(plan.storageClasses)}`;
   const rows = plan.claims.map((c) => {
     const change = plan.changes.find((x) => x.claim === c.template);
+    const moves = plan.migration?.claims.find((m) => m.claim === c.name && m.phase !== "done");
     const after =
+      (moves ? `moves to a new volume: ${moves.to.size}${moves.to.storageClass ? ` ${moves.to.storageClass}` : ""}, the data copied` : undefined) ??
       existingAfter(plan, c) ??
       (c.effect === "keeps" && change ? `keeps ${c.request ?? "its size"}${change.after.size && change.after.size !== c.request ? ` (template ${change.after.size})` : ""}` : "unchanged");
     return [c.name, String(c.ordinal), c.phase ?? "", c.request ?? "", c.capacity ?? "<none>", c.storageClass ?? "<default>", c.pod ?? "<none>", after + (c.leftover ? ", leftover" : "")];
   });
-  return renderTable(["claim", "ordinal", "phase", "request", "capacity", "class", "pod", "after"], rows) + pendingNotes(plan.claims, { wide: true, template: "its template after this change" });
+  return (
+    renderTable(["claim", "ordinal", "phase", "request", "capacity", "class", "pod", "after"], rows) +
+    pendingNotes(plan.claims, { wide: true, template: "its template after this change" }) +
+    classLines(plan.storageClasses)
+  );
 }
 
 export function renderPlan(plan: Plan): string {
@@ -83,10 +90,15 @@ export function renderMigration(plan: Plan): string {
   const side = (s: { size?: string; storageClass?: string }) => `${s.size ?? "?"} ${s.storageClass ?? "<default>"}`;
   const rows = m.claims.map((c) => [c.claim, String(c.ordinal), c.pod ?? "<none>", c.node ?? "", side(c.from), side(c.to), c.usedBytes !== undefined ? String(c.usedBytes) : "", c.volume, c.phase]);
   const offline = m.claims.filter((c) => c.offline).map((c) => c.claim);
+  const measured = m.claims.filter((c) => c.measure && c.phase === "pending").map((c) => c.claim);
   return `claims moved to new volumes with their data (one at a time, in this order; copy image ${m.copyImage}):\n${renderTable(
     ["claim", "ordinal", "pod", "node", "from", "to", "used bytes", "old volume (kept, Retain)", "phase"],
     rows,
-  )}${offline.length ? `ReadWriteOncePod: ${offline.join(", ")} cannot be copied while the pod runs; the replica is down for the whole copy\n` : ""}`;
+  )}${offline.length ? `ReadWriteOncePod: ${offline.join(", ")} cannot be copied while the pod runs; the replica is down for the whole copy\n` : ""}${
+    measured.length
+      ? `smaller: a pod measures the data of ${measured.join(", ")} (du) once the change is confirmed, before anything changes (used bytes are kubelet's volume stats, which can be a minute old)\n`
+      : ""
+  }`;
 }
 
 /** The confirmation question for this plan. */

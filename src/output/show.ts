@@ -1,5 +1,6 @@
 // `show` as tables: claim templates first, then every claim per ordinal, then pending changes.
 import type { StatefulSetStorage, StorageReport } from "../report/storage-report";
+import { classLines } from "./classes";
 import { ordinalsWord } from "./ordinals";
 import { pendingNotes } from "./pending";
 import { renderTable } from "./table";
@@ -38,6 +39,12 @@ function keptVolumes(report: StorageReport, namespaces: boolean): string {
   return text;
 }
 
+/** The claim's volume: what it is and where it can be used; <none> when it never bound, <unknown> when the volumes could not be read. */
+function volumeText(c: StatefulSetStorage["claims"][number]): string {
+  if (!c.volumeName) return "<none>";
+  return c.volumeSource ? `${c.volumeSource}${c.volumeTopology ? `, ${c.volumeTopology}` : ""}` : "<unknown>";
+}
+
 export function renderStorageReport(report: StorageReport, opts: { wide: boolean; namespaces: boolean }): string {
   const nsCol = (ns: string) => (opts.namespaces ? [ns] : []);
   const nsHead = opts.namespaces ? ["namespace"] : [];
@@ -66,7 +73,7 @@ export function renderStorageReport(report: StorageReport, opts: { wide: boolean
       none(c.capacity),
       none(c.storageClass),
       c.pod ? c.pod : "<none>",
-      ...(opts.wide ? [none(c.podPhase), c.accessModes.join(",") || "<none>", none(c.volumeAttributesClass), c.conditions.join(",") || "<none>"] : []),
+      ...(opts.wide ? [none(c.podPhase), c.accessModes.join(",") || "<none>", none(c.volumeAttributesClass), c.conditions.join(",") || "<none>", volumeText(c)] : []),
       c.differences.join("; ") || "-",
     ]),
   );
@@ -96,7 +103,7 @@ export function renderStorageReport(report: StorageReport, opts: { wide: boolean
         "capacity",
         "class",
         "pod",
-        ...(opts.wide ? ["pod phase", "access modes", "attributes class", "conditions"] : []),
+        ...(opts.wide ? ["pod phase", "access modes", "attributes class", "conditions", "volume"] : []),
         "differs from template",
       ],
       claimRows,
@@ -109,6 +116,8 @@ export function renderStorageReport(report: StorageReport, opts: { wide: boolean
     })
     .join("");
   if (notes) text += `\n${notes}`;
+  // What each class can and cannot do, in words (-o wide).
+  if (opts.wide && report.storageClasses.length) text += `\n${classLines(report.storageClasses)}`;
   text += keptVolumes(report, opts.namespaces);
   for (const s of report.items) {
     const p = s.pendingChange;

@@ -99,10 +99,21 @@ const readPermissions: Permission[] = [
     scope: "cluster",
     subresource: "proxy",
     optional: true,
-    without: "a claim cannot be shrunk (its data could not be measured)",
+    without: "diff cannot tell early that a shrink does not fit (a pod measures the data once the change is confirmed)",
     feature: "migrate",
   }),
-  p("", "persistentvolumes", "list", "show: volumes kept by --migrate-existing", { scope: "cluster", optional: true, without: "show does not list the kept volumes", feature: "migrate" }),
+  p(
+    "",
+    "persistentvolumes",
+    "list",
+    "show: what each claim's volume is, and those kept by --migrate-existing; diff, set --migrate-existing: which volumes are local or hostPath (kubelet's stats are not their data)",
+    {
+      scope: "cluster",
+      optional: true,
+      without: "show does not say what the volumes are nor list the kept ones; a shrink's data is judged by the stats' size alone before it is measured",
+      feature: "migrate",
+    },
+  ),
 ];
 
 /** Every permission, reads first, then the steps in their order. */

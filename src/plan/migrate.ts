@@ -83,7 +83,9 @@ export function planMigration(base: ExistingClaimsBase, observed: Observed, requ
       warnings.push(`claim ${effect.name} is ${claim.status?.phase ?? "not bound"}: it has no volume, so no data to move; it is left as it is`);
       continue;
     }
-    const refusal = claimRefusal(claim, to.size, observed, ref);
+    const pod = effect.leftover ? undefined : effect.pod;
+    const usage = statsUsage(claim, observed, pod !== undefined && observed.podNodes?.[pod] !== undefined);
+    const refusal = claimRefusal(claim, to.size, usage, ref);
     if (refusal) {
       refusals.push(refusal);
       continue;
@@ -92,14 +94,15 @@ export function planMigration(base: ExistingClaimsBase, observed: Observed, requ
     if ((claim.spec.accessModes ?? []).includes("ReadWriteOncePod")) {
       warnings.push(`claim ${effect.name} is ReadWriteOncePod: no second pod may mount it while its pod runs, so its replica is down for the whole copy, not only the final one`);
     }
-    const used = observed.volumeUsage?.[effect.name];
+    const used = "bytes" in usage ? usage.bytes : undefined;
+    // Every shrink is measured by a pod once the change is confirmed: kubelet's stats may be a
+    // minute old (it computes them once a minute), so they only refuse early, never let through.
     const shrinks = compareQuantities(parseQuantity(to.size), parseQuantity(claim.status?.capacity?.["storage"] ?? effect.request ?? to.size)) < 0;
-    if (shrinks && used === undefined) {
+    if (shrinks && "unknown" in usage) {
       warnings.push(
-        `claim ${effect.name} shrinks to ${to.size}: kubelet's volume stats could not tell how much data it holds (${observed.volumeUsageError ?? "its pod is not running"}), so set measures it with a pod once the change is confirmed, before anything else changes`,
+        `claim ${effect.name} shrinks to ${to.size}: kubelet's volume stats could not tell how much data it holds (${usage.unknown}), so set measures it with a pod once the change is confirmed, before anything else changes`,
       );
     }
-    const pod = effect.leftover ? undefined : effect.pod;
     const node = pod ? observed.podNodes?.[pod] : undefined;
     claims.push({
       claim: effect.name,
@@ -113,7 +116,7 @@ export function planMigration(base: ExistingClaimsBase, observed: Observed, requ
       from: { ...(effect.request ? { size: effect.request } : {}), ...(claim.spec.storageClassName ? { storageClass: claim.spec.storageClassName } : {}) },
       to: { size: to.size, ...(to.storageClass ? { storageClass: to.storageClass } : {}) },
       ...(used !== undefined ? { usedBytes: used } : {}),
-      ...(shrinks && used === undefined ? { measure: true } : {}),
+      ...(shrinks ? { measure: true } : {}),
       offline: (claim.spec.accessModes ?? []).includes("ReadWriteOncePod"),
       phase: "pending",
       ...(claim.metadata.labels ? { labels: claim.metadata.labels } : {}),
@@ -124,18 +127,50 @@ export function planMigration(base: ExistingClaimsBase, observed: Observed, requ
   return { migration: { copyImage: options.copyImage, claims }, refusals, warnings, steps: ["write-journal", "migrate", "remove-journal"] };
 }
 
+/** How much data a claim holds as kubelet's volume stats tell it, or why they cannot tell. */
+export type StatsUsage = { bytes: number } | { unknown: string };
+
+/**
+ * kubelet's usedBytes is the used space of the file system the volume is on (statfs), which is the
+ * claim's data only when that file system is the claim's own. kubelet (1.37's pkg/volume) has no
+ * stats for a hostPath volume (MetricsNil) and, for a `local` volume, reports statfs of its path:
+ * the whole host file system's usage when the path is a folder on it (local-path-provisioner's
+ * volumeType local). Any file system larger than the claim is shared with other data (a folder on
+ * a host disk, a subfolder of an NFS export), so its usage says nothing about the claim.
+ * `podRuns`: the claim's pod runs on a node whose stats were read.
+ */
+export function statsUsage(claim: PersistentVolumeClaim, observed: Pick<Observed, "volumeUsage" | "volumeCapacity" | "volumeUsageError" | "persistentVolumes">, podRuns: boolean): StatsUsage {
+  const name = claim.metadata.name ?? "";
+  const pv = observed.persistentVolumes?.find((v) => v.metadata.name === claim.spec.volumeName);
+  const local = pv?.spec["local"] as { path?: string } | undefined;
+  if (local) return { unknown: `a local volume (${local.path ?? "a host path"}): kubelet reports the usage of the whole file system it is on` };
+  if (pv?.spec["hostPath"]) return { unknown: "a hostPath volume: kubelet has no stats for it" };
+  const used = observed.volumeUsage?.[name];
+  if (used === undefined) return { unknown: observed.volumeUsageError ?? (podRuns ? "kubelet reports none for its volume yet" : "its pod is not running") };
+  const fileSystem = observed.volumeCapacity?.[name];
+  const own = Math.max(...[claim.status?.capacity?.["storage"], claim.spec.resources?.requests?.["storage"], pv?.spec.capacity?.["storage"]].map((q) => (q ? bytesOf(q) : 0)));
+  // 10% above the claim's size: a driver may round a volume up a little beyond what the claim says.
+  if (fileSystem !== undefined && own > 0 && fileSystem > own * 1.1) {
+    return { unknown: `kubelet's stats are of a file system of ${fileSystem} bytes, larger than the claim's ${own}: one shared with other data` };
+  }
+  return { bytes: used };
+}
+
 /** Why one claim cannot move, or undefined. */
-function claimRefusal(claim: PersistentVolumeClaim, size: string, observed: Observed, ref: string): Refusal | undefined {
+function claimRefusal(claim: PersistentVolumeClaim, size: string, usage: StatsUsage, ref: string): Refusal | undefined {
   const name = claim.metadata.name ?? "";
   if (claim.spec.volumeMode === "Block") {
     return { message: `claim ${name} of ${ref} is a block volume (volumeMode Block): --migrate-existing copies files and does not support block volumes yet`, forceable: false };
   }
   const capacity = claim.status?.capacity?.["storage"] ?? claim.spec.resources?.requests?.["storage"];
   if (capacity && compareQuantities(parseQuantity(size), parseQuantity(capacity)) >= 0) return undefined;
-  // A smaller volume: the data must fit, measured (here, or by a pod before anything changes).
-  const used = observed.volumeUsage?.[name];
-  if (used !== undefined && used > bytesOf(size)) {
-    return { message: `claim ${name} holds ${used} bytes, more than the new size ${size} (${bytesOf(size)} bytes): choose a size of at least ${used} bytes`, forceable: false };
+  // A smaller volume: the data must fit, measured by a pod before anything changes; stats that
+  // already show more refuse here, so diff says so too.
+  if ("bytes" in usage && usage.bytes > bytesOf(size)) {
+    return {
+      message: `claim ${name} holds ${usage.bytes} bytes (kubelet's volume stats), more than the new size ${size} (${bytesOf(size)} bytes): choose a size of at least ${usage.bytes} bytes`,
+      forceable: false,
+    };
   }
   return undefined;
 }

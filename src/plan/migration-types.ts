@@ -27,9 +27,9 @@ export interface MigrationClaim {
   node?: string;
   from: { size?: string; storageClass?: string };
   to: { size: string; storageClass?: string };
-  /** Bytes used on the volume (kubelet's volume stats), when read. */
+  /** Bytes used on the volume (kubelet's volume stats), when read and they are the claim's own data. */
   usedBytes?: number;
-  /** A shrink whose data the stats could not measure: a pod measures it before anything changes. */
+  /** A shrink: a pod measures the data once the change is confirmed, before anything changes. */
   measure?: boolean;
   /** The claim's labels, given to it again when it is re-created on the new volume. */
   labels?: Record<string, string>;

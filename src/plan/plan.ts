@@ -8,6 +8,8 @@ import { planMigration } from "./migrate";
 import { freshPlan } from "./fresh";
 import { journalIsStale } from "./journal";
 import { resumePlan } from "./resume";
+import { classViews, type ClassView } from "./classes";
+import { defaultStorageClass } from "./objects";
 import { type Observed, type Plan, type PlanRequest, type Step, stepOrder } from "./types";
 
 export { PlanError } from "./fresh";
@@ -37,6 +39,7 @@ export function buildPlan(observed: Observed, request: PlanRequest): Plan {
     ...(moves.migration ? { migration: moves.migration } : {}),
     ...(observed.journalSecret ? { journalSecret: observed.journalSecret } : {}),
     ...(claimsWork.existing ? { existing: claimsWork.existing } : {}),
+    storageClasses: involvedClasses(base, observed),
   };
   // A plan is JSON data: without undefined fields, a plan read back equals the plan built. The
   // objects of a fresh plan are its own copies, made as JSON (stripForCreate), so only the rest is
@@ -47,4 +50,23 @@ export function buildPlan(observed: Observed, request: PlanRequest): Plan {
     if (value !== undefined) out[key] = own.has(key) ? value : JSON.parse(JSON.stringify(value));
   }
   return out as unknown as Plan;
+}
+
+/** The classes of the changed templates, before and after, and of their claims: what each can do (show's words). */
+function involvedClasses(base: Pick<Plan, "changes" | "claims" | "original" | "desired">, observed: Observed): ClassView[] | undefined {
+  const changed = new Set(base.changes.map((c) => c.claim));
+  if (!changed.size) return undefined;
+  const def = defaultStorageClass(observed.storageClasses);
+  const classesOf = (templates: Plan["original"]["spec"]["volumeClaimTemplates"]) => (templates ?? []).filter((t) => changed.has(t.metadata.name ?? "")).map((t) => t.spec.storageClassName ?? def);
+  const claims = base.claims.filter((c) => changed.has(c.template));
+  const own = new Set(claims.map((c) => c.name));
+  const views = classViews(
+    [...classesOf(base.original.spec.volumeClaimTemplates), ...classesOf(base.desired.spec.volumeClaimTemplates), ...claims.map((c) => c.storageClass)],
+    observed.storageClasses,
+    observed.storageClassError === undefined,
+    def,
+    observed.claims.filter((c) => own.has(c.metadata.name ?? "")),
+    observed.persistentVolumes,
+  );
+  return views.length ? views : undefined;
 }

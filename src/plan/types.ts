@@ -2,7 +2,8 @@
 // `set` share. Plain JSON-serialisable data and the step order; no logic. Every module that
 // needs these types imports them from here (the work on existing claims' from ./existing-claims-types.ts,
 // the migration's from ./migration-types.ts), so modules depend on data, not on each other.
-import type { PersistentVolumeClaim, Pod, StatefulSet, StorageClass } from "../api/types";
+import type { PersistentVolume, PersistentVolumeClaim, Pod, StatefulSet, StorageClass } from "../api/types";
+import type { ClassView } from "./classes";
 import type { Directive } from "./directive";
 import type { ExistingClaimsObserved, ExistingClaimsOptions, ExistingClaimsPlan, ExistingClaimsResult, JournalExistingClaims } from "./existing-claims-types";
 import type { Migration, MigrationResult } from "./migration-types";
@@ -88,6 +89,10 @@ export interface Observed {
   journalSecret?: JournalSecretRef;
   /** With --migrate-existing: bytes used on each claim's volume (kubelet's volume stats), by claim name. */
   volumeUsage?: Record<string, number>;
+  /** The size in bytes of the file system those stats are of, by claim name: larger than the claim, it is shared. */
+  volumeCapacity?: Record<string, number>;
+  /** With --migrate-existing: the PersistentVolumes bound to claims of the namespace (undefined: they could not be listed). */
+  persistentVolumes?: PersistentVolume[];
   /** Why the usage could not be read (a shrink is then refused: the data might not fit). */
   volumeUsageError?: string;
   /** With --migrate-existing: the node each running pod of the StatefulSet is on, by pod name. */
@@ -237,6 +242,8 @@ export interface Plan {
   existing?: ExistingClaimsPlan;
   /** With --migrate-existing: the claims that move to new volumes, highest ordinal first. */
   migration?: Migration;
+  /** What the classes of the changed templates (before and after) and of their claims can do; absent without template changes. */
+  storageClasses?: ClassView[];
   /** sha256 of the plan without this field (src/plan/seal.ts): a plan file edited by hand no longer matches it. */
   digest?: string;
 }

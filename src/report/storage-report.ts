@@ -8,6 +8,7 @@ import { byName, defaultStorageClass, indexObjects, memberClaims, type ObjectInd
 import { neverBound, pendingReason, recreateByHand } from "../plan/pending";
 import { compareQuantities, parseQuantity, sameQuantity } from "../plan/quantity";
 import { labelValue } from "../plan/migrate";
+import { type ClassView, classViews, volumeSource, volumeTopology } from "../plan/classes";
 import { apiVersion, type Journal, type PendingReason, type RecreateByHand } from "../plan/types";
 
 export interface TemplateView {
@@ -48,6 +49,10 @@ export interface ClaimView {
   differences: string[];
   /** The PersistentVolume it is bound to; absent: it never bound (no volume, so no data). */
   volumeName?: string;
+  /** What that volume is ("csi DRIVER", local, hostPath, nfs, ...), when the volumes could be listed. */
+  volumeSource?: string;
+  /** Where that volume can be used, from its node affinity ("node NAME", or KEY=VALUE); absent: anywhere, or unknown. */
+  volumeTopology?: string;
   /** Pending and never bound: why, when it can be known (missing class, ProvisioningFailed, WaitForFirstConsumer). */
   pendingReason?: PendingReason;
   /** Never bound and differs from its template: the commands that have it created again by hand (never run by this tool). */
@@ -98,6 +103,8 @@ export interface StorageReport {
   apiVersion: typeof apiVersion;
   kind: "StorageReport";
   items: StatefulSetStorage[];
+  /** What each class of the items' templates and claims can do (expansion, binding, volumes tied to a node). */
+  storageClasses: ClassView[];
 }
 
 export interface StorageInputs {
@@ -112,6 +119,8 @@ export interface StorageInputs {
   events?: KubeEvent[];
   /** The volumes --migrate-existing kept (labelled with their namespace, StatefulSet and claim). */
   keptVolumes?: PersistentVolume[];
+  /** Every PersistentVolume, when they could be listed: what each claim's volume is. */
+  volumes?: PersistentVolume[];
 }
 
 function keptVolume(pv: PersistentVolume): KeptVolume {
@@ -151,6 +160,7 @@ function eventsOf(events: EventIndex, ns: string, c: PersistentVolumeClaim): Kub
 
 interface Lookups {
   index: ObjectIndex;
+  volumes: Map<string, PersistentVolume>;
   classes: Map<string, StorageClass>;
   classesKnown: boolean;
   defaultClass: string | undefined;
@@ -199,7 +209,7 @@ function differences(t: TemplateView, c: PersistentVolumeClaim): string[] {
   return out;
 }
 
-function describe(sts: StatefulSet, exists: boolean, { index, classes, classesKnown, defaultClass, events }: Lookups): StatefulSetStorage {
+function describe(sts: StatefulSet, exists: boolean, { index, volumes, classes, classesKnown, defaultClass, events }: Lookups): StatefulSetStorage {
   const ns = sts.metadata.namespace ?? "";
   const name = sts.metadata.name ?? "";
   const start = ordinalStart(sts);
@@ -213,6 +223,9 @@ function describe(sts: StatefulSet, exists: boolean, { index, classes, classesKn
     const reason = neverBound(c) ? pendingReason(c, { ...(classesKnown ? { classes } : {}), events: eventsOf(events, ns, c), ...(pod ? { pod } : {}) }) : undefined;
     // Never bound (no volume, so no data) and unlike its template: only a new claim would match it.
     const redo = neverBound(c) && drift.length ? recreateByHand(c.metadata.name!, ns, `${name}-${ordinal}`, pod !== undefined) : undefined;
+    const pv = c.spec.volumeName ? volumes.get(c.spec.volumeName) : undefined;
+    const source = pv ? volumeSource(pv) : undefined;
+    const topology = pv ? volumeTopology(pv) : undefined;
     claims.push({
       name: c.metadata.name!,
       template: t.name,
@@ -229,6 +242,8 @@ function describe(sts: StatefulSet, exists: boolean, { index, classes, classesKn
       leftover,
       differences: drift,
       ...(c.spec.volumeName ? { volumeName: c.spec.volumeName } : {}),
+      ...(source ? { volumeSource: source } : {}),
+      ...(topology ? { volumeTopology: topology } : {}),
       ...(reason ? { pendingReason: reason } : {}),
       ...(redo ? { recreateByHand: redo } : {}),
     });
@@ -273,6 +288,7 @@ function pending(j: Journal): PendingChange {
 export function buildStorageReport(inputs: StorageInputs): StorageReport {
   const lookups: Lookups = {
     index: indexObjects(inputs.claims, inputs.pods),
+    volumes: new Map((inputs.volumes ?? []).map((v) => [v.metadata.name ?? "", v])),
     classes: new Map(inputs.storageClasses.map((c) => [c.metadata.name!, c])),
     classesKnown: inputs.storageClassesUnknown !== true,
     defaultClass: defaultStorageClass(inputs.storageClasses),
@@ -297,5 +313,17 @@ export function buildStorageReport(inputs: StorageInputs): StorageReport {
   // A journal without its StatefulSet: an interrupted run deleted it and its pods have no controller.
   for (const j of journals.values()) items.push({ ...withKept(describe(j.original, false, lookups)), pendingChange: pending(j) });
   items.sort((a, b) => byName(a.namespace, b.namespace) || byName(a.name, b.name));
-  return JSON.parse(JSON.stringify({ apiVersion, kind: "StorageReport", items })) as StorageReport;
+  const storageClasses = itemClasses(items, inputs, lookups.defaultClass);
+  return JSON.parse(JSON.stringify({ apiVersion, kind: "StorageReport", items, storageClasses })) as StorageReport;
+}
+
+/** The classes of the items' templates and claims, sorted; a claim named with its namespace when the items span several. */
+function itemClasses(items: readonly StatefulSetStorage[], inputs: StorageInputs, defaultClass: string | undefined): ClassView[] {
+  const several = new Set(items.map((i) => i.namespace)).size > 1;
+  const shown = new Set(items.flatMap((i) => i.claims.map((c) => `${i.namespace}/${c.name}`)));
+  const claims = inputs.claims
+    .filter((c) => shown.has(`${c.metadata.namespace ?? ""}/${c.metadata.name ?? ""}`))
+    .map((c) => (several ? { ...c, metadata: { ...c.metadata, name: `${c.metadata.namespace}/${c.metadata.name}` } } : c));
+  const names = [...new Set(items.flatMap((i) => [...i.templates.map((t) => t.storageClass), ...i.claims.map((c) => c.storageClass)]))].filter((n): n is string => !!n).sort(byName);
+  return classViews(names, inputs.storageClasses, inputs.storageClassesUnknown !== true, defaultClass, claims, inputs.volumes);
 }

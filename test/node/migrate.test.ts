@@ -1,17 +1,36 @@
 // --migrate-existing on the real node: a 3-replica StatefulSet whose pods keep writing moves to
 // the second storage class (appstorage-csi-b), then shrinks, each claim copied by copy pods on the
-// node through the real CSI driver and sidecars. Checked from outside the plugin: every pod's
-// data (the payload's checksum, and the writer's numbered lines: none lost, none repeated), at
-// most one pod down at any moment, each pod restarted once per move and never by a container
-// restart, the claims re-created under their names on the new class, the old volumes kept
-// (Retain, Released, labelled), and a scale-up getting the new template.
+// node through the real CSI driver and sidecars; a shrink below the data is refused, by the pod that
+// measures it or by kubelet's volume stats once they show the data; and another 3 replicas move from
+// appstorage-csi to rancher's local-path (bigger), each to a host folder of its node. Checked from
+// outside the plugin: every pod's data (the payload's checksum, and the writer's numbered lines: none
+// lost, none repeated), at most one pod down at any moment, each pod restarted once per move and never
+// by a container restart, the claims re-created under their names on the new class, the old volumes
+// kept (Retain, Released, labelled), the copy pods on the replica's node.
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { kubectlJson, namespace, root, runPlugin, uids } from "../e2e/harness";
 import type { PersistentVolume, PersistentVolumeClaim } from "../../src/api/types";
-import { allReady, assertSequence, create, deleteKeptVolumes, exec, fsBytes, GiB, maxDown, payloadSha, watchPods, withWriter, workload, workloadImage } from "./node";
+import {
+  affinityNodes,
+  allReady,
+  assertSequence,
+  awaitPodVolumes,
+  create,
+  deleteKeptVolumes,
+  exec,
+  fsBytes,
+  GiB,
+  maxDown,
+  payloadSha,
+  watchCopyPods,
+  watchPods,
+  withWriter,
+  workload,
+  workloadImage,
+} from "./node";
 
 const names = ["db-0", "db-1", "db-2"];
 
@@ -58,7 +77,7 @@ async function move(ns: string, directive: string, expectClass: string, expectSi
 }
 
 describe("node: --migrate-existing", { timeout: 1_500_000 }, () => {
-  test("3 replicas under write load move to appstorage-csi-b, then shrink: data kept, one pod down at a time, old volumes kept", async (t) => {
+  test("3 replicas under write load move to appstorage-csi-b, then shrink: data kept, one pod down at a time, old volumes kept; a shrink below the data refused", async (t) => {
     const ns = namespace(t, "node");
     deleteKeptVolumes(t, ns);
     create(withWriter(workload("db", { replicas: 3, size: "1Gi" })), ns);
@@ -69,13 +88,51 @@ describe("node: --migrate-existing", { timeout: 1_500_000 }, () => {
     await move(ns, "data=512Mi,appstorage-csi-b", "appstorage-csi-b", "512Mi");
     for (const n of names) assert.ok(fsBytes(ns, n) < 0.6 * GiB, `${n}: df shows the smaller file system`);
 
-    // A shrink below the data is refused before anything changes: kubelet's volume stats cannot be
-    // read here (the API server does not proxy to a loopback node), so a pod measures each claim.
+    // A shrink below the data is refused before anything changes. Just after the write, kubelet's
+    // stats (computed once a minute) may not show it yet: then the pod that measures every shrink
+    // refuses it once the change is confirmed; once they show it, the plan itself does, with no pod.
     exec(ns, "db-0", "head -c 380000000 /dev/zero > /data/big && sync");
     const before = uids(ns);
-    const refused = await runPlugin(["set", "db", "data=350Mi,appstorage-csi-b", "--migrate-existing", "--copy-image", workloadImage, "-n", ns, "--yes"]);
-    assert.notEqual(refused.code, 0);
+    const stsBefore = kubectlJson<{ metadata: { resourceVersion: string } }>(["get", "statefulset", "db", "-n", ns]).metadata.resourceVersion;
+    const shrink = ["set", "db", "data=350Mi,appstorage-csi-b", "--migrate-existing", "--copy-image", workloadImage, "-n", ns, "--yes"];
+    const tooSmall = (source: string) =>
+      new RegExp(`error: claim data-db-0 holds (\\d+) bytes \\((?:${source})\\), more than the new size 350Mi \\(367001600 bytes\\): choose a size of at least \\d+ bytes(; nothing was changed)?\n$`);
+    const refused = await runPlugin(shrink);
+    t.diagnostic(`right after the write: ${refused.stderr}`);
+    assert.equal(refused.code, 1, refused.stderr);
+    const m = tooSmall("measured|kubelet's volume stats").exec(refused.stderr);
+    assert.ok(m && Number(m[1]) >= 380_000_000, refused.stderr);
     assert.deepEqual(uids(ns), before, "nothing changed");
-    assert.match(refused.stderr, /error: claim data-db-0 holds \d+ bytes \(measured\), more than the new size 350Mi \(367001600 bytes\): choose a size of at least \d+ bytes; nothing was changed\n$/);
+    // Once kubelet's stats of the CSI volume (its own file system) show the data, the plan refuses.
+    const node = kubectlJson<{ spec: { nodeName: string } }>(["get", "pod", "db-0", "-n", ns]).spec.nodeName;
+    await awaitPodVolumes(ns, "db-0", node, (v) => (v.find((x) => x.claim === "data-db-0")?.usedBytes ?? 0) >= 380_000_000);
+    const early = await runPlugin(shrink);
+    assert.equal(early.code, 1, early.stderr);
+    assert.match(early.stderr, tooSmall("kubelet's volume stats"));
+    assert.doesNotMatch(early.stderr, /measuring its data/, "refused by the plan, before any pod");
+    assert.deepEqual(uids(ns), before, "nothing changed");
+    assert.equal(kubectlJson<{ metadata: { resourceVersion: string } }>(["get", "statefulset", "db", "-n", ns]).metadata.resourceVersion, stsBefore, "the StatefulSet was not touched");
+  });
+
+  test("3 replicas under write load move from appstorage-csi to local-path, 1Gi -> 2Gi: each copied on its node to a volume bound to that node", async (t) => {
+    const ns = namespace(t, "node");
+    deleteKeptVolumes(t, ns);
+    create(withWriter(workload("db", { replicas: 3, size: "1Gi", storageClass: "appstorage-csi" })), ns);
+    await allReady(ns, "db", 3);
+    const nodes = Object.fromEntries(names.map((n) => [n, kubectlJson<{ spec: { nodeName: string } }>(["get", "pod", n, "-n", ns]).spec.nodeName]));
+    const copies = watchCopyPods(ns);
+    await move(ns, "data=2Gi,local-path", "local-path", "2Gi");
+    await copies.stop();
+    t.diagnostic(`copy pods and their nodes: ${JSON.stringify([...copies.nodes])}`);
+    for (const n of names) {
+      const mine = [...copies.nodes].filter(([pod]) => pod === `appstorage-copy-data-${n}`);
+      assert.ok(mine.length > 0, `${n}: its copy pods were seen`);
+      assert.deepEqual([...new Set(mine.map(([, node]) => node))], [nodes[n]], `${n}: copied on its replica's node`);
+      // local-path's volume: a host folder of that node (WaitForFirstConsumer: made where the copy pod ran).
+      const pv = volume(claimOf(ns, `data-${n}`).spec.volumeName!);
+      assert.ok(((pv.spec["hostPath"] as { path?: string } | undefined)?.path ?? "").startsWith("/var/local-path-provisioner/"), JSON.stringify(pv.spec));
+      assert.deepEqual(affinityNodes(pv), [nodes[n]], `${n}: the new volume is bound to the node it was copied on`);
+      assert.equal(kubectlJson<{ spec: { nodeName: string } }>(["get", "pod", n, "-n", ns]).spec.nodeName, nodes[n], `${n}: back on that node`);
+    }
   });
 });

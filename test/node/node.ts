@@ -2,8 +2,8 @@
 // workload image whose pods write a file onto their volume, and what a user reads
 // back from running pods: container ids, restart counts, the file's checksum, the filesystem's size.
 import assert from "node:assert/strict";
-import type { Pod, StatefulSet } from "../../src/api/types";
-import { spawn } from "node:child_process";
+import type { PersistentVolume, Pod, StatefulSet } from "../../src/api/types";
+import { execFileSync, spawn } from "node:child_process";
 import type { TestContext } from "node:test";
 import { apply, eventually, kubeconfig, kubectl, kubectlJson, kubectlTry, pods } from "../e2e/harness";
 
@@ -15,6 +15,8 @@ export interface WorkloadOptions {
   storageClass?: string;
   podManagementPolicy?: "OrderedReady" | "Parallel";
   minReadySeconds?: number;
+  /** Annotations of the claim template (local-path-provisioner reads volumeType: local there). */
+  claimAnnotations?: Record<string, string>;
 }
 
 /**
@@ -59,7 +61,7 @@ export function workload(name: string, opts: WorkloadOptions = {}): StatefulSet 
       },
       volumeClaimTemplates: [
         {
-          metadata: { name: claim },
+          metadata: { name: claim, ...(opts.claimAnnotations ? { annotations: opts.claimAnnotations } : {}) },
           spec: {
             accessModes: ["ReadWriteOnce"],
             ...(opts.storageClass ? { storageClassName: opts.storageClass } : {}),
@@ -255,4 +257,74 @@ export function assertSequence(ns: string, pod: string): number {
   const seqs = exec(ns, pod, "cut -d' ' -f2 /data/load.log").trim().split("\n").map(Number);
   seqs.forEach((n, i) => assert.equal(n, i + 1, `${pod}: line ${i + 1} of /data/load.log is seq ${n}`));
   return seqs.length;
+}
+
+/** Watches the copy pods of the namespace (label appstorage.kubectl.io/claim): the node each was put on. */
+export function watchCopyPods(ns: string): { nodes: Map<string, string>; stop: () => Promise<void> } {
+  const child = spawn("kubectl", ["--kubeconfig", kubeconfig(), "get", "pods", "-n", ns, "-l", "appstorage.kubectl.io/claim", "-w", "-o", 'jsonpath={.metadata.name} {.spec.nodeName}{"\\n"}'], {
+    stdio: ["ignore", "pipe", "ignore"],
+  });
+  const nodes = new Map<string, string>();
+  let buf = "";
+  child.stdout.on("data", (d: Buffer) => {
+    buf += d.toString();
+    let i: number;
+    while ((i = buf.indexOf("\n")) >= 0) {
+      const [name = "", node = ""] = buf.slice(0, i).split(" ");
+      buf = buf.slice(i + 1);
+      if (name && node) nodes.set(name, node);
+    }
+  });
+  return {
+    nodes,
+    stop: () =>
+      new Promise((res) => {
+        if (child.exitCode !== null || child.signalCode !== null) return res();
+        child.on("close", () => res());
+        child.kill();
+      }),
+  };
+}
+
+/** A volume of a pod in kubelet's stats summary, as the API server's node proxy serves it (what the plugin reads). */
+export interface KubeletVolumeStats {
+  /** The pod's name for the volume. */
+  name: string;
+  /** The claim, for a claim's volume. */
+  claim?: string;
+  usedBytes?: number;
+  capacityBytes?: number;
+  time?: string;
+}
+
+/** The volumes kubelet has stats for of one pod; undefined until kubelet has computed the pod's (once a minute). */
+export function kubeletPodVolumes(ns: string, pod: string, node: string): KubeletVolumeStats[] | undefined {
+  const summary = JSON.parse(kubectl(["get", "--raw", `/api/v1/nodes/${node}/proxy/stats/summary`])) as {
+    pods?: { podRef?: { name?: string; namespace?: string }; volume?: { name: string; pvcRef?: { name?: string }; usedBytes?: number; capacityBytes?: number; time?: string }[] }[];
+  };
+  const own = summary.pods?.find((p) => p.podRef?.namespace === ns && p.podRef.name === pod);
+  if (!own?.volume?.length) return undefined;
+  return own.volume.map((v) => ({ name: v.name, ...(v.pvcRef?.name ? { claim: v.pvcRef.name } : {}), usedBytes: v.usedBytes, capacityBytes: v.capacityBytes, time: v.time }));
+}
+
+/** Waits (reading every 2 s) until kubelet's volume stats of the pod satisfy `ok`. */
+export async function awaitPodVolumes(ns: string, pod: string, node: string, ok: (v: KubeletVolumeStats[]) => boolean, timeoutMs = 150_000): Promise<KubeletVolumeStats[]> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const last = kubeletPodVolumes(ns, pod, node);
+    if (last && ok(last)) return last;
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs / 1000}s waiting for kubelet's volume stats of pod ${ns}/${pod} (last read: ${JSON.stringify(last)})`);
+    await new Promise((r) => setTimeout(r, 2000));
+  }
+}
+
+/** The whole tree's checksums, one line per file ("sha256  ./path"), sorted: in a pod's /data or in a host folder. */
+const treeScript = 'cd "$1" && find . -type f | LC_ALL=C sort | while read -r f; do sha256sum "$f"; done';
+export const treeInPod = (ns: string, pod: string) => exec(ns, pod, `set -- /data; ${treeScript}`);
+export const treeOnHost = (dir: string) => execFileSync("sh", ["-c", treeScript, "sh", dir], { encoding: "utf8" });
+
+/** The node names a PV's nodeAffinity allows (kubernetes.io/hostname In [...]); [] without affinity. */
+export function affinityNodes(pv: PersistentVolume): string[] {
+  const terms = (pv.spec.nodeAffinity as { required?: { nodeSelectorTerms?: { matchExpressions?: { key: string; values?: string[] }[] }[] } } | undefined)?.required?.nodeSelectorTerms ?? [];
+  return terms.flatMap((t) => (t.matchExpressions ?? []).filter((e) => e.key === "kubernetes.io/hostname").flatMap((e) => e.values ?? []));
 }

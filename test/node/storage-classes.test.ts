@@ -8,12 +8,11 @@
 // refused before anything changes; then --migrate-existing from each of them to appstorage-csi,
 // bigger, with the data compared file by file.
 import assert from "node:assert/strict";
-import { execFileSync, spawn } from "node:child_process";
 import { statfsSync } from "node:fs";
 import { describe, type TestContext, test } from "node:test";
 import type { PersistentVolume, PersistentVolumeClaim, StorageClass } from "../../src/api/types";
-import { getSts, kubectl, kubectlJson, kubectlTry, kubeconfig, namespace, runPlugin, uids } from "../e2e/harness";
-import { aboutGiB, allReady, create, deleteKeptVolumes, exec, fsBytes, payloadSha, running, workload, workloadImage } from "./node";
+import { getSts, kubectl, kubectlJson, kubectlTry, namespace, runPlugin, uids } from "../e2e/harness";
+import { aboutGiB, affinityNodes, allReady, create, deleteKeptVolumes, exec, fsBytes, payloadSha, running, treeInPod, treeOnHost, watchCopyPods, workload, workloadImage } from "./node";
 
 interface UsersClass {
   name: string;
@@ -51,50 +50,12 @@ function claimSeen(ns: string, name: string) {
   return { uid: c.metadata.uid, phase: c.status?.phase, request: c.spec.resources?.requests?.["storage"], capacity: c.status?.capacity?.["storage"], storageClass: c.spec.storageClassName };
 }
 
-/** The node names a PV's nodeAffinity allows (kubernetes.io/hostname In [...]); [] without affinity. */
-function affinityNodes(pv: PersistentVolume): string[] {
-  const terms = (pv.spec.nodeAffinity as { required?: { nodeSelectorTerms?: { matchExpressions?: { key: string; values?: string[] }[] }[] } } | undefined)?.required?.nodeSelectorTerms ?? [];
-  return terms.flatMap((t) => (t.matchExpressions ?? []).filter((e) => e.key === "kubernetes.io/hostname").flatMap((e) => e.values ?? []));
-}
-
 /** The hostPath volume behind a claim: its host folder, in the class's data folder, and its node affinity. */
 function assertHostVolume(cls: UsersClass, pv: PersistentVolume, node: string): string {
   const path = (pv.spec as { hostPath?: { path?: string } }).hostPath?.path ?? "";
   assert.ok(path.startsWith(`${cls.dataDir}/`), `${pv.metadata.name}: a hostPath volume under ${cls.dataDir} (got ${JSON.stringify(pv.spec)})`);
   assert.deepEqual(affinityNodes(pv), cls.nodeAffinity ? [node] : [], `${pv.metadata.name}: node affinity`);
   return path;
-}
-
-/** The whole tree's checksums, one line per file ("sha256  ./path"), sorted: in a pod's /data or in a host folder. */
-const treeScript = 'cd "$1" && find . -type f | LC_ALL=C sort | while read -r f; do sha256sum "$f"; done';
-const treeInPod = (ns: string, pod: string) => exec(ns, pod, `set -- /data; ${treeScript}`);
-const treeOnHost = (dir: string) => execFileSync("sh", ["-c", treeScript, "sh", dir], { encoding: "utf8" });
-
-/** Watches the copy pods of the namespace (label appstorage.kubectl.io/claim): the node each was put on. */
-function watchCopyPods(ns: string): { nodes: Map<string, string>; stop: () => Promise<void> } {
-  const child = spawn("kubectl", ["--kubeconfig", kubeconfig(), "get", "pods", "-n", ns, "-l", "appstorage.kubectl.io/claim", "-w", "-o", 'jsonpath={.metadata.name} {.spec.nodeName}{"\\n"}'], {
-    stdio: ["ignore", "pipe", "ignore"],
-  });
-  const nodes = new Map<string, string>();
-  let buf = "";
-  child.stdout.on("data", (d: Buffer) => {
-    buf += d.toString();
-    let i: number;
-    while ((i = buf.indexOf("\n")) >= 0) {
-      const [name = "", node = ""] = buf.slice(0, i).split(" ");
-      buf = buf.slice(i + 1);
-      if (name && node) nodes.set(name, node);
-    }
-  });
-  return {
-    nodes,
-    stop: () =>
-      new Promise((res) => {
-        if (child.exitCode !== null || child.signalCode !== null) return res();
-        child.on("close", () => res());
-        child.kill();
-      }),
-  };
 }
 
 describe("node: the storage classes users already have", { timeout: 1_200_000 }, () => {

@@ -3,12 +3,13 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { commandLine, existingOf } from "../fixtures/command-line";
-import type { PersistentVolumeClaim, StatefulSet } from "../../src/api/types";
+import type { PersistentVolume, PersistentVolumeClaim, StatefulSet } from "../../src/api/types";
 import { parseDirectives } from "../../src/plan/directive";
 import { journalFor, journalIsStale } from "../../src/plan/journal";
 import { defaultCopyImage } from "../../src/plan/migration-types";
-import { copyPod, labelValue, movedClaim, newVolumeClaim, parseCopyReport, phaseOrder, retainedAnnotations, retainedLabels } from "../../src/plan/migrate";
+import { copyPod, labelValue, movedClaim, newVolumeClaim, parseCopyReport, phaseOrder, retainedAnnotations, retainedLabels, statsUsage } from "../../src/plan/migrate";
 import { buildPlan } from "../../src/plan/plan";
+import { renderPlan } from "../../src/output/plan";
 import type { Observed, PlanRequest } from "../../src/plan/types";
 import { claim, pod, storageClass, sts } from "../fixtures/builders";
 
@@ -32,6 +33,9 @@ function observed(s: StatefulSet, extra: Partial<Observed> = {}): Observed {
     ...extra,
   };
 }
+
+/** A PersistentVolume bound to a claim of the fixture's namespace, with the given volume source. */
+const pv = (name: string, source: Record<string, unknown>, capacity = "1Gi"): PersistentVolume => ({ metadata: { name }, spec: { capacity: { storage: capacity }, ...source } });
 
 const db = () => sts("db").withClaim("data", "1Gi", "fast").replicas(3).live("uid-db", "7");
 const request = (directives: string[]): PlanRequest => ({
@@ -60,18 +64,52 @@ describe("--migrate-existing: the plan", () => {
     assert.deepEqual(JSON.parse(JSON.stringify(plan)), plan);
   });
 
-  test("a shrink that fits: no warning that existing claims keep their size", () => {
+  test("a shrink that fits by kubelet's stats: no warning, and still measured by a pod once confirmed (the stats can be a minute old)", () => {
     const plan = buildPlan(observed(db()), request(["data=512Mi"]));
     assert.deepEqual(plan.refusals, []);
     assert.equal(plan.migration!.claims.length, 3);
-    assert.ok(!plan.warnings.some((w) => /existing claims keep theirs/.test(w)), plan.warnings.join("\n"));
+    assert.ok(!plan.warnings.some((w) => /existing claims keep theirs|volume stats could not tell/.test(w)), plan.warnings.join("\n"));
+    assert.deepEqual(
+      plan.migration!.claims.map((c) => [c.claim, c.usedBytes, c.measure]),
+      [
+        ["data-db-2", 100_000_000, true],
+        ["data-db-1", 200_000_000, true],
+        ["data-db-0", 300_000_000, true],
+      ],
+    );
   });
 
-  test("a shrink below the data is refused, in bytes", () => {
+  test("the plan as text: each moving claim says where it goes, the classes what they can do, a shrink that a pod measures it", () => {
+    const text = renderPlan(buildPlan(observed(db()), request(["data=512Mi,slow"])));
+    assert.match(text, /^data-db-0 +0 +Bound +1Gi +1Gi +fast +db-0 +moves to a new volume: 512Mi slow, the data copied$/m);
+    assert.match(text, /^storage class fast \(example\.com\/test, the default\): volumes do not expand .*\nstorage class slow \(example\.com\/test\): volumes do not expand/m);
+    assert.match(text, /^smaller: a pod measures the data of data-db-2, data-db-1, data-db-0 \(du\) once the change is confirmed, before anything changes/m);
+  });
+
+  test("a shrink below the data by kubelet's stats is refused, in bytes", () => {
     const plan = buildPlan(observed(db()), request(["data=256Mi"]));
     assert.deepEqual(
       plan.refusals.map((r) => r.message),
-      ["claim data-db-0 holds 300000000 bytes, more than the new size 256Mi (268435456 bytes): choose a size of at least 300000000 bytes"],
+      ["claim data-db-0 holds 300000000 bytes (kubelet's volume stats), more than the new size 256Mi (268435456 bytes): choose a size of at least 300000000 bytes"],
+    );
+  });
+
+  test("a local volume's stats (the whole host file system's usage) refuse no shrink: the data is measured by a pod instead", () => {
+    // What kubelet 1.37 reported on the test node for a local-path volume of volumeType local holding 5 MB.
+    const o = observed(db(), {
+      volumeUsage: { "data-db-0": 41_277_243_392, "data-db-1": 200_000_000, "data-db-2": 100_000_000 },
+      volumeCapacity: { "data-db-0": 270_553_174_016, "data-db-1": 1_006_632_960, "data-db-2": 1_006_632_960 },
+      persistentVolumes: [pv("pv-0", { local: { path: "/var/local-path-provisioner/pvc-0_ns_data-db-0" } }), pv("pv-1", { csi: { driver: "csi.example.com" } })],
+    });
+    const plan = buildPlan(o, request(["data=512Mi"]));
+    assert.deepEqual(plan.refusals, []);
+    const db0 = plan.migration!.claims.find((c) => c.claim === "data-db-0")!;
+    assert.deepEqual([db0.usedBytes, db0.measure], [undefined, true]);
+    assert.deepEqual(
+      plan.warnings.filter((w) => /volume stats/.test(w)),
+      [
+        "claim data-db-0 shrinks to 512Mi: kubelet's volume stats could not tell how much data it holds (a local volume (/var/local-path-provisioner/pvc-0_ns_data-db-0): kubelet reports the usage of the whole file system it is on), so set measures it with a pod once the change is confirmed, before anything else changes",
+      ],
     );
   });
 
@@ -158,6 +196,62 @@ describe("--migrate-existing: the plan", () => {
     assert.throws(() => commandLine(["set", "db", "data=2Gi", "--copy-image", "x"]), /--copy-image is the image of the copy pods of --migrate-existing/);
     assert.throws(() => commandLine(["set", "db", "data=2Gi", "--migrate-existing", "--resize-existing"]), /drop --resize-existing/);
   });
+});
+
+describe("--migrate-existing: whether kubelet's volume stats are a claim's data (statsUsage)", () => {
+  const c = (capacity = "1Gi") => bound(claim("data-db-0", capacity, { capacity, storageClass: "fast" }), "pv-0");
+  const stats = (used: number, fileSystem?: number): Partial<Observed> => ({
+    volumeUsage: { "data-db-0": used },
+    ...(fileSystem !== undefined ? { volumeCapacity: { "data-db-0": fileSystem } } : {}),
+  });
+  const cases: { name: string; claim?: PersistentVolumeClaim; observed: Partial<Observed>; podRuns?: boolean; want: ReturnType<typeof statsUsage> }[] = [
+    {
+      name: "a CSI volume: its own file system",
+      observed: { ...stats(45_867_008, 1_006_632_960), persistentVolumes: [pv("pv-0", { csi: { driver: "csi.appstorage.local" } })] },
+      want: { bytes: 45_867_008 },
+    },
+    {
+      name: "a local volume: statfs of a host folder",
+      observed: { ...stats(41_277_243_392, 270_553_174_016), persistentVolumes: [pv("pv-0", { local: { path: "/var/lp/pvc-0" } })] },
+      want: { unknown: "a local volume (/var/lp/pvc-0): kubelet reports the usage of the whole file system it is on" },
+    },
+    {
+      name: "a local volume, whatever its stats say",
+      observed: { ...stats(1_000, 1_000_000_000), persistentVolumes: [pv("pv-0", { local: { path: "/mnt/disk1" } })] },
+      want: { unknown: "a local volume (/mnt/disk1): kubelet reports the usage of the whole file system it is on" },
+    },
+    {
+      name: "a hostPath volume: kubelet has none",
+      observed: { volumeUsage: {}, persistentVolumes: [pv("pv-0", { hostPath: { path: "/tmp/hostpath-provisioner/ns/data-db-0" } })] },
+      podRuns: true,
+      want: { unknown: "a hostPath volume: kubelet has no stats for it" },
+    },
+    {
+      name: "volumes not listed (forbidden): a file system far larger than the claim is shared",
+      observed: stats(41_277_243_392, 270_553_174_016),
+      want: { unknown: "kubelet's stats are of a file system of 270553174016 bytes, larger than the claim's 1073741824: one shared with other data" },
+    },
+    {
+      name: "an NFS subfolder: the export's file system",
+      observed: { ...stats(60_000_000_000, 107_374_182_400), persistentVolumes: [pv("pv-0", { nfs: { server: "nfs", path: "/export/ns-data-db-0" } })] },
+      want: { unknown: "kubelet's stats are of a file system of 107374182400 bytes, larger than the claim's 1073741824: one shared with other data" },
+    },
+    { name: "a volume rounded up a little by its driver", observed: { ...stats(5_000_000, 1_127_428_915), persistentVolumes: [pv("pv-0", { csi: { driver: "d" } })] }, want: { bytes: 5_000_000 } },
+    {
+      name: "a grown claim on its grown file system",
+      claim: c("2Gi"),
+      observed: { ...stats(5_000_000, 2_130_000_000), persistentVolumes: [pv("pv-0", { csi: { driver: "d" } }, "2Gi")] },
+      want: { bytes: 5_000_000 },
+    },
+    { name: "no stats: why they could not be read", observed: { volumeUsageError: "address not allowed" }, podRuns: true, want: { unknown: "address not allowed" } },
+    { name: "no stats for a running pod's volume (kubelet computes them once a minute)", observed: { volumeUsage: {} }, podRuns: true, want: { unknown: "kubelet reports none for its volume yet" } },
+    { name: "no stats, no pod", observed: { volumeUsage: {} }, podRuns: false, want: { unknown: "its pod is not running" } },
+  ];
+  for (const k of cases) {
+    test(k.name, () => {
+      assert.deepEqual(statsUsage(k.claim ?? c(), k.observed, k.podRuns ?? true), k.want);
+    });
+  }
 });
 
 describe("--migrate-existing: the objects", () => {

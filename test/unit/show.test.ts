@@ -6,6 +6,7 @@ import { apiVersion as journalApiVersion, type Journal } from "../../src/plan/ty
 import { buildStorageReport, type StorageInputs } from "../../src/report/storage-report";
 import { renderStorageReport } from "../../src/output/show";
 import { toJson, toYaml } from "../../src/output/yaml";
+import type { PersistentVolume } from "../../src/api/types";
 import { claim, pod, storageClass, sts } from "../fixtures/builders";
 import { assertGolden } from "../fixtures/golden";
 
@@ -42,19 +43,34 @@ function inputs(): StorageInputs {
     original: stripForCreate(gone),
     desired: desiredStatefulSet(gone, parseDirectives(["data=2Gi"])),
   };
+  // Volumes: a hostPath folder (any node), a local folder of node-a, a CSI volume of the driver's node key, and one not listed.
+  const on = <T extends { spec: { volumeName?: string } }>(volume: string, o: T): T => {
+    o.spec.volumeName = volume;
+    return o;
+  };
+  resizing.spec.volumeName = "pv-local";
+  const affinity = (key: string, value: string) => ({ required: { nodeSelectorTerms: [{ matchExpressions: [{ key, operator: "In", values: [value] }] }] } });
+  const volumes: PersistentVolume[] = [
+    { metadata: { name: "pv-host" }, spec: { hostPath: { path: "/tmp/hostpath-provisioner/prod/pgdata-postgresql-k8s-0" } } },
+    { metadata: { name: "pv-local" }, spec: { local: { path: "/var/local-path-provisioner/pv-local" }, nodeAffinity: affinity("kubernetes.io/hostname", "node-a") } },
+    { metadata: { name: "pv-csi" }, spec: { csi: { driver: "ssd.example.com" }, nodeAffinity: affinity("topology.ssd.example.com/zone", "zone-1") } },
+  ];
+  const waiting = storageClass("fast-ssd", { expandable: true });
+  waiting.volumeBindingMode = "WaitForFirstConsumer";
   return {
     statefulSets: [pg, cache],
+    volumes,
     claims: [
-      inNs("prod", claim("pgdata-postgresql-k8s-0", "1Gi", { capacity: "1Gi", storageClass: "standard" })),
+      on("pv-host", inNs("prod", claim("pgdata-postgresql-k8s-0", "1Gi", { capacity: "1Gi", storageClass: "standard" }))),
       resizing,
-      inNs("prod", claim("wal-postgresql-k8s-0", "1Gi", { capacity: "1Gi", storageClass: "fast-ssd" })),
-      inNs("prod", claim("pgdata-postgresql-k8s-5", "2Gi", { capacity: "2Gi", storageClass: "standard" })),
+      on("pv-csi", inNs("prod", claim("wal-postgresql-k8s-0", "1Gi", { capacity: "1Gi", storageClass: "fast-ssd" }))),
+      on("pv-unlisted", inNs("prod", claim("pgdata-postgresql-k8s-5", "2Gi", { capacity: "2Gi", storageClass: "standard" }))),
       inNs("prod", claim("data-queue-0", "1Gi", { phase: "Pending" })),
       inNs("dev", claim("data-cache-0", "500M", { phase: "Pending", storageClass: "standard" })),
       inNs("dev", claim("unrelated", "1Gi")),
     ],
     pods: [inNs("prod", pod("postgresql-k8s-0", pg)), inNs("prod", pod("postgresql-k8s-1", pg)), inNs("dev", pod("cache-0", cache))],
-    storageClasses: [storageClass("standard", { default: true }), storageClass("fast-ssd", { expandable: true })],
+    storageClasses: [storageClass("standard", { default: true }), waiting],
     journals: [journal],
   };
 }
@@ -96,6 +112,35 @@ describe("buildStorageReport", () => {
     assert.deepEqual(pg.retentionPolicy, { whenDeleted: "Retain", whenScaled: "Delete" });
     const q = report.items.find((i) => i.name === "queue")!;
     assert.equal(q.pendingChange!.finishCommand, "kubectl appstorage set queue data=2Gi -n prod");
+  });
+  test("each claim's volume, and what each class can do with the claims whose volumes are tied to a place", () => {
+    assert.deepEqual(
+      pg.claims.map((c) => [c.name, c.volumeSource ?? null, c.volumeTopology ?? null]),
+      [
+        ["pgdata-postgresql-k8s-0", "hostPath", null],
+        ["wal-postgresql-k8s-0", "csi ssd.example.com", "topology.ssd.example.com/zone=zone-1"],
+        ["pgdata-postgresql-k8s-1", "local", "node node-a"],
+        ["pgdata-postgresql-k8s-5", null, null],
+      ],
+    );
+    assert.deepEqual(report.storageClasses, [
+      {
+        name: "fast-ssd",
+        provisioner: "example.com/test",
+        default: false,
+        expandable: true,
+        volumeBindingMode: "WaitForFirstConsumer",
+        boundVolumes: [{ where: "topology.ssd.example.com/zone=zone-1", claims: ["prod/wal-postgresql-k8s-0"] }],
+      },
+      {
+        name: "standard",
+        provisioner: "example.com/test",
+        default: true,
+        expandable: false,
+        volumeBindingMode: "Immediate",
+        boundVolumes: [{ where: "node node-a", claims: ["prod/pgdata-postgresql-k8s-1"] }],
+      },
+    ]);
   });
   test("the schema is versioned", () => assert.deepEqual([report.apiVersion, report.kind], ["appstorage.kubectl.io/v1alpha1", "StorageReport"]));
 });
