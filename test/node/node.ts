@@ -3,8 +3,8 @@
 // back from running pods: container ids, restart counts, the file's checksum, the filesystem's size.
 import assert from "node:assert/strict";
 import type { PersistentVolume, Pod, StatefulSet } from "../../src/api/types";
-import { execFileSync, spawn } from "node:child_process";
-import type { TestContext } from "node:test";
+import { type ChildProcess, execFileSync, spawn } from "node:child_process";
+import { after, type TestContext } from "node:test";
 import { apply, eventually, kubeconfig, kubectl, kubectlJson, kubectlTry, pods } from "../e2e/harness";
 
 export const workloadImage = "appstorage.local/workload:1";
@@ -163,10 +163,26 @@ export interface PodSeen {
   ready: boolean;
 }
 
+/**
+ * The watches (kubectl get -w) still running: a test that fails before its stop() would leave its
+ * watch behind, and a live child keeps the test file's process, and so the suite, waiting (seen:
+ * the node suite hung after restart.test.ts failed). They are stopped once the file's tests end.
+ */
+const watches = new Set<ChildProcess>();
+after(() => {
+  for (const child of watches) child.kill();
+});
+
+function tracked<T extends ChildProcess>(child: T): T {
+  watches.add(child);
+  child.once("close", () => watches.delete(child));
+  return child;
+}
+
 /** Watches the namespace's pods (kubectl get -w) until stop(); every change seen, in order. */
 export function watchPods(ns: string): { seen: PodSeen[]; stop: () => Promise<void> } {
   const line = '{.metadata.name} {.metadata.uid} {.metadata.deletionTimestamp}|{.status.containerStatuses[0].state.terminated.exitCode}|{.status.conditions[?(@.type=="Ready")].status}{"\\n"}';
-  const child = spawn("kubectl", ["--kubeconfig", kubeconfig(), "get", "pods", "-n", ns, "-w", "-o", `jsonpath=${line}`], { stdio: ["ignore", "pipe", "ignore"] });
+  const child = tracked(spawn("kubectl", ["--kubeconfig", kubeconfig(), "get", "pods", "-n", ns, "-w", "-o", `jsonpath=${line}`], { stdio: ["ignore", "pipe", "ignore"] }));
   const seen: PodSeen[] = [];
   let buf = "";
   child.stdout.on("data", (d: Buffer) => {
@@ -261,9 +277,11 @@ export function assertSequence(ns: string, pod: string): number {
 
 /** Watches the copy pods of the namespace (label appstorage.kubectl.io/claim): the node each was put on. */
 export function watchCopyPods(ns: string): { nodes: Map<string, string>; stop: () => Promise<void> } {
-  const child = spawn("kubectl", ["--kubeconfig", kubeconfig(), "get", "pods", "-n", ns, "-l", "appstorage.kubectl.io/claim", "-w", "-o", 'jsonpath={.metadata.name} {.spec.nodeName}{"\\n"}'], {
-    stdio: ["ignore", "pipe", "ignore"],
-  });
+  const child = tracked(
+    spawn("kubectl", ["--kubeconfig", kubeconfig(), "get", "pods", "-n", ns, "-l", "appstorage.kubectl.io/claim", "-w", "-o", 'jsonpath={.metadata.name} {.spec.nodeName}{"\\n"}'], {
+      stdio: ["ignore", "pipe", "ignore"],
+    }),
+  );
   const nodes = new Map<string, string>();
   let buf = "";
   child.stdout.on("data", (d: Buffer) => {
