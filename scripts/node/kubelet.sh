@@ -64,13 +64,7 @@ start() {
 up() {
   local bin=$1 node=$2 base="${APPSTORAGE_PORT_BASE:-16440}" root="$state/kubelet"
   # Ports beside the control plane's (+0 +1 etcd, +3 apiserver, +7 controller manager).
-  local kubelet_port=$((base + 5)) healthz_port=$((base + 6)) scheduler_port=$((base + 9)) node_ip
-  # kubelet serves on the node's address (that of the default route, the one kubelet itself would
-  # pick), not on loopback: the API server proxies nodes/proxy (kubelet's volume stats, which
-  # --migrate-existing reads) only to an address that is not loopback ("address not allowed").
-  # The API server reaches it by InternalIP (scripts/cluster). Without a default route: loopback,
-  # and the stats cannot be read through the API server.
-  node_ip="$(ip -4 -o route get 1.1.1.1 2>/dev/null | sed -n 's/.* src \([0-9.]*\).*/\1/p')"
+  local kubelet_port=$((base + 5)) healthz_port=$((base + 6)) scheduler_port=$((base + 9))
   mkdir -p "$root" "$state/kubelet-pki" "$state/volume-plugins" "$state/pod-logs"
   start kube-scheduler "$bin/kube-scheduler" \
     --kubeconfig "$state/scheduler.kubeconfig" \
@@ -85,7 +79,7 @@ up() {
   cat > "$state/kubelet-config.yaml" <<EOF
 apiVersion: kubelet.config.k8s.io/v1beta1
 kind: KubeletConfiguration
-address: ${node_ip:-127.0.0.1}
+address: 127.0.0.1
 port: $kubelet_port
 healthzBindAddress: 127.0.0.1
 healthzPort: $healthz_port
@@ -112,7 +106,7 @@ imageGCLowThresholdPercent: 99
 evictionHard: {memory.available: "100Mi", nodefs.available: "1%", nodefs.inodesFree: "1%", imagefs.available: "1%"}
 EOF
   start kubelet "$bin/kubelet" --config "$state/kubelet-config.yaml" --kubeconfig "$state/kubelet.kubeconfig" \
-    --root-dir "$root" --cert-dir "$state/kubelet-pki" --hostname-override "$node" ${node_ip:+--node-ip "$node_ip"} --v 1
+    --root-dir "$root" --cert-dir "$state/kubelet-pki" --hostname-override "$node" --v 1
 }
 
 stop() {
