@@ -8,27 +8,9 @@ import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { parseCustomColumns } from "../../src/output/custom-columns";
 import { TemplateError } from "../../src/output/jsonpath";
-import { items } from "../fixtures/kubectl-objects";
+import { items, oddItems } from "../fixtures/kubectl-objects";
 
-/** One ConfigMap with values that print differently in Go, or that break kubectl's table (tabs, newlines). */
-const odd = [
-  {
-    apiVersion: "v1",
-    kind: "ConfigMap",
-    metadata: { name: "f" },
-    spec: {
-      floats: [1234567.5, 1e21, 1e20, 0.0001, 0.00012, 123456.7, 1e-7, 2.5e-10, -3.25],
-      list: [1, null, "x", { k: null }, []],
-      keys: { "10": "a", "9": "b", b: 1, a: 2 },
-      uni: "é😀\u2028<",
-      ctl: 'a\u0001b\b\f\r\n\t"\\',
-      tab: "a\tb",
-      nl: "l1\nl2",
-      cr: "a\rb",
-      esc: "\u001b[31mred",
-    },
-  },
-];
+const odd = oddItems;
 
 type Case = readonly [spec: string, lines: readonly string[]];
 const text = (lines: readonly string[]): string => lines.map((l) => `${l}\n`).join("");

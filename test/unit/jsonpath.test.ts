@@ -10,7 +10,7 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { compileJsonPath, parseJsonPath, TemplateError } from "../../src/output/jsonpath";
-import { items } from "../fixtures/kubectl-objects";
+import { items, oddItems } from "../fixtures/kubectl-objects";
 
 /** What kubectl get hands its printer for several objects (get.go's printGeneric). */
 const list = { apiVersion: "v1", items, kind: "List", metadata: { resourceVersion: "" } };
@@ -248,24 +248,7 @@ refuses("jsonpath-as-json: refusals", list, [["{.items[}", "error parsing jsonpa
 /** One ConfigMap with the values that print differently in Go (the same stand-in server served it). */
 const odd = {
   apiVersion: "v1",
-  items: [
-    {
-      apiVersion: "v1",
-      kind: "ConfigMap",
-      metadata: { name: "f" },
-      spec: {
-        floats: [1234567.5, 1e21, 1e20, 0.0001, 0.00012, 123456.7, 1e-7, 2.5e-10, -3.25],
-        list: [1, null, "x", { k: null }, []],
-        keys: { "10": "a", "9": "b", b: 1, a: 2 },
-        uni: "é😀\u2028<",
-        ctl: 'a\u0001b\b\f\r\n\t"\\',
-        tab: "a\tb",
-        nl: "l1\nl2",
-        cr: "a\rb",
-        esc: "\u001b[31mred",
-      },
-    },
-  ],
+  items: oddItems,
   kind: "List",
   metadata: { resourceVersion: "" },
 };
