@@ -57,9 +57,9 @@ module.exports = {
       name: "output-reads-plans-as-data",
       severity: "error",
       comment:
-        "output reads plan's types; at run time it only seals plans for -o (seal), and asks what the plan decided: the history, the annotations a change records (desired) and the restart order (resize)",
+        "output reads plan's types; at run time it only seals plans for -o (seal), and asks what the plan decided: the history, the annotations a change records (desired), the restart order (resize), and a claim's labels and annotations before and after --relabel-existing (relabel, template-metadata)",
       from: { path: "^src/output/" },
-      to: { path: "^src/plan/", pathNot: "^src/plan/(types|seal|history|desired|resize)\\.ts$", dependencyTypesNot: ["type-only"] },
+      to: { path: "^src/plan/", pathNot: "^src/plan/(types|seal|history|desired|resize|relabel|template-metadata)\\.ts$", dependencyTypesNot: ["type-only"] },
     },
     {
       name: "only-main-reads-process",

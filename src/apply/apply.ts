@@ -15,6 +15,7 @@ import { Lease } from "./lease";
 import { createDesired, deleteOriginal, recordEvent, verifyAdoption, waitGone } from "./recreate";
 import { migrateClaims } from "./migrate";
 import { restartPods } from "./restart";
+import { labelClaims } from "./relabel";
 
 export type { ApplyContext } from "./context";
 
@@ -24,6 +25,7 @@ interface RunState {
   grown: ExistingClaimsResult["claims"];
   seen?: Awaited<ReturnType<typeof waitResize>>;
   restarted: ExistingClaimsResult["restarted"];
+  relabeled?: ExistingClaimsResult["relabeled"];
   /** The StatefulSet as this run created it, or as it is now: read once, when a step needs it. */
   current?: StatefulSet;
 }
@@ -37,7 +39,9 @@ export async function applyPlan(plan: Plan, ctx: ApplyContext): Promise<ApplyRes
   const lease = new Lease(store, ctx.now, ctx.holder);
   const state: RunState = { result: startResult(plan), grown: [], restarted: [] };
   await lease.run(plan.steps, stepRunners(plan, ctx, lease, state), journalStepAfter, ctx.signal);
-  if (plan.existing) state.result.existing = { claims: claimSummary(plan, state.grown, state.seen), restarted: state.restarted };
+  if (plan.existing) {
+    state.result.existing = { claims: claimSummary(plan, state.grown, state.seen), restarted: state.restarted, ...(state.relabeled ? { relabeled: state.relabeled } : {}) };
+  }
   state.result.elapsedSeconds = Number(ctx.progress.elapsedSeconds().toFixed(3));
   return state.result;
 }
@@ -68,6 +72,10 @@ function stepRunners(plan: Plan, ctx: ApplyContext, lease: Lease, state: RunStat
     "grow-claims": async () => {
       if (lease.step === "planned") await lease.save("growing");
       state.grown = await growClaims(plan, ctx);
+    },
+    // Labels and annotations of existing claims, also before the StatefulSet is touched.
+    "label-claims": async () => {
+      state.relabeled = await labelClaims(plan, ctx);
     },
     "orphan-delete": () => deleteOriginal(plan, ctx, lease, state.grown),
     "wait-gone": () => waitGone(plan, ctx),

@@ -27,6 +27,8 @@ export type CompletionRequest =
   | { kind: "answer"; answer: Answer }
   | { kind: "statefulsets"; flags: KubeFlags; prefix: string }
   | { kind: "claimTemplates"; flags: KubeFlags; statefulSet: string; prefix: string; given: string[] }
+  /** --template-label, --template-annotation: CLAIM: of the StatefulSet's templates, then that template's keys. */
+  | { kind: "templateKeys"; flags: KubeFlags; statefulSet: string; which: "label" | "annotation"; prefix: string; shown: string }
   | { kind: "namespaces"; flags: KubeFlags; prefix: string }
   /** Names from the kubeconfig files (no request): --context, --cluster, --user. */
   | { kind: "kubeconfigNames"; what: "context" | "cluster" | "user"; flags: KubeFlags; prefix: string };
@@ -62,8 +64,13 @@ function flagsSoFar(values: ReadonlyMap<string, string[]>): KubeFlags {
   }
 }
 
-function flagValues(flag: FlagDef, prefix: string, shown: string, values: ReadonlyMap<string, string[]>): CompletionRequest {
+function flagValues(flag: FlagDef, prefix: string, shown: string, values: ReadonlyMap<string, string[]>, statefulSet?: string): CompletionRequest {
   if (flag.complete === "namespace") return { kind: "namespaces", flags: flagsSoFar(values), prefix };
+  if (flag.complete === "templateLabel" || flag.complete === "templateAnnotation") {
+    // With -l there is no one StatefulSet to read the templates of.
+    if (statefulSet === undefined || values.has("selector")) return answer([]);
+    return { kind: "templateKeys", flags: flagsSoFar(values), statefulSet, which: flag.complete === "templateLabel" ? "label" : "annotation", prefix, shown };
+  }
   if (flag.complete === "file") return answer([], Directive.Default); // file names
   if (flag.complete === "context" || flag.complete === "cluster" || flag.complete === "user") {
     return { kind: "kubeconfigNames", what: flag.complete, flags: flagsSoFar(values), prefix: shown + prefix };
@@ -110,10 +117,10 @@ export function completionRequest(words: readonly string[], commands: readonly C
   }
 
   const flags = flagsOf(command);
-  if (pending) return flagValues(pending, toComplete, "", values);
+  if (pending) return flagValues(pending, toComplete, "", values, positionals[0]);
   if (toComplete.startsWith("-")) {
     const found = toComplete.startsWith("--") && toComplete.includes("=") ? findFlag(flags, toComplete) : undefined;
-    if (found && takesValue(found.flag)) return flagValues(found.flag, found.inline ?? "", `--${found.flag.name}=`, values);
+    if (found && takesValue(found.flag)) return flagValues(found.flag, found.inline ?? "", `--${found.flag.name}=`, values, positionals[0]);
     // A repeatable flag may be given again; any other is offered once.
     const offered = flags.filter((f) => !seen.has(f.name) || f.type === "stringArray");
     const candidates = offered.flatMap((f) => [
@@ -173,6 +180,29 @@ export function claimTemplateAnswer(statefulSet: StatefulSet | undefined, prefix
       return { value: `${t.metadata.name}=`, ...(described ? { description: `now ${described}` } : {}) };
     });
   return { candidates: matching(candidates, prefix), directive: Directive.NoSpace | Directive.NoFileComp };
+}
+
+/**
+ * --template-label and --template-annotation: "CLAIM:" for each claim template, then, after it,
+ * each key the template has, to change (KEY=) or remove (KEY-), described by its value now.
+ */
+export function templateKeysAnswer(statefulSet: StatefulSet | undefined, which: "label" | "annotation", prefix: string, shown: string): Answer {
+  const templates = statefulSet?.spec.volumeClaimTemplates ?? [];
+  const colon = prefix.indexOf(":");
+  if (colon < 0) {
+    const candidates = templates.filter((t) => t.metadata.name).map((t) => ({ value: `${shown}${t.metadata.name}:`, description: `a ${which} of claim template ${t.metadata.name}` }));
+    return { candidates: matching(candidates, shown + prefix), directive: Directive.NoSpace | Directive.NoFileComp };
+  }
+  const claim = prefix.slice(0, colon);
+  const template = templates.find((t) => t.metadata.name === claim);
+  const now = (which === "label" ? template?.metadata.labels : template?.metadata.annotations) ?? {};
+  const candidates = Object.keys(now)
+    .sort()
+    .flatMap((key) => [
+      { value: `${shown}${claim}:${key}=`, description: `change (now ${now[key]})` },
+      { value: `${shown}${claim}:${key}-`, description: "remove" },
+    ]);
+  return { candidates: matching(candidates, shown + prefix), directive: Directive.NoSpace | Directive.NoFileComp };
 }
 
 /** Context, cluster or user names, sorted; `shown` is kept when completing --context=NAME. */

@@ -23,8 +23,8 @@ export interface FlagDef {
   default?: string | boolean | number;
   /** The values completion offers (each command's validate step checks what was given). */
   values?: readonly string[];
-  /** What completion offers for the value when it is not a fixed list. */
-  complete?: "namespace" | "file" | "context" | "cluster" | "user";
+  /** What completion offers for the value when it is not a fixed list (templateLabel/templateAnnotation: CLAIM: then the template's keys). */
+  complete?: "namespace" | "file" | "context" | "cluster" | "user" | "templateLabel" | "templateAnnotation";
   /** The value only ever comes attached (--dry-run=server); a bare flag takes no next word. */
   attachedValueOnly?: boolean;
   group?: string;
@@ -82,7 +82,7 @@ export const helpFlagDef: FlagDef = { name: "help", short: "h", type: "boolean",
 
 const existingGroup = "Existing claims:";
 
-/** --resize-existing, --vac-existing, --wait-resize, --restart-pods, --migrate-existing, --copy-image; diff has no --timeout to name. */
+/** --resize-existing, --vac-existing, --wait-resize, --restart-pods, --migrate-existing, --relabel-existing, --copy-image; diff has no --timeout to name. */
 function existingClaimFlagDefs(command: "set" | "diff"): FlagDef[] {
   const bound = command === "set" ? " (bounded by --timeout)" : "";
   return [
@@ -109,12 +109,37 @@ function existingClaimFlagDefs(command: "set" | "diff"): FlagDef[] {
         "Also move every existing claim of the named templates to a new volume of the new class and size, with its data, one replica at a time, highest ordinal first (copied while the pod runs, verified file by file; the old volume is kept with reclaim policy Retain)",
     },
     {
+      name: "relabel-existing",
+      type: "boolean",
+      describe:
+        "Also make the labels and annotations of the existing claims of the named templates (with -f: of every template) their template's: a patch of their metadata, no restart; keys the change drops from the template are dropped, the claims' other keys are kept",
+    },
+    {
       name: "copy-image",
       type: "string",
       describe: `With --migrate-existing: the image of the copy pods, with busybox's tools or the same (sh, cp -a, find, stat -c, sha256sum, awk, sort, dd, du, df, among others) (default ${defaultCopyImage})`,
     },
   ].map((f) => ({ ...f, group: existingGroup }) as FlagDef);
 }
+
+const metadataGroup = "Claim template labels and annotations (as kubectl label and kubectl annotate):";
+
+/** --template-label, --template-annotation and --overwrite of set and diff. */
+const templateMetadataFlagDefs: FlagDef[] = [
+  {
+    name: "template-label",
+    type: "stringArray",
+    complete: "templateLabel",
+    describe: "Set (CLAIM:KEY=VALUE) or remove (CLAIM:KEY-) a label of claim template CLAIM, one per flag, repeatable; claims created from now on get it, existing claims with --relabel-existing",
+  },
+  {
+    name: "template-annotation",
+    type: "stringArray",
+    complete: "templateAnnotation",
+    describe: "Set (CLAIM:KEY=VALUE) or remove (CLAIM:KEY-) an annotation of claim template CLAIM, as --template-label",
+  },
+  { name: "overwrite", type: "boolean", default: false, describe: "Let --template-label and --template-annotation change a key that already has another value (as kubectl label --overwrite)" },
+].map((f) => ({ ...f, group: metadataGroup }) as FlagDef);
 
 const statefulSet = (required: boolean, describe: string): PositionalDef => ({ name: "statefulset", describe, required, complete: "statefulset" });
 const directives = (describe: string): PositionalDef => ({ name: "directives", describe, required: false, variadic: true, complete: "claimTemplates" });
@@ -183,21 +208,29 @@ export const commandDefs: CommandDef[] = [
   {
     name: "diff",
     describe: "Show what set would change (exit 0: none, 1: changes, >1: error)",
-    positionals: [statefulSet(false, "StatefulSet name (or -l SELECTOR)"), directives("CLAIM=SIZE[,CLASS] ...")],
-    flags: [...selectorFlagDefs, filenameFlagDef, ...existingClaimFlagDefs("diff"), { ...outputFlagDef(printFlags.diff), describe: `${printFlags.diff.describe()}: the plan as data, for set --plan` }],
+    positionals: [statefulSet(false, "StatefulSet name (or -l SELECTOR)"), directives("CLAIM=SIZE[,CLASS][,vac=VAC] ...")],
+    flags: [
+      ...selectorFlagDefs,
+      filenameFlagDef,
+      ...templateMetadataFlagDefs,
+      ...existingClaimFlagDefs("diff"),
+      { ...outputFlagDef(printFlags.diff), describe: `${printFlags.diff.describe()}: the plan as data, for set --plan` },
+    ],
     examples: [
       [`${commandName} diff postgresql-k8s pgdata=2Gi`, "What set would change: new ordinals get 2Gi"],
       [`helm template db ./chart | ${commandName} diff -f -`, "What set -f would change to make the claim templates equal to the chart's (a failed helm upgrade's)"],
+      [`${commandName} diff db --template-label data:tier=gold --relabel-existing`, "The template's new label, and each existing claim's"],
       [`${commandName} diff -l tier=db data=5Gi,fast-ssd -n prod -o json > plan.json`, "A plan for every StatefulSet labelled tier=db, to review, then apply with set --plan"],
     ],
   },
   {
     name: "set",
     describe: "Change claim templates: orphan-delete and re-create, pods keep running",
-    positionals: [statefulSet(false, "StatefulSet name (or -l SELECTOR, or --plan FILE)"), directives("CLAIM=SIZE[,CLASS] ..., e.g. pgdata=2Gi or pgdata=2Gi,fast-ssd")],
+    positionals: [statefulSet(false, "StatefulSet name (or -l SELECTOR, or --plan FILE)"), directives("CLAIM=SIZE[,CLASS][,vac=VAC] ..., e.g. pgdata=2Gi or pgdata=2Gi,fast-ssd")],
     flags: [
       ...selectorFlagDefs,
       filenameFlagDef,
+      ...templateMetadataFlagDefs,
       { name: "plan", type: "string", complete: "file", describe: "Apply exactly this reviewed plan (from diff -o json); refused, before any change, if the cluster moved on since" },
       ...existingClaimFlagDefs("set"),
       ...confirmFlagDefs,
@@ -207,7 +240,14 @@ export const commandDefs: CommandDef[] = [
     examples: [
       [`${commandName} set postgresql-k8s pgdata=2Gi`, "New ordinals get 2Gi; running pods are not restarted (asks first)"],
       [`${commandName} set db pgdata=20Gi --resize-existing --wait-resize --yes`, "Also grow the existing claims and wait for them, without asking"],
-      [`${commandName} set --plan plan.json`, "Apply a reviewed plan exactly (refused if any StatefulSet changed since)"],
+      [
+        `${commandName} set db --template-label data:tier=gold --template-annotation data:backup- --relabel-existing`,
+        "Label claim template data tier=gold and drop its annotation backup, on the existing claims too (--overwrite changes a key that has a value)",
+      ],
+      [
+        `helm template db ./chart | ${commandName} set -f - --relabel-existing --yes`,
+        "The claim templates of a chart's manifest, and their labels on the existing claims (then helm upgrade goes through)",
+      ],
     ],
   },
   {

@@ -103,9 +103,10 @@ function existingFlags(flag: (name: string) => unknown): { existing?: ExistingCl
     waitResize: on("wait-resize"),
     restartPods: on("restart-pods"),
     migrate: on("migrate-existing"),
+    ...(on("relabel-existing") ? { relabel: true } : {}),
     ...(image !== undefined ? { copyImage: String(image) } : {}),
   };
-  return f.resize || f.vac || f.waitResize || f.restartPods || f.migrate || f.copyImage !== undefined ? { existing: f } : {};
+  return f.resize || f.vac || f.waitResize || f.restartPods || f.migrate || f.relabel || f.copyImage !== undefined ? { existing: f } : {};
 }
 
 /** A string flag or positional, as an optional field: absent when not given. */
@@ -199,6 +200,11 @@ function parseNormalized(args: readonly string[]): ParsedCommand {
   const target = { flags: kubeFlags(get), ...optional("selector", flag("selector")), allNamespaces: flag("all-namespaces") === true };
   const output = optional("output", flag("output"));
   const filenames = () => (argv["filename"] !== undefined ? { filenames: allValues(argv["filename"]) } : {});
+  const templateMetadata = () => ({
+    ...(argv["template-label"] !== undefined ? { templateLabels: allValues(argv["template-label"]) } : {}),
+    ...(argv["template-annotation"] !== undefined ? { templateAnnotations: allValues(argv["template-annotation"]) } : {}),
+    ...(flag("overwrite") === true ? { overwrite: true } : {}),
+  });
   const change = () => ({
     dryRun: dryRunValue(argv["dry-run"]),
     yes: flag("yes") === true,
@@ -219,9 +225,9 @@ function parseNormalized(args: readonly string[]): ParsedCommand {
       return { kind: "undo", ...target, ...optional("name", flag("statefulset")), ...(to !== undefined ? { toRevision: Number(to) } : {}), ...change() };
     }
     case "diff":
-      return { kind: "diff", ...target, ...words(flag, argv), ...filenames(), ...output, ...existingFlags(flag) };
+      return { kind: "diff", ...target, ...words(flag, argv), ...filenames(), ...templateMetadata(), ...output, ...existingFlags(flag) };
     case "set":
-      return { kind: "set", ...target, ...words(flag, argv), ...filenames(), ...optional("planFile", flag("plan")), ...change(), ...existingFlags(flag) };
+      return { kind: "set", ...target, ...words(flag, argv), ...filenames(), ...templateMetadata(), ...optional("planFile", flag("plan")), ...change(), ...existingFlags(flag) };
   }
   throw new UsageError(`unknown command "${String(command)}": use show, diff or set`);
 }

@@ -33,17 +33,25 @@ export interface ChangeFlags {
   output?: string;
 }
 
-/** --resize-existing, --vac-existing, --wait-resize, --restart-pods, --migrate-existing, --copy-image as given. */
+/** --resize-existing, --vac-existing, --wait-resize, --restart-pods, --migrate-existing, --relabel-existing, --copy-image as given. */
 export interface ExistingClaimFlags {
   resize: boolean;
   vac: boolean;
   waitResize: boolean;
   restartPods: boolean;
   migrate: boolean;
+  relabel?: boolean;
   copyImage?: string;
 }
 
-export interface SetOptions extends TargetOptions, ChangeFlags {
+/** --template-label, --template-annotation (CLAIM:KEY=VALUE or CLAIM:KEY-, each repeatable) and --overwrite as given. */
+export interface TemplateMetadataFlags {
+  templateLabels?: string[];
+  templateAnnotations?: string[];
+  overwrite?: boolean;
+}
+
+export interface SetOptions extends TargetOptions, ChangeFlags, TemplateMetadataFlags {
   /** -f FILE (repeatable; - for standard input): make the claim templates equal to the manifest's. */
   filenames?: string[];
   /** --plan FILE: apply exactly this reviewed plan (no name, no directives). */
@@ -53,7 +61,7 @@ export interface SetOptions extends TargetOptions, ChangeFlags {
   existing?: ExistingClaimFlags;
 }
 
-export interface DiffOptions extends TargetOptions {
+export interface DiffOptions extends TargetOptions, TemplateMetadataFlags {
   filenames?: string[];
   directives: string[];
   /** -o as given: none prints the diff; json and yaml the plan as data, for set --plan. */
@@ -69,6 +77,9 @@ export interface UndoOptions extends TargetOptions, ChangeFlags {
 export function existingClaimsOptions(f: ExistingClaimFlags | undefined): ExistingClaimsOptions | undefined {
   if (!f) return undefined;
   const waitResize = f.waitResize || f.restartPods;
+  const relabel = f.relabel === true;
+  if (relabel && f.migrate)
+    throw new UsageError("--migrate-existing re-creates the claims it moves and does not carry --relabel-existing's labels: drop --relabel-existing, and run set --relabel-existing after the move");
   if (f.copyImage !== undefined && !f.migrate) throw new UsageError("--copy-image is the image of the copy pods of --migrate-existing; add --migrate-existing, or drop --copy-image");
   if (f.migrate) {
     if (f.resize || f.vac || waitResize)
@@ -76,15 +87,26 @@ export function existingClaimsOptions(f: ExistingClaimFlags | undefined): Existi
     if (f.copyImage !== undefined && f.copyImage.trim() === "") throw new UsageError("--copy-image needs an image, for example --copy-image docker.io/library/busybox:1.37.0");
     return { resize: false, vac: false, waitResize: false, restartPods: false, migrate: { copyImage: f.copyImage ?? defaultCopyImage } };
   }
-  if (!f.resize && !f.vac && !waitResize) return undefined;
-  if (!f.resize && !f.vac) throw new UsageError(`--${f.restartPods ? "restart-pods" : "wait-resize"} works on the claims that --resize-existing or --vac-existing change; add one of them`);
-  return { resize: f.resize, vac: f.vac, waitResize, restartPods: f.restartPods };
+  if (!f.resize && !f.vac && !waitResize && !relabel) return undefined;
+  if (!f.resize && !f.vac && waitResize)
+    throw new UsageError(`--${f.restartPods ? "restart-pods" : "wait-resize"} works on the claims that --resize-existing or --vac-existing change; add one of them`);
+  return { resize: f.resize, vac: f.vac, waitResize, restartPods: f.restartPods, ...(relabel ? { relabel } : {}) };
 }
 
-/** set and diff: a name and directives, or -l and directives, or (set) --plan FILE alone. */
-export function validateChangeTargets(o: TargetOptions & { directives: readonly string[]; planFile?: string; filenames?: readonly string[] }, command: "set" | "diff"): void {
+/** --overwrite goes with the flags it lets change a key; the flags' values are parsed with the directives. */
+function validateTemplateMetadata(o: TemplateMetadataFlags): boolean {
+  const given = (o.templateLabels?.length ?? 0) + (o.templateAnnotations?.length ?? 0) > 0;
+  if (o.overwrite && !given) throw new UsageError("--overwrite lets --template-label and --template-annotation change a key that has a value; add one of them, or drop --overwrite");
+  return given;
+}
+
+/** set and diff: a name and directives, or -l and directives, or (set) --plan FILE alone; --template-label and --template-annotation count as directives. */
+export function validateChangeTargets(o: TargetOptions & TemplateMetadataFlags & { directives: readonly string[]; planFile?: string; filenames?: readonly string[] }, command: "set" | "diff"): void {
   const example = `for example: ${commandName} ${command} postgresql-k8s pgdata=2Gi, or ${command} -l app=db pgdata=2Gi`;
+  const metadata = validateTemplateMetadata(o);
   if (o.filenames?.length) {
+    if (metadata)
+      throw new UsageError("-f FILE takes the claim templates' labels and annotations from the manifest: drop --template-label, --template-annotation and --overwrite, or edit the manifest");
     if (o.name !== undefined || o.directives.length || o.selector !== undefined || o.allNamespaces || o.planFile !== undefined)
       throw new UsageError(`-f FILE takes the StatefulSets and their claim templates from the manifest: give no StatefulSet, directive, -l, -A or --plan with it`);
     if (o.filenames.some((f) => f === "")) throw new UsageError("-f needs a file name, or - for standard input");
@@ -92,17 +114,18 @@ export function validateChangeTargets(o: TargetOptions & { directives: readonly 
     return;
   }
   if (o.planFile !== undefined) {
-    if (o.name !== undefined || o.directives.length || o.selector !== undefined || o.allNamespaces)
-      throw new UsageError("--plan FILE applies the plan as it is: give no StatefulSet, directive, -l or -A with it");
+    if (o.name !== undefined || o.directives.length || metadata || o.selector !== undefined || o.allNamespaces)
+      throw new UsageError("--plan FILE applies the plan as it is: give no StatefulSet, directive, --template-label, --template-annotation, -l or -A with it");
     return;
   }
+  const changes = o.directives.length > 0 || metadata;
   if (o.selector !== undefined) {
     if (o.selector === "") throw new UsageError("--selector must not be empty");
-    if (o.directives.length === 0) throw new UsageError(`${command} -l needs at least one CLAIM=SIZE[,CLASS] directive, ${example}`);
+    if (!changes) throw new UsageError(`${command} -l needs at least one CLAIM=SIZE[,CLASS] directive (or --template-label CLAIM:KEY=VALUE), ${example}`);
     return;
   }
   if (o.allNamespaces) throw new UsageError("-A selects in every namespace and needs -l SELECTOR; for one StatefulSet use -n NAMESPACE");
-  if (o.name === undefined || o.directives.length === 0) throw new UsageError(`${command} needs a StatefulSet name and at least one CLAIM=SIZE[,CLASS] directive, ${example}`);
+  if (o.name === undefined || !changes) throw new UsageError(`${command} needs a StatefulSet name and at least one CLAIM=SIZE[,CLASS] directive (or --template-label CLAIM:KEY=VALUE), ${example}`);
 }
 
 /** undo: one StatefulSet by name, or (-l) every one the selector matches. */

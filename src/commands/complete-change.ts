@@ -10,7 +10,7 @@ import { listStatefulSets, whoAmI } from "../kube/read";
 import { listJournals } from "./journals";
 import type { StatefulSet } from "../api/types";
 import { freshRunAccess } from "../plan/access";
-import { type Directive, DirectiveError, parseDirectives } from "../plan/directive";
+import { type Directive, DirectiveError, parseChangeWords } from "../plan/directive";
 import { journalSecretName } from "../plan/journal";
 import { buildPlan, PlanError } from "../plan/plan";
 import { PlanFileError, plansOfDocument } from "../plan/seal";
@@ -29,7 +29,7 @@ import { AccessAnswers } from "./preflight";
 export type ChangeCommand = ({ kind: "set" } & SetOptions) | ({ kind: "diff" } & DiffOptions) | ({ kind: "undo" } & UndoOptions);
 
 /** What each StatefulSet's plan is asked for (a PlanRequest but for where: the namespace and name). */
-type Ask = { directives: Directive[]; force: boolean; existing?: ExistingClaimsOptions };
+type Ask = { directives: Directive[]; force: boolean; overwrite?: boolean; existing?: ExistingClaimsOptions };
 
 /** What the command line asks for, checked: no cluster was read to make it. */
 type ChangeRequest =
@@ -91,7 +91,12 @@ function requestOf(opts: ChangeCommand): ChangeRequest {
     const ask: ManifestAsk = { files: opts.filenames, force: opts.kind === "set" && opts.force, ...(existing ? { existing } : {}) };
     return { kind: "manifest", ask, ...(opts.flags.namespace !== undefined ? { namespaceFlag: opts.flags.namespace } : {}) };
   }
-  const ask: Ask = { directives: parseDirectives(opts.directives), force: opts.kind === "set" && opts.force, ...(existing ? { existing } : {}) };
+  const directives = parseChangeWords({
+    directives: opts.directives,
+    ...(opts.templateLabels ? { labels: opts.templateLabels } : {}),
+    ...(opts.templateAnnotations ? { annotations: opts.templateAnnotations } : {}),
+  });
+  const ask: Ask = { directives, force: opts.kind === "set" && opts.force, ...(opts.overwrite ? { overwrite: true } : {}), ...(existing ? { existing } : {}) };
   if (opts.selector !== undefined) return { kind: "selector", selector: opts.selector, allNamespaces: opts.allNamespaces, ask };
   return { kind: "name", name: opts.name!, ask, prefetchAccess: opts.kind === "set" && opts.dryRun !== "client" };
 }

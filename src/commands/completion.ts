@@ -3,7 +3,7 @@
 // read-only requests. It never fails: kubectl prints a completer's stderr on the user's
 // terminal and drops every candidate when it exits non-zero, so any problem (no kubeconfig, an
 // unreachable server, no permission) is an empty answer.
-import { type Answer, claimTemplateAnswer, completionRequest, Directive, formatAnswer, namedAnswer, namespaceAnswer, statefulSetAnswer } from "../cli/completion";
+import { type Answer, claimTemplateAnswer, completionRequest, Directive, formatAnswer, namedAnswer, namespaceAnswer, statefulSetAnswer, templateKeysAnswer } from "../cli/completion";
 import { loadKubeconfig } from "../kube/kubeconfig-loader";
 import { getStatefulSet, listAll, listStatefulSets } from "../kube/read";
 import type { KubeObject } from "../api/types";
@@ -34,6 +34,8 @@ async function lookUp(opts: CompleteOptions, deps: CommandDeps): Promise<Answer>
       return statefulSetAnswer(await listStatefulSets(client, client.namespace), request.prefix);
     case "claimTemplates":
       return claimTemplateAnswer(await getStatefulSet(client, client.namespace, request.statefulSet), request.prefix, request.given);
+    case "templateKeys":
+      return templateKeysAnswer(await getStatefulSet(client, client.namespace, request.statefulSet), request.which, request.prefix, request.shown);
     case "namespaces": {
       const namespaces = await listAll<KubeObject>(client, "/api/v1/namespaces");
       return namespaceAnswer(

@@ -5,11 +5,12 @@
 import { readFileSync } from "node:fs";
 import { RefusedError, UsageError } from "../errors";
 import type { KubeClient } from "../kube/client";
-import type { Directive } from "../plan/directive";
 import type { ExistingClaimsOptions } from "../plan/existing-claims-types";
-import { ManifestError, manifestChange, statefulSetsOf } from "../plan/manifest";
+import { journalIsStale } from "../plan/journal";
+import { existingClaimNotes, ManifestError, manifestChange, statefulSetsOf } from "../plan/manifest";
+import { claimTemplateNames } from "../plan/objects";
 import { buildPlan } from "../plan/plan";
-import type { Plan } from "../plan/types";
+import type { Plan, PlanRequest } from "../plan/types";
 import { statefulSetIn } from "../refs";
 import type { Readable } from "../streams";
 import type { CommandDeps } from "./deps";
@@ -71,10 +72,18 @@ export async function planManifests(client: KubeClient, ask: ManifestAsk, namesp
       const live = observed.statefulSet;
       if (!live && !observed.journal)
         throw new RefusedError(`${statefulSetIn(name, namespace)} of the manifest is not in the cluster: install it with helm install or kubectl apply; nothing was changed`);
-      const change = live ? manifestChange(live, wanted) : { directives: [] as Directive[], refusals: [], leftAlone: [] };
-      const plan = buildPlan({ ...observed }, { namespace, name, directives: change.directives, force: ask.force, ...(ask.existing ? { existing: ask.existing } : {}) });
+      // An interrupted change is judged against the object it started from, so the same command
+      // asks for the same change again and finishes it (live may be gone, or already re-created).
+      const pending = observed.journal && !journalIsStale(observed.journal, live) ? observed.journal : undefined;
+      const base = pending?.original ?? live!;
+      const change = manifestChange(base, wanted);
+      const request: PlanRequest = { namespace, name, directives: change.directives, force: ask.force, overwrite: true, ...(ask.existing ? { existing: ask.existing } : {}) };
+      // The work on existing claims covers every template of the manifest, also one already equal to it.
+      if (!change.refusals.length) request.templates = claimTemplateNames(base);
+      const plan = buildPlan({ ...observed }, request);
       plan.refusals.push(...change.refusals.map((message) => ({ message, forceable: false })));
       if (change.leftAlone.length) plan.warnings.push(`left for helm upgrade or your GitOps tool (the manifest changes them too): ${change.leftAlone.join(", ")}`);
+      if (!change.refusals.length) plan.warnings.push(...existingClaimNotes(plan, observed, ask.existing));
       return { plan, user: observed.user };
     }),
   );

@@ -4,6 +4,7 @@
 // consent: src/commands/change.ts.)
 import { dryRunClaimPatches } from "../apply/dry-run";
 import { dryRunCopyPod } from "../apply/copy-pods";
+import { dryRunLabelPatches } from "../apply/relabel";
 import type { Progress } from "../apply/progress";
 import { RefusedError } from "../errors";
 import type { KubeClient } from "../kube/client";
@@ -50,6 +51,7 @@ export async function preflight(access: AccessAnswers, plan: Plan, progress: Pro
   }
   // The server's own answer to each claim patch (admission, quotas, validation), before any change.
   if (plan.steps.includes("grow-claims")) await dryRunClaimPatches(access.client, plan, progress);
+  if (plan.steps.includes("label-claims")) await dryRunLabelPatches(access.client, plan, progress);
   // The copy pods run as root: admission (Pod Security) answers now, before any change.
   if (plan.steps.includes("migrate")) await dryRunCopyPod(access.client, plan);
 }

@@ -117,6 +117,26 @@ export function patchClaim(client: KubeClient, ns: string, name: string, patch: 
 }
 
 /**
+ * A JSON merge patch of the claim's labels and annotations (null removes a key), guarded by its uid
+ * (the claim that was planned, never a replacement) and, when given, its resourceVersion.
+ */
+export function patchClaimMetadata(
+  client: KubeClient,
+  ns: string,
+  name: string,
+  patch: { uid: string; resourceVersion?: string; labels?: Record<string, string | null>; annotations?: Record<string, string | null> },
+  dryRun: DryRun = "none",
+): Promise<PersistentVolumeClaim> {
+  return send<PersistentVolumeClaim>(client, {
+    method: "PATCH",
+    path: claimsPath(ns, name),
+    query: { dryRun: serverDryRun(dryRun) },
+    contentType: "application/merge-patch+json",
+    body: { metadata: patch },
+  });
+}
+
+/**
  * Evicts a pod through the Eviction API (policy/v1), which honours PodDisruptionBudgets: a
  * budget that allows no disruption now answers 429 TooManyRequests and nothing happens.
  */

@@ -4,6 +4,7 @@
 import { RefusedError } from "../errors";
 import { withoutChangeRecords } from "../plan/desired";
 import { historyOf } from "../plan/history";
+import { applyEdits } from "../plan/template-metadata";
 import { seal, sealList } from "../plan/seal";
 import type { Plan } from "../plan/types";
 import { statefulSetIn } from "../refs";
@@ -23,10 +24,28 @@ export interface DiffView {
 
 const unforceable = (plan: Plan) => plan.refusals.filter((r) => !r.forceable);
 
-/** The diff of one plan, as kubectl diff names its LIVE and MERGED sides. */
+/** The diff of one plan, as kubectl diff names its LIVE and MERGED sides: the StatefulSet, then each claim --relabel-existing patches. */
 function planDiff(plan: Plan, color: boolean): string {
   const id = `apps.v1.StatefulSet.${plan.target.namespace}.${plan.target.name}`;
-  return unifiedDiff(`live/${id}`, `merged/${id}`, withoutChangeRecords(plan.original), withoutChangeRecords(plan.desired), color);
+  return unifiedDiff(`live/${id}`, `merged/${id}`, withoutChangeRecords(plan.original), withoutChangeRecords(plan.desired), color) + claimDiffs(plan, color);
+}
+
+/** A claim's labels and annotations before and after --relabel-existing (the plan holds its metadata, not the whole claim). */
+function claimDiffs(plan: Plan, color: boolean): string {
+  const ns = plan.target.namespace;
+  return (plan.existing?.relabel ?? [])
+    .filter((c) => c.patch.labels || c.patch.annotations)
+    .map((c) => {
+      const id = `v1.PersistentVolumeClaim.${ns}.${c.name}`;
+      const claim = (labels?: Record<string, string>, annotations?: Record<string, string>) => ({
+        apiVersion: "v1",
+        kind: "PersistentVolumeClaim",
+        metadata: { name: c.name, namespace: ns, ...(labels && Object.keys(labels).length ? { labels } : {}), ...(annotations && Object.keys(annotations).length ? { annotations } : {}) },
+      });
+      const after = claim(c.patch.labels ? applyEdits(c.labels, c.patch.labels) : c.labels, c.patch.annotations ? applyEdits(c.annotations, c.patch.annotations) : c.annotations);
+      return unifiedDiff(`live/${id}`, `merged/${id}`, claim(c.labels, c.annotations), after, color);
+    })
+    .join("");
 }
 
 /** What the plan does besides the object: claims, existing claims, new ordinals, the revision it becomes. */

@@ -3,7 +3,7 @@
 import type { Target } from "../api/types";
 import type { Plan, Step, TemplateChange, TemplateSide } from "../plan/types";
 import { classLines } from "./classes";
-import { existingAfter, existingStepText, renderExisting } from "./resize";
+import { existingAfter, existingStepText, relabelAfter, renderExisting } from "./resize";
 import { ordinalsWord } from "./ordinals";
 import { pendingNotes } from "./pending";
 import { renderTable } from "./table";
@@ -55,7 +55,16 @@ export function renderClaims(plan: Plan): string {
       (moves ? `moves to a new volume: ${moves.to.size}${moves.to.storageClass ? ` ${moves.to.storageClass}` : ""}, the data copied` : undefined) ??
       existingAfter(plan, c) ??
       (c.effect === "keeps" && change ? `keeps ${c.request ?? "its size"}${change.after.size && change.after.size !== c.request ? ` (template ${change.after.size})` : ""}` : "unchanged");
-    return [c.name, String(c.ordinal), c.phase ?? "", c.request ?? "", c.capacity ?? "<none>", c.storageClass ?? "<default>", c.pod ?? "<none>", after + (c.leftover ? ", leftover" : "")];
+    return [
+      c.name,
+      String(c.ordinal),
+      c.phase ?? "",
+      c.request ?? "",
+      c.capacity ?? "<none>",
+      c.storageClass ?? "<default>",
+      c.pod ?? "<none>",
+      after + (c.leftover ? ", leftover" : "") + relabelAfter(plan, c),
+    ];
   });
   return (
     renderTable(["claim", "ordinal", "phase", "request", "capacity", "class", "pod", "after"], rows) +
@@ -108,10 +117,13 @@ export function confirmQuestion(plan: Plan): string {
     const n = plan.migration.claims.filter((c) => c.phase !== "done").length;
     return `${statefulSetVerb(plan) === "unchanged" ? "" : `Re-create ${ref} with these claim templates, then m`}${statefulSetVerb(plan) === "unchanged" ? "M" : ""}ove ${n} claim(s) to new volumes, stopping one replica at a time?`;
   }
-  const claims = plan.existing?.claims.filter((c) => c.grow || c.setVolumeAttributesClass).length ?? 0;
+  const grown = plan.existing?.claims.filter((c) => c.grow || c.setVolumeAttributesClass).map((c) => c.name) ?? [];
+  const labelled = plan.existing?.relabel?.filter((c) => c.patch.labels || c.patch.annotations).map((c) => c.name) ?? [];
+  const claims = new Set([...grown, ...labelled]).size;
   const restart = plan.steps.includes("restart-pods") ? " and restart the pods that need it, one at a time" : "";
   if (statefulSetVerb(plan) === "unchanged") return `Change ${claims} existing claim(s)${restart}? ${ref} is not re-created.`;
-  return `Re-create ${ref} with these claim templates${claims ? `, growing ${claims} existing claim(s) first` : ""}${restart}? Its pods keep running.`;
+  const first = [grown.length ? `growing ${grown.length}` : "", labelled.length ? `labelling ${labelled.length}` : ""].filter(Boolean).join(" and ");
+  return `Re-create ${ref} with these claim templates${first ? `, ${first} existing claim(s) first` : ""}${restart}? Its pods keep running.`;
 }
 
 /**

@@ -47,6 +47,7 @@ const stepPermissions: Record<Step, Permission[]> = {
     p("", "secrets", "update", "set: write-journal (progress; taking over an interrupted run's journal)", { named: "journal" }),
   ],
   "grow-claims": [p("", "persistentvolumeclaims", "patch", "set --resize-existing/--vac-existing: grow-claims")],
+  "label-claims": [p("", "persistentvolumeclaims", "patch", "set --relabel-existing: label-claims (their labels and annotations)")],
   "orphan-delete": [p("apps", "statefulsets", "delete", "set: orphan-delete", { named: "statefulset" })],
   "wait-gone": [p("apps", "statefulsets", "watch", "set: wait-gone")],
   create: [p("apps", "statefulsets", "create", "set: create")],

@@ -6,6 +6,7 @@ import type { Directive } from "./directive";
 import { historyAnnotation, historyValue, nextHistory } from "./history";
 import { templateSize } from "./objects";
 import { sameQuantity } from "./quantity";
+import { applyEdits } from "./template-metadata";
 
 /** Server-set metadata that must not be sent on create. */
 const serverMetadata = ["uid", "resourceVersion", "creationTimestamp", "generation", "managedFields", "deletionTimestamp", "deletionGracePeriodSeconds", "selfLink"];
@@ -34,7 +35,7 @@ export function stripForCreate(sts: StatefulSet): StatefulSet {
   return copy;
 }
 
-/** metadata with `key` set to the map, or without it when the map is empty (as a manifest that names none). */
+/** metadata with `key` set to the map, or without it when the map is empty (as a manifest that names none, or when every key was removed). */
 function withMap(metadata: ClaimTemplate["metadata"], key: "labels" | "annotations", map: Record<string, string>): ClaimTemplate["metadata"] {
   const { [key]: _old, ...rest } = metadata;
   return Object.keys(map).length ? { ...rest, [key]: { ...map } } : rest;
@@ -47,8 +48,8 @@ export function applyDirective(t: ClaimTemplate, d: Directive): ClaimTemplate {
   }
   if (d.storageClass !== undefined) copy.spec.storageClassName = d.storageClass;
   if (d.volumeAttributesClass !== undefined) copy.spec.volumeAttributesClassName = d.volumeAttributesClass;
-  if (d.labels !== undefined) copy.metadata = withMap(copy.metadata, "labels", d.labels);
-  if (d.annotations !== undefined) copy.metadata = withMap(copy.metadata, "annotations", d.annotations);
+  if (d.labels !== undefined) copy.metadata = withMap(copy.metadata, "labels", applyEdits(t.metadata.labels, d.labels));
+  if (d.annotations !== undefined) copy.metadata = withMap(copy.metadata, "annotations", applyEdits(t.metadata.annotations, d.annotations));
   if (d.accessModes !== undefined) copy.spec.accessModes = [...d.accessModes];
   return copy;
 }

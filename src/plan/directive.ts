@@ -6,6 +6,7 @@
 // VolumeAttributesClass (`pgdata=2Gi,vac=fast-iops`): always explicit, since a bare name
 // is a storage class.
 import { formatQuantity, parseStorageSize, QuantityError } from "./quantity";
+import { editWords, groupEdits, type MapEdits, parseMetadataEdit, TemplateMetadataError } from "./template-metadata";
 
 export interface Directive {
   claim: string;
@@ -14,20 +15,13 @@ export interface Directive {
   storageClass?: string;
   /** spec.volumeAttributesClassName of the template (and, when asked, of existing claims). */
   volumeAttributesClass?: string;
-  /** The template's metadata.labels, made equal to these (from a manifest, set -f); absent: left as they are. */
-  labels?: Record<string, string>;
-  /** The template's metadata.annotations, made equal to these; absent: left as they are. */
-  annotations?: Record<string, string>;
+  /** Keys of the template's metadata.labels set or removed (--template-label, or what set -f makes equal to the manifest); absent: left as they are. */
+  labels?: MapEdits;
+  /** Keys of the template's metadata.annotations set or removed (--template-annotation, set -f); absent: left as they are. */
+  annotations?: MapEdits;
   /** The template's spec.accessModes, made equal to these; absent: left as they are. */
   accessModes?: string[];
 }
-
-/** A map as a directive prints it: `{app=db,tier=data}`, keys sorted. */
-const mapText = (m: Record<string, string>) =>
-  `{${Object.keys(m)
-    .sort()
-    .map((k) => `${k}=${m[k]}`)
-    .join(",")}}`;
 
 export class DirectiveError extends Error {}
 
@@ -85,10 +79,52 @@ export function parseDirectives(texts: readonly string[]): Directive[] {
   });
 }
 
+/**
+ * The directive as the words of a command line that asks for it again: `pgdata=2Gi,fast`, then a
+ * `--template-label=CLAIM:KEY=VALUE` (or `KEY-`) per label and the same for annotations, keys
+ * sorted, each quoted for the shell where it needs it. (Access modes come only from set -f.)
+ */
 export function formatDirective(d: Directive): string {
   const vac = d.volumeAttributesClass !== undefined ? `vac=${d.volumeAttributesClass}` : undefined;
-  const labels = d.labels !== undefined ? `labels=${mapText(d.labels)}` : undefined;
-  const annotations = d.annotations !== undefined ? `annotations=${mapText(d.annotations)}` : undefined;
   const access = d.accessModes !== undefined ? `access=${d.accessModes.join("+")}` : undefined;
-  return `${d.claim}=${[d.size, d.storageClass, vac, labels, annotations, access].filter((x) => x !== undefined).join(",")}`;
+  const items = [d.size, d.storageClass, vac, access].filter((x) => x !== undefined);
+  const words = [
+    ...(items.length ? [`${d.claim}=${items.join(",")}`] : []),
+    ...(d.labels ? editWords(d.claim, "label", d.labels) : []),
+    ...(d.annotations ? editWords(d.claim, "annotation", d.annotations) : []),
+  ];
+  return words.length ? words.join(" ") : `${d.claim}=`;
+}
+
+/** What the command line asks of the claim templates: its directives, and its --template-label and --template-annotation values. */
+export interface ChangeWords {
+  directives: readonly string[];
+  labels?: readonly string[];
+  annotations?: readonly string[];
+}
+
+/**
+ * The directives of a command line: each CLAIM=... directive, with the labels and annotations of
+ * its template added; a template whose labels or annotations alone change gets a directive of its
+ * own, after the others, in the order the flags named them.
+ */
+export function parseChangeWords(words: ChangeWords): Directive[] {
+  const labels = words.labels ?? [];
+  const annotations = words.annotations ?? [];
+  if (words.directives.length === 0 && labels.length === 0 && annotations.length === 0) return parseDirectives([]);
+  let edits: ReturnType<typeof groupEdits>;
+  try {
+    edits = groupEdits([...labels.map((t) => parseMetadataEdit(t, "label")), ...annotations.map((t) => parseMetadataEdit(t, "annotation"))]);
+  } catch (e) {
+    if (e instanceof TemplateMetadataError) throw new DirectiveError(e.message);
+    throw e;
+  }
+  const directives = words.directives.length ? parseDirectives(words.directives) : [];
+  for (const [claim, { label, annotation }] of edits) {
+    let d = directives.find((x) => x.claim === claim);
+    if (!d) directives.push((d = { claim }));
+    if (label) d.labels = label;
+    if (annotation) d.annotations = annotation;
+  }
+  return directives;
 }

@@ -3,6 +3,7 @@
 // holds them only as optional parts; the migration's types are in ./migration-types.ts.
 import type { ResourceQuota } from "../api/types";
 import type { MigrateOptions } from "./migration-types";
+import type { MapEdits } from "./template-metadata";
 
 /** --resize-existing, --vac-existing, --wait-resize, --restart-pods (and --migrate-existing): the work on existing claims. */
 export interface ExistingClaimsOptions {
@@ -16,6 +17,8 @@ export interface ExistingClaimsOptions {
   restartPods: boolean;
   /** --migrate-existing: move every existing claim of the named templates to a new volume, with its data. */
   migrate?: MigrateOptions;
+  /** --relabel-existing: make the labels and annotations of existing claims their template's (a metadata patch, no restart). */
+  relabel?: boolean;
 }
 
 /** What only the work on existing claims needs to read: quotas and volume attributes classes. */
@@ -33,6 +36,28 @@ export interface ExistingClaimsObserved {
 export interface JournalExistingClaims {
   options: ExistingClaimsOptions;
   claims: { name: string; uid: string; from?: string; to?: string; volumeAttributesClass?: string }[];
+  /** --relabel-existing: the claims whose labels or annotations change, and how. */
+  relabel?: { name: string; uid: string; patch: ClaimMetadataPatch }[];
+}
+
+/** The keys of a claim's metadata.labels and metadata.annotations set or removed (null): a merge patch. */
+export interface ClaimMetadataPatch {
+  labels?: MapEdits;
+  annotations?: MapEdits;
+}
+
+/** --relabel-existing: one existing claim of a covered template, and what it needs to carry its template's labels and annotations. */
+export interface ClaimRelabel {
+  name: string;
+  template: string;
+  ordinal: number;
+  uid: string;
+  resourceVersion?: string;
+  /** Its labels and annotations as they are now. */
+  labels?: Record<string, string>;
+  annotations?: Record<string, string>;
+  /** What this run patches; empty when they already are the template's. */
+  patch: ClaimMetadataPatch;
 }
 
 /** Where a claim's resize stands, from its status (conditions and allocatedResourceStatuses). */
@@ -79,10 +104,14 @@ export interface ExistingClaimsPlan {
   /** Sum of what growing adds to requests.storage, as a quantity. */
   growth: string;
   quotas: QuotaCheck[];
+  /** --relabel-existing: every existing claim of the covered templates, with its patch. */
+  relabel?: ClaimRelabel[];
 }
 
 /** What `set` did, printed with -o json|yaml. */
 export interface ExistingClaimsResult {
   claims: { name: string; uid: string; request?: string; capacity?: string; volumeAttributesClass?: string; state?: string; patched: boolean }[];
+  /** --relabel-existing: the claims whose labels or annotations were patched by this run. */
+  relabeled?: { name: string; uid: string; labels: boolean }[];
   restarted: { pod: string; previousUid: string; uid: string }[];
 }

@@ -7,8 +7,9 @@ import { byName, claimTemplateNames, defaultStorageClass, indexObjects, memberCl
 import { matchesTemplate, neverBound, pendingReason, recreateByHand } from "./pending";
 import { decimalSizeNote, sameQuantity } from "./quantity";
 import { applyForce, checkSafety, lockFree, lockRefusal } from "./rules";
-import { type ClaimEffect, type FieldManagers, type Observed, type OrdinalsPlan, type Plan, type PlanRequest, recreateSteps, type Step, type TemplateChange, apiVersion } from "./types";
+import { type ClaimEffect, type FieldManagers, type Observed, type OrdinalsPlan, type Plan, type PlanRequest, type Refusal, recreateSteps, type Step, type TemplateChange, apiVersion } from "./types";
 import { statefulSetRef } from "../refs";
+import { applyEdits, checkEdits } from "./template-metadata";
 
 /** Thrown only for what makes a plan impossible (no object to plan for). */
 export class PlanError extends Error {}
@@ -104,15 +105,15 @@ export function planOrdinals(sts: StatefulSet, observed: Pick<Observed, "claims"
 function describeChange(d: Directive, sts: StatefulSet): TemplateChange {
   const t = (sts.spec.volumeClaimTemplates ?? []).find((x) => x.metadata.name === d.claim)!;
   const beforeSize = templateSize(t);
-  // Labels, annotations and access modes only when the change sets them (set -f): plans of directives keep their shape.
+  // Labels, annotations and access modes only when the change sets them: plans of sizes and classes keep their shape.
   const before: TemplateChange["before"] = { size: beforeSize, storageClass: t.spec.storageClassName, volumeAttributesClass: t.spec.volumeAttributesClassName };
   const after: TemplateChange["after"] = {
     size: d.size ?? beforeSize,
     storageClass: d.storageClass ?? t.spec.storageClassName,
     volumeAttributesClass: d.volumeAttributesClass ?? t.spec.volumeAttributesClassName,
   };
-  if (d.labels !== undefined) [before.labels, after.labels] = [t.metadata.labels ?? {}, d.labels];
-  if (d.annotations !== undefined) [before.annotations, after.annotations] = [t.metadata.annotations ?? {}, d.annotations];
+  if (d.labels !== undefined) [before.labels, after.labels] = [t.metadata.labels ?? {}, applyEdits(t.metadata.labels, d.labels)];
+  if (d.annotations !== undefined) [before.annotations, after.annotations] = [t.metadata.annotations ?? {}, applyEdits(t.metadata.annotations, d.annotations)];
   if (d.accessModes !== undefined) [before.accessModes, after.accessModes] = [t.spec.accessModes ?? [], d.accessModes];
   return { claim: d.claim, before, after };
 }
@@ -141,6 +142,19 @@ function isNoop(c: TemplateChange): boolean {
   );
 }
 
+/** As kubectl label and annotate: another value needs --overwrite (refused, never forced), a missing key to remove is a warning. */
+function metadataFindings(sts: StatefulSet, request: PlanRequest, into: { refusals: Refusal[]; warnings: string[] }): void {
+  for (const d of request.directives) {
+    for (const kind of ["label", "annotation"] as const) {
+      const edits = kind === "label" ? d.labels : d.annotations;
+      if (!edits) continue;
+      const found = checkEdits(sts, d.claim, kind, edits, request.overwrite === true);
+      into.refusals.push(...found.refusals.map((message) => ({ message, forceable: false })));
+      into.warnings.push(...found.warnings);
+    }
+  }
+}
+
 export function freshPlan(observed: Observed, request: PlanRequest): Plan {
   const sts = observed.statefulSet;
   if (!sts) throw new PlanError(`statefulsets.apps "${request.name}" not found in namespace "${request.namespace}"`);
@@ -151,6 +165,7 @@ export function freshPlan(observed: Observed, request: PlanRequest): Plan {
   const changes = request.directives.filter((d) => claimTemplateNames(sts).includes(d.claim)).map((d) => describeChange(d, sts));
   const effective = changes.filter((c) => !isNoop(c));
   const safety = checkSafety(sts, request, observed, changes);
+  metadataFindings(sts, request, safety);
   // A journal here is stale (nothing destructive happened, or someone else re-created the
   // object): it is replaced by this run's, or removed when nothing changes.
   if (journal && !lockFree(observed, journal)) safety.refusals.push(lockRefusal(journal));

@@ -55,7 +55,7 @@ export function journalSecret(journal: Journal, resourceVersion?: string): KubeO
 
 /** The flags of a run that was changing existing claims. */
 export function existingClaimsFlags(o: ExistingClaimsOptions): string {
-  return [o.resize && "--resize-existing", o.vac && "--vac-existing", o.migrate && "--migrate-existing"].filter(Boolean).join(" ");
+  return [o.resize && "--resize-existing", o.vac && "--vac-existing", o.migrate && "--migrate-existing", o.relabel && "--relabel-existing"].filter(Boolean).join(" ");
 }
 
 /** The command that finishes an interrupted change: its set (or undo) again, with the flags that change claims. */
@@ -80,7 +80,9 @@ export function journalIsStale(journal: Journal, sts: StatefulSet | undefined): 
 }
 
 export function journalExistingClaims(existing: ExistingClaimsPlan): JournalExistingClaims {
+  const relabel = existing.relabel?.filter((c) => c.patch.labels || c.patch.annotations).map((c) => ({ name: c.name, uid: c.uid, patch: c.patch }));
   return {
+    ...(relabel?.length ? { relabel } : {}),
     options: existing.options,
     claims: existing.claims
       .filter((c) => c.grow || c.setVolumeAttributesClass)

@@ -5,8 +5,12 @@
 // templates, which this tool leaves for the next helm upgrade or sync. Pure.
 import type { ClaimTemplate, KubeObject, StatefulSet } from "../api/types";
 import type { Directive } from "./directive";
-import { templateSize } from "./objects";
-import { canonical, sameQuantity, tryParseQuantity } from "./quantity";
+import type { ExistingClaimsOptions } from "./existing-claims-types";
+import { defaultStorageClass, templateSize } from "./objects";
+import { canonical, compareQuantities, parseQuantity, sameQuantity, tryParseQuantity } from "./quantity";
+import { patchIsEmpty, relabelPatch } from "./relabel";
+import type { ClaimEffect, Observed, Plan } from "./types";
+import { editsBetween } from "./template-metadata";
 
 export class ManifestError extends Error {}
 
@@ -32,7 +36,6 @@ export function statefulSetsOf(documents: readonly unknown[]): { statefulSets: S
 }
 
 const names = (sts: StatefulSet) => (sts.spec.volumeClaimTemplates ?? []).map((t) => t.metadata.name ?? "");
-const sameMap = (a: Record<string, string> | undefined, b: Record<string, string> | undefined) => JSON.stringify(Object.entries(a ?? {}).sort()) === JSON.stringify(Object.entries(b ?? {}).sort());
 
 export interface ManifestChange {
   directives: Directive[];
@@ -49,8 +52,11 @@ function directiveFor(live: ClaimTemplate, wanted: ClaimTemplate): Directive | u
   if ((wanted.spec.storageClassName ?? "") !== (live.spec.storageClassName ?? "") && wanted.spec.storageClassName !== undefined) d.storageClass = wanted.spec.storageClassName;
   if ((wanted.spec.volumeAttributesClassName ?? "") !== (live.spec.volumeAttributesClassName ?? "") && wanted.spec.volumeAttributesClassName !== undefined)
     d.volumeAttributesClass = wanted.spec.volumeAttributesClassName;
-  if (!sameMap(live.metadata.labels, wanted.metadata.labels)) d.labels = { ...(wanted.metadata.labels ?? {}) };
-  if (!sameMap(live.metadata.annotations, wanted.metadata.annotations)) d.annotations = { ...(wanted.metadata.annotations ?? {}) };
+  // As keys set and removed: the same words a user types (--template-label), and a label the manifest drops is removed.
+  const labels = editsBetween(live.metadata.labels, wanted.metadata.labels);
+  if (Object.keys(labels).length) d.labels = labels;
+  const annotations = editsBetween(live.metadata.annotations, wanted.metadata.annotations);
+  if (Object.keys(annotations).length) d.annotations = annotations;
   const modes = wanted.spec.accessModes;
   if (modes !== undefined && JSON.stringify(modes) !== JSON.stringify(live.spec.accessModes ?? [])) d.accessModes = [...modes];
   return Object.keys(d).length > 1 ? d : undefined;
@@ -105,4 +111,59 @@ export function manifestChange(live: StatefulSet, wanted: StatefulSet): Manifest
         return d ? [d] : [];
       });
   return { directives, refusals, leftAlone: leftAlone(live, wanted) };
+}
+
+/** Claims in words: `data-db-0, data-db-1 (1Gi)`, grouped by what they show. */
+function claimList(claims: readonly ClaimEffect[], what: (c: ClaimEffect) => string): string {
+  const groups = new Map<string, string[]>();
+  for (const c of claims) groups.set(what(c), [...(groups.get(what(c)) ?? []), c.name]);
+  return [...groups].map(([shown, names]) => `${names.join(", ")} (${shown})`).join(", ");
+}
+
+/**
+ * What the manifest asks of the existing claims that this change does not do without a flag, each
+ * with the flag that does it: a template's size (--resize-existing where the class expands, else
+ * --migrate-existing), its class (--migrate-existing), its labels and annotations (--relabel-existing).
+ * A claim keeps all of these otherwise: the StatefulSet controller reads its template only to create it.
+ */
+export function existingClaimNotes(plan: Pick<Plan, "claims" | "original" | "desired">, observed: Pick<Observed, "claims" | "storageClasses">, options: ExistingClaimsOptions | undefined): string[] {
+  const classes = new Map(observed.storageClasses.map((c) => [c.metadata.name ?? "", c]));
+  const defaultClass = defaultStorageClass(observed.storageClasses);
+  const before = new Map((plan.original.spec.volumeClaimTemplates ?? []).map((t) => [t.metadata.name ?? "", t]));
+  const raw = new Map(observed.claims.map((c) => [c.metadata.name ?? "", c]));
+  const notes: string[] = [];
+  for (const t of plan.desired.spec.volumeClaimTemplates ?? []) {
+    const name = t.metadata.name ?? "";
+    const claims = plan.claims.filter((c) => c.template === name);
+    const size = templateSize(t);
+    const cls = t.spec.storageClassName ?? defaultClass;
+    if (!options?.resize && !options?.migrate && size) {
+      const smaller = claims.filter((c) => tryParseQuantity(c.request) && compareQuantities(parseQuantity(c.request!), parseQuantity(size)) < 0);
+      const expands = (c: ClaimEffect) => c.storageClass === cls && classes.get(c.storageClass ?? "")?.allowVolumeExpansion === true;
+      const grow = smaller.filter(expands);
+      const move = smaller.filter((c) => !expands(c));
+      if (grow.length) notes.push(`existing claim(s) ${claimList(grow, (c) => c.request!)} keep their size; template ${name} now asks ${size}: add --resize-existing to grow them too`);
+      if (move.length)
+        notes.push(
+          `existing claim(s) ${claimList(move, (c) => `${c.request}, class ${c.storageClass ?? "<none>"}`)} keep their size: their class cannot grow them to template ${name}'s ${size}${cls ? ` (class ${cls})` : ""}; add --migrate-existing to move them to new volumes, the data copied`,
+        );
+    }
+    if (!options?.migrate && cls) {
+      const other = claims.filter((c) => c.storageClass !== undefined && c.storageClass !== cls);
+      if (other.length)
+        notes.push(
+          `existing claim(s) ${claimList(other, (c) => `class ${c.storageClass}`)} keep their storage class (a claim's class never changes); template ${name} now names ${cls}: add --migrate-existing to move them, the data copied`,
+        );
+    }
+    if (!options?.relabel) {
+      const selector = plan.desired.spec.selector?.matchLabels ?? {};
+      const differ = claims.filter((c) => {
+        const claim = raw.get(c.name);
+        return claim !== undefined && !patchIsEmpty(relabelPatch(claim, t, before.get(name), selector));
+      });
+      if (differ.length)
+        notes.push(`existing claim(s) ${differ.map((c) => c.name).join(", ")} keep their labels and annotations; template ${name}'s differ: add --relabel-existing to patch them (no restart)`);
+    }
+  }
+  return notes;
 }

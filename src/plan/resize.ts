@@ -13,6 +13,7 @@ import { checkQuotas, type Growth, quotaRefusal, storagePerClass } from "./quota
 import type { ClaimEffect, Journal, Observed, PlanRequest, Refusal, Step } from "./types";
 import type { ExistingClaim, ExistingClaimsOptions, ExistingClaimsPlan, ResizeState } from "./existing-claims-types";
 import { statefulSetRef } from "../refs";
+import { patchIsEmpty, planRelabel } from "./relabel";
 
 const isTrue = (c: PersistentVolumeClaim, type: string) => c.status?.conditions?.some((x) => x.type === type && x.status === "True") === true;
 
@@ -50,6 +51,7 @@ export function restartOrder<T extends { ordinal: number; pod?: string; leftover
 export interface ExistingClaimsBase {
   mode: "fresh" | "resume";
   journal?: Journal;
+  original: StatefulSet;
   desired: StatefulSet;
   claims: readonly ClaimEffect[];
 }
@@ -96,12 +98,14 @@ export function planResize(base: ExistingClaimsBase, observed: Observed, request
     warnings.push(...vac.warnings);
   }
 
-  if (!options || (!options.resize && !options.vac)) return { refusals, warnings, steps: [] };
-  if (options.vac && !options.resize && !anyVac) {
+  if (!options || (!options.resize && !options.vac && !options.relabel)) return { refusals, warnings, steps: [] };
+  if (options.vac && !options.resize && !anyVac && !request.templates) {
     refusals.push({ message: `--vac-existing needs a directive that names a volume attributes class, for example ${request.directives[0]?.claim ?? "data"}=vac=fast-iops`, forceable: false });
   }
+  const relabel = options.relabel ? planRelabel(base, observed.claims, coveredTemplates(request)) : undefined;
 
-  const { claims, findings } = examineClaims(base, observed, claimTargets(base, request, options));
+  const targets = options.resize || options.vac ? claimTargets(base, request, options) : new Map<string, ClaimTarget>();
+  const { claims, findings } = examineClaims(base, observed, targets);
   refusals.push(...findingRefusals(findings, observed, options));
   if (observed.storageClassError && findings.growth.length) {
     warnings.push("storage classes could not be read, so whether the claims may grow is decided by the server's dry run of each claim patch, before any change");
@@ -109,8 +113,9 @@ export function planResize(base: ExistingClaimsBase, observed: Observed, request
   const quota = quotaChecks(observed, findings.growth);
   refusals.push(...quota.refusals);
   warnings.push(...quota.warnings);
-  const existing: ExistingClaimsPlan = { options, claims, growth: formatBytes(totalGrowth(findings.growth)), quotas: quota.checks };
-  return { existing, refusals, warnings, steps: existingClaimsSteps(claims, options) };
+  const existing: ExistingClaimsPlan = { options, claims, growth: formatBytes(totalGrowth(findings.growth)), quotas: quota.checks, ...(relabel ? { relabel } : {}) };
+  const relabels = relabel?.some((c) => !patchIsEmpty(c.patch)) ? (["label-claims"] as Step[]) : [];
+  return { existing, refusals, warnings, steps: [...existingClaimsSteps(claims, options), ...relabels] };
 }
 
 /** A fresh run must not drop the growth an interrupted run began: refuse unless it asks for it again. */
@@ -154,16 +159,24 @@ function checkVolumeAttributesClasses(observed: Observed, request: PlanRequest):
   return { refusals, warnings };
 }
 
-/** Per claim template the directives name: the size its claims grow to and the class they get. */
+/** The claim templates whose existing claims the work covers: those the directives name, or (set -f) every template of the manifest. */
+export const coveredTemplates = (request: Pick<PlanRequest, "directives" | "templates">): string[] => request.templates ?? request.directives.map((d) => d.claim);
+
+/**
+ * Per covered claim template: the size its claims grow to and the class they get (the
+ * directive's, else, for a template of a manifest, the template's own).
+ */
 function claimTargets(base: ExistingClaimsBase, request: PlanRequest, options: ExistingClaimsOptions): Map<string, ClaimTarget> {
   const templates = new Map((base.desired.spec.volumeClaimTemplates ?? []).map((t) => [t.metadata.name ?? "", t]));
   const targets = new Map<string, ClaimTarget>();
-  for (const d of request.directives) {
-    const t = templates.get(d.claim);
+  for (const claim of coveredTemplates(request)) {
+    const t = templates.get(claim);
     if (!t) continue;
-    targets.set(d.claim, {
-      size: options.resize ? (d.size ?? templateSize(t)) : undefined,
-      vac: options.resize || options.vac ? d.volumeAttributesClass : undefined,
+    const d = request.directives.find((x) => x.claim === claim);
+    const vac = d?.volumeAttributesClass ?? (request.templates ? t.spec.volumeAttributesClassName : undefined);
+    targets.set(claim, {
+      size: options.resize ? (d?.size ?? templateSize(t)) : undefined,
+      vac: options.resize || options.vac ? vac : undefined,
     });
   }
   return targets;

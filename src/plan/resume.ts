@@ -7,6 +7,12 @@ import { lockFree, lockRefusal, pendingChangeRefusal } from "./rules";
 import { apiVersion, type Journal, type Observed, type Plan, type PlanRequest, type Refusal, type Step, type TemplateChange } from "./types";
 import { statefulSetRef } from "../refs";
 
+/** Maps compared by their keys and values, lists in order. */
+const sameData = (a: unknown, b: unknown) => {
+  const text = (v: unknown) => JSON.stringify(v && typeof v === "object" && !Array.isArray(v) ? Object.entries(v).sort() : (v ?? null));
+  return text(a) === text(b);
+};
+
 function sameRequest(a: readonly string[], b: readonly string[]): boolean {
   return JSON.stringify([...a].sort()) === JSON.stringify([...b].sort());
 }
@@ -17,7 +23,13 @@ export function changesOf(journal: Journal): TemplateChange[] {
   return (journal.original.spec.volumeClaimTemplates ?? []).flatMap((t) => {
     const after = desired.find((u) => u.metadata.name === t.metadata.name);
     if (!after || sameClaimTemplates([t], [after])) return [];
-    const side = (x: typeof t) => ({ size: templateSize(x), storageClass: x.spec.storageClassName, volumeAttributesClass: x.spec.volumeAttributesClassName });
+    // Labels, annotations and access modes only where they change, as a fresh plan shows them.
+    const maps = (x: typeof t) => ({
+      ...(sameData(t.metadata.labels, after.metadata.labels) ? {} : { labels: x.metadata.labels ?? {} }),
+      ...(sameData(t.metadata.annotations, after.metadata.annotations) ? {} : { annotations: x.metadata.annotations ?? {} }),
+      ...(sameData(t.spec.accessModes, after.spec.accessModes) ? {} : { accessModes: x.spec.accessModes ?? [] }),
+    });
+    const side = (x: typeof t) => ({ size: templateSize(x), storageClass: x.spec.storageClassName, volumeAttributesClass: x.spec.volumeAttributesClassName, ...maps(x) });
     return [{ claim: t.metadata.name!, before: side(t), after: side(after) }];
   });
 }
@@ -52,7 +64,7 @@ export function resumePlan(observed: Observed, request: PlanRequest, journal: Jo
     mode: "resume",
     request: journal.request,
     changes: changesOf(journal),
-    claims: describeClaims(journal.original, observed, new Set(journal.request.map((r) => r.split("=")[0]!)), desired, journal.namespace),
+    claims: describeClaims(journal.original, observed, new Set(changesOf(journal).map((c) => c.claim)), desired, journal.namespace),
     newOrdinals: {
       from: ordinalStart(desired) + replicasOf(desired),
       templates: (desired.spec.volumeClaimTemplates ?? []).map((t) => ({ claim: t.metadata.name!, size: templateSize(t), storageClass: t.spec.storageClassName })),

@@ -15,7 +15,20 @@ export const apiVersion = "appstorage.kubectl.io/v1alpha1";
  * Every step a run can take, in the only order they are ever taken. A plan lists a subset,
  * always in this order; apply executes exactly the listed steps.
  */
-export const stepOrder = ["write-journal", "grow-claims", "orphan-delete", "wait-gone", "create", "verify", "record", "migrate", "remove-journal", "wait-resize", "restart-pods"] as const;
+export const stepOrder = [
+  "write-journal",
+  "grow-claims",
+  "label-claims",
+  "orphan-delete",
+  "wait-gone",
+  "create",
+  "verify",
+  "record",
+  "migrate",
+  "remove-journal",
+  "wait-resize",
+  "restart-pods",
+] as const;
 
 export type Step = (typeof stepOrder)[number];
 
@@ -112,6 +125,13 @@ export interface PlanRequest {
   directives: Directive[];
   force: boolean;
   existing?: ExistingClaimsOptions;
+  /** --overwrite: a --template-label or --template-annotation may change a key that has another value (as kubectl label). */
+  overwrite?: boolean;
+  /**
+   * The claim templates whose existing claims the work on them covers (--resize-existing,
+   * --relabel-existing); default: those the directives name. set -f: every template of the manifest.
+   */
+  templates?: string[];
   /** What the history calls this change, when not its directives (an undo). */
   cause?: string;
 }
@@ -120,7 +140,7 @@ export interface TemplateSide {
   size?: string;
   storageClass?: string;
   volumeAttributesClass?: string;
-  /** Only when the change sets them (set -f): the template's labels, annotations and access modes. */
+  /** Only when the change sets them (--template-label, --template-annotation, set -f): the template's labels, annotations and access modes. */
   labels?: Record<string, string>;
   annotations?: Record<string, string>;
   accessModes?: string[];

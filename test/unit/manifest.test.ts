@@ -55,9 +55,9 @@ describe("manifestChange: the directives that make the live claim templates the 
     [
       "labels (a chart's version label)",
       withTemplate(sts("db").withClaim("pgdata", "2Gi", "standard").build(), (t) => (t.metadata.labels = { "helm.sh/chart": "db-2.0.0" })),
-      ["pgdata=2Gi,labels={helm.sh/chart=db-2.0.0}"],
+      ["pgdata=2Gi --template-label=pgdata:helm.sh/chart=db-2.0.0"],
     ],
-    ["annotations", withTemplate(sts("db").withClaim("pgdata", "1Gi", "standard").build(), (t) => (t.metadata.annotations = { backup: "daily" })), ["pgdata=annotations={backup=daily}"]],
+    ["annotations", withTemplate(sts("db").withClaim("pgdata", "1Gi", "standard").build(), (t) => (t.metadata.annotations = { backup: "daily" })), ["--template-annotation=pgdata:backup=daily"]],
     ["access modes", withTemplate(sts("db").withClaim("pgdata", "1Gi", "standard").build(), (t) => (t.spec.accessModes = ["ReadWriteOncePod"])), ["pgdata=access=ReadWriteOncePod"]],
   ];
   for (const [what, wanted, directives] of cases) {
@@ -74,7 +74,7 @@ describe("manifestChange: the directives that make the live claim templates the 
   test("labels the manifest drops are dropped", () => {
     const l = withTemplate(live(), (t) => (t.metadata.labels = { old: "x" }));
     const change = manifestChange(l, sts("db").withClaim("pgdata", "1Gi", "standard").build());
-    assert.deepEqual(change.directives.map(formatDirective), ["pgdata=labels={}"]);
+    assert.deepEqual(change.directives.map(formatDirective), ["--template-label=pgdata:old-"]);
     assert.equal(desiredStatefulSet(l, change.directives).spec.volumeClaimTemplates![0]!.metadata.labels, undefined);
   });
 
