@@ -16,12 +16,25 @@ export interface Revision {
   by?: string;
   /** What made it: the directives of a set, or "undo to revision N". */
   change?: string;
+  /** Its templates carry their labels and annotations (revisions recorded before they did hold name and spec only). */
+  labelled?: true;
   templates: ClaimTemplate[];
 }
 
-/** A claim template as the history keeps it: its name and spec, nothing the server adds. */
+/** A claim template as the history keeps it: its name, labels, annotations and spec, nothing the server adds. */
 function compact(templates: readonly ClaimTemplate[] | undefined): ClaimTemplate[] {
-  return (templates ?? []).map((t) => ({ metadata: { name: t.metadata.name }, spec: t.spec }));
+  return (templates ?? []).map((t) => {
+    const { labels, annotations } = t.metadata;
+    return {
+      metadata: { name: t.metadata.name, ...(labels && Object.keys(labels).length ? { labels } : {}), ...(annotations && Object.keys(annotations).length ? { annotations } : {}) },
+      spec: t.spec,
+    };
+  });
+}
+
+/** A revision's templates are these: its labels and annotations count only where it recorded them. */
+export function sameAsRevision(revision: Revision, templates: readonly ClaimTemplate[]): boolean {
+  return sameClaimTemplates(revision.templates, templates, !revision.labelled);
 }
 
 /** The recorded revisions, oldest first; [] when none is recorded (or the annotation is unreadable). */
@@ -44,16 +57,16 @@ export function historyOf(sts: StatefulSet): Revision[] {
   const recorded = recordedHistory(sts);
   const current = compact(sts.spec.volumeClaimTemplates);
   const last = recorded[recorded.length - 1];
-  if (last && sameClaimTemplates(last.templates, current)) return recorded;
+  if (last && sameAsRevision(last, current)) return recorded;
   // Before any recorded change, revision 1 dates from the object's creation.
   const at = last ? undefined : sts.metadata.creationTimestamp;
-  return [...recorded, { revision: (last?.revision ?? 0) + 1, ...(at ? { at } : {}), ...(last ? { change: "changed outside kubectl appstorage" } : {}), templates: current }];
+  return [...recorded, { revision: (last?.revision ?? 0) + 1, ...(at ? { at } : {}), ...(last ? { change: "changed outside kubectl appstorage" } : {}), labelled: true, templates: current }];
 }
 
 /** The history after a change from `before` to `after` templates: one more revision, bounded. */
 export function nextHistory(before: StatefulSet, after: readonly ClaimTemplate[], record: { at: string; by: string; change: string }): Revision[] {
   const revisions = historyOf(before);
-  const next = [...revisions, { revision: revisions[revisions.length - 1]!.revision + 1, at: record.at, by: record.by, change: record.change, templates: compact(after) }];
+  const next = [...revisions, { revision: revisions[revisions.length - 1]!.revision + 1, at: record.at, by: record.by, change: record.change, labelled: true as const, templates: compact(after) }];
   return next.slice(-(historyLimit + 1));
 }
 

@@ -134,7 +134,19 @@ export function memberClaims(sts: StatefulSet, index: ObjectIndex, ns: string): 
 }
 
 /** Claim templates compared by what matters: names, sizes by value, classes, attributes classes. */
-export function sameClaimTemplates(a: readonly ClaimTemplate[] = [], b: readonly ClaimTemplate[] = []): boolean {
+/** The same keys and values, in any order. */
+export function sameMap(a: Readonly<Record<string, string>> | undefined, b: Readonly<Record<string, string>> | undefined): boolean {
+  const x = Object.keys(a ?? {});
+  return x.length === Object.keys(b ?? {}).length && x.every((k) => b?.[k] === a![k]);
+}
+
+/** The labels, annotations and access modes of two claim templates are the same (what set -f and --template-label change besides the spec's size and classes). */
+export function sameTemplateMetadata(t: ClaimTemplate, u: ClaimTemplate): boolean {
+  return sameMap(t.metadata.labels, u.metadata.labels) && sameMap(t.metadata.annotations, u.metadata.annotations) && (t.spec.accessModes ?? []).join() === (u.spec.accessModes ?? []).join();
+}
+
+/** Two lists of claim templates ask for the same claims: names, sizes (by value), classes, and (unless `specOnly`) labels, annotations and access modes. */
+export function sameClaimTemplates(a: readonly ClaimTemplate[] = [], b: readonly ClaimTemplate[] = [], specOnly = false): boolean {
   if (a.length !== b.length) return false;
   return a.every((t, i) => {
     const u = b[i]!;
@@ -142,7 +154,8 @@ export function sameClaimTemplates(a: readonly ClaimTemplate[] = [], b: readonly
       t.metadata.name === u.metadata.name &&
       sameQuantity(templateSize(t) ?? "", templateSize(u) ?? "") &&
       (t.spec.storageClassName ?? "") === (u.spec.storageClassName ?? "") &&
-      (t.spec.volumeAttributesClassName ?? "") === (u.spec.volumeAttributesClassName ?? "")
+      (t.spec.volumeAttributesClassName ?? "") === (u.spec.volumeAttributesClassName ?? "") &&
+      (specOnly || sameTemplateMetadata(t, u))
     );
   });
 }

@@ -7,6 +7,7 @@ import type { StatefulSet } from "../api/types";
 import type { Directive } from "./directive";
 import { PlanError } from "./fresh";
 import { historyOf, type Revision } from "./history";
+import { editsBetween } from "./template-metadata";
 import { journalIsStale, finishCommand } from "./journal";
 import { templateSize } from "./objects";
 import { buildPlan } from "./plan";
@@ -49,6 +50,14 @@ function directivesTo(sts: StatefulSet, target: Revision): Directive[] | string 
       if (vac === undefined) return `revision ${target.revision} has no volume attributes class for "${name}", and one cannot be removed by this tool`;
       d.volumeAttributesClass = vac;
     }
+    // Labels and annotations only where the revision recorded them; access modes are in every revision's spec.
+    if (target.labelled) {
+      const labels = editsBetween(now.metadata.labels, t.metadata.labels);
+      const annotations = editsBetween(now.metadata.annotations, t.metadata.annotations);
+      if (Object.keys(labels).length) d.labels = labels;
+      if (Object.keys(annotations).length) d.annotations = annotations;
+    }
+    if (t.spec.accessModes && (t.spec.accessModes ?? []).join() !== (now.spec.accessModes ?? []).join()) d.accessModes = [...t.spec.accessModes];
     directives.push(d);
   }
   return directives;
@@ -120,6 +129,6 @@ export function buildUndoPlan(observed: Observed, request: UndoRequest): Plan {
       `revision ${moved.map((r) => r.revision).join(", ")} of ${ref} moved its claims to new volumes (${moved[0]!.change}); undo would put back only the templates: move the claims back the same way, with kubectl appstorage set ${request.name} ${directives.map(formatDirective).join(" ")} --migrate-existing -n ${request.namespace} (the old volumes are kept: kubectl appstorage show ${request.name} -n ${request.namespace})`,
     );
   }
-  const planRequest: PlanRequest = { namespace: request.namespace, name: request.name, directives, force: request.force, cause: `undo to revision ${target.revision}` };
+  const planRequest: PlanRequest = { namespace: request.namespace, name: request.name, directives, force: request.force, overwrite: true, cause: `undo to revision ${target.revision}` };
   return buildPlan(observed, planRequest);
 }

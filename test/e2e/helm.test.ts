@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { describe, test } from "node:test";
 import type { StatefulSet } from "../../src/api/types";
 import { sts } from "../fixtures/builders";
-import { apply, getSts, helm, kubeconfig, kubectl, kubectlTry, namespace, root, runPlugin, settled, uids } from "./harness";
+import { apply, claims, eventually, getSts, helm, kubeconfig, kubectl, kubectlTry, namespace, root, runPlugin, settled, storageClassFor, uids, volumeFor } from "./harness";
 
 const chart = (version: 1 | 2) => join(root, "test", "fixtures", "helm", `db-${version}`);
 
@@ -41,9 +41,19 @@ for (const major of [4, 3] as const) {
       assert.match(diff.stdout, /^\+\s+storage: 2Gi$/m);
       assert.match(diff.stdout, /^\+\s+helm\.sh\/chart: db-2\.0\.0$/m);
       assert.match(diff.stderr, /^skipped (1 Service, 1 ConfigMap|1 ConfigMap, 1 Service): only StatefulSets' claim templates are changed$/m);
-      const set = await runPlugin(["set", "-f", "-", "-n", ns, "--yes"], { input: manifest });
+      // Helm 4 also relabels the existing claims (--relabel-existing); Helm 3's run leaves them, and is told how.
+      const relabel = major === 4 ? ["--relabel-existing"] : [];
+      const set = await runPlugin(["set", "-f", "-", "-n", ns, "--yes", ...relabel], { input: manifest });
       assert.equal(set.code, 0, set.stderr);
-      assert.equal(set.stdout, "statefulset.apps/db recreated\n");
+      assert.equal(set.stdout, `statefulset.apps/db recreated\n${major === 4 ? "persistentvolumeclaim/pgdata-db-0 labeled\npersistentvolumeclaim/pgdata-db-1 labeled\n" : ""}`);
+      assert.match(set.stderr, /verified: 2 pod\(s\) adopted/);
+      if (major === 3)
+        assert.match(
+          set.stderr,
+          /^Warning: existing claim\(s\) pgdata-db-0, pgdata-db-1 keep their labels and annotations; template pgdata's differ: add --relabel-existing to patch them \(no restart\)$/m,
+        );
+      const chartLabels = () => claims(ns).map((c) => c.metadata.labels?.["helm.sh/chart"]);
+      assert.deepEqual(chartLabels(), major === 4 ? ["db-2.0.0", "db-2.0.0"] : ["db-1.0.0", "db-1.0.0"]);
       const after = getSts(ns, "db");
       assert.equal(template(after).spec.resources!.requests!["storage"], "2Gi");
       assert.equal(template(after).metadata.labels!["helm.sh/chart"], "db-2.0.0");
@@ -114,6 +124,37 @@ describe("set -f refuses before anything changes", () => {
     }
     const stray = await runPlugin(["set", "db", "data=2Gi", "-f", "-"], { input: "{}" });
     assert.match(stray.stderr, /^error: -f FILE takes the StatefulSets and their claim templates from the manifest: give no StatefulSet, directive, -l, -A or --plan with it/);
+    assert.deepEqual(uids(ns), before);
+    assert.equal(getSts(ns, "db").metadata.resourceVersion, rv);
+  });
+
+  test("a change the cluster cannot honour for existing claims: said without a flag, refused with --resize-existing, each naming --migrate-existing", async (t) => {
+    const ns = namespace(t, "mani");
+    const fixed = storageClassFor(t, ns, { expandable: false });
+    for (const c of ["data-db-0", "data-db-1"]) volumeFor(t, ns, c, "1Gi", fixed);
+    apply(sts("db", ns).withClaim("data", "1Gi", fixed).replicas(2).parallel().build(), ns);
+    await settled(ns, "db", 2);
+    await eventually("both claims Bound", () => claims(ns).filter((c) => c.status?.phase === "Bound").length === 2, 60_000);
+    const before = uids(ns);
+    const rv = getSts(ns, "db").metadata.resourceVersion;
+    const v2 = JSON.stringify(sts("db", ns).withClaim("data", "2Gi", fixed).replicas(2).parallel().build());
+    const said = await runPlugin(["diff", "-f", "-"], { input: v2 });
+    assert.equal(said.code, 1, said.stderr);
+    assert.match(
+      said.stderr,
+      new RegExp(
+        `^Warning: existing claim\\(s\\) data-db-0, data-db-1 \\(1Gi, class ${fixed}\\) keep their size: their class cannot grow them to template data's 2Gi \\(class ${fixed}\\); add --migrate-existing to move them to new volumes, the data copied$`,
+        "m",
+      ),
+    );
+    for (const command of ["diff", "set"]) {
+      const refused = await runPlugin([command, "-f", "-", "--resize-existing", ...(command === "set" ? ["--yes"] : [])], { input: v2 });
+      assert.equal(refused.code, command === "diff" ? 2 : 1, refused.stderr);
+      assert.match(
+        refused.stderr,
+        new RegExp(`^error: claim\\(s\\) data-db-0, data-db-1 have storage class "${fixed}", which does not allow volume expansion; nothing was changed: use --migrate-existing`, "m"),
+      );
+    }
     assert.deepEqual(uids(ns), before);
     assert.equal(getSts(ns, "db").metadata.resourceVersion, rv);
   });

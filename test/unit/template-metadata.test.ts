@@ -9,7 +9,9 @@ import { templateKeysAnswer } from "../../src/cli/completion";
 import { renderPlan } from "../../src/output/plan";
 import { formatDirective, parseChangeWords } from "../../src/plan/directive";
 import type { ExistingClaimsOptions } from "../../src/plan/existing-claims-types";
+import { historyAnnotation, historyOf } from "../../src/plan/history";
 import { journalFor } from "../../src/plan/journal";
+import { buildUndoPlan } from "../../src/plan/undo";
 import { existingClaimNotes, manifestChange } from "../../src/plan/manifest";
 import { buildPlan } from "../../src/plan/plan";
 import { relabelPatch, remainingPatch } from "../../src/plan/relabel";
@@ -345,6 +347,40 @@ describe("completion of --template-label and --template-annotation", () => {
     assert.deepEqual(
       templateKeysAnswer(s, "annotation", "data:b", "--template-annotation=").candidates.map((c) => c.value),
       ["--template-annotation=data:backup=", "--template-annotation=data:backup-"],
+    );
+  });
+});
+
+describe("history and undo carry the templates' labels and annotations", () => {
+  /** The object as the server holds it after the plan was applied. */
+  const applied = (desired: StatefulSet): StatefulSet => ({ ...desired, metadata: { ...desired.metadata, uid: "uid-db-2", resourceVersion: "50", creationTimestamp: now } });
+  test("undo puts back the labels a change set and removed", () => {
+    const plan = buildPlan(observed(live(), claims()), ask({ directives: ["data=2Gi"], labels: ["data:tier=gold", "data:chart-"], annotations: ["data:backup=daily"] }, { overwrite: true }));
+    const after = applied(plan.desired);
+    const undo = buildUndoPlan(observed(after, claims()), { namespace: "prod", name: "db", force: false });
+    assert.deepEqual(undo.refusals, []);
+    const t = undo.desired.spec.volumeClaimTemplates![0]!;
+    assert.deepEqual([t.spec.resources!.requests!["storage"], t.metadata.labels, t.metadata.annotations], ["1Gi", { tier: "silver", chart: "db-1" }, undefined]);
+    assert.deepEqual(undo.request, ["data=1Gi --template-label=data:chart=db-1 --template-label=data:tier=silver --template-annotation=data:backup-"]);
+  });
+  test("a revision recorded before the history kept labels leaves the labels as they are", () => {
+    const plan = buildPlan(observed(live(), claims()), ask({ directives: ["data=2Gi"], labels: ["data:tier=gold"] }, { overwrite: true }));
+    const after = applied(plan.desired);
+    const old = JSON.parse(after.metadata.annotations![historyAnnotation]!) as { revisions: Record<string, unknown>[] };
+    for (const r of old.revisions) {
+      delete r["labelled"];
+      for (const t of r["templates"] as { metadata: Record<string, unknown> }[]) t.metadata = { name: t.metadata["name"] };
+    }
+    after.metadata.annotations![historyAnnotation] = JSON.stringify(old);
+    const undo = buildUndoPlan(observed(after, claims()), { namespace: "prod", name: "db", force: false });
+    assert.deepEqual(undo.desired.spec.volumeClaimTemplates![0]!.metadata.labels, { tier: "gold", chart: "db-1" }, "labels untouched, the size undone");
+    assert.equal(undo.desired.spec.volumeClaimTemplates![0]!.spec.resources!.requests!["storage"], "1Gi");
+  });
+  test("a change of labels alone is a revision of its own", () => {
+    const plan = buildPlan(observed(live(), claims()), ask({ labels: ["data:zone=a"] }));
+    assert.deepEqual(
+      historyOf(applied(plan.desired)).map((r) => r.change ?? "<none>"),
+      ["<none>", "--template-label=data:zone=a"],
     );
   });
 });
