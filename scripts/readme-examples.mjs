@@ -3,7 +3,10 @@
 // plane, with the commit it ran at. The commands run as a user types them: `kubectl appstorage`,
 // found by kubectl on PATH (dist/), with KUBECONFIG set. Refuses a tree with uncommitted changes
 // (the README must say which commit made its output), unless --print (to look, not to write).
-//   npm run readme:examples [-- --print]
+// With --node, only the Helm flow (README, Helm, Argo CD and Flux) runs, on a cluster with the real
+// node (scripts/cluster up --node: one node per host, so run it under the node lock where others
+// share the machine), with Helm 4 as `helm` on PATH, and the test chart of test/fixtures/helm.
+//   npm run readme:examples [-- --print] [-- --node]
 import { spawnSync } from "node:child_process";
 import { mkdtempSync, readFileSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -11,6 +14,7 @@ import { join } from "node:path";
 
 const root = join(import.meta.dirname, "..");
 const printOnly = process.argv.includes("--print");
+const onNode = process.argv.includes("--node");
 const log = (m) => process.stderr.write(`readme-examples: ${m}\n`);
 const git = (args) => spawnSync("git", ["-C", root, ...args], { encoding: "utf8" }).stdout.trim();
 const commit = git(["rev-parse", "HEAD"]);
@@ -20,12 +24,22 @@ if (!printOnly && git(["status", "--porcelain", "--untracked-files=no"]) !== "")
 const build = spawnSync("npm", ["run", "build"], { cwd: root, stdio: ["ignore", "ignore", "inherit"] });
 if (build.status !== 0) throw new Error("npm run build failed");
 const wasUp = spawnSync("bash", [join(root, "scripts", "cluster"), "status"], { stdio: "ignore" }).status === 0;
-const up = spawnSync("bash", [join(root, "scripts", "cluster"), "up"], { encoding: "utf8", stdio: ["ignore", "pipe", "inherit"] });
+const up = spawnSync("bash", [join(root, "scripts", "cluster"), "up", ...(onNode ? ["--node"] : [])], { encoding: "utf8", stdio: ["ignore", "pipe", "inherit"] });
 if (up.status !== 0) throw new Error("scripts/cluster up failed");
 const kubeconfig = up.stdout.trim().split("\n").pop();
 const work = mkdtempSync(join(tmpdir(), "appstorage-readme-"));
-const env = { ...process.env, KUBECONFIG: kubeconfig, PATH: `${join(root, "dist")}:${process.env.PATH}`, APPSTORAGE_STATE_DIR: join(work, "state"), NO_COLOR: "1" };
-const ns = "readme";
+/** Helm 4 as `helm` (scripts/helm/build.sh prints where it built it), for the Helm flow. */
+function helmOnPath() {
+  const built = spawnSync("bash", [join(root, "scripts", "helm", "build.sh")], { encoding: "utf8", stdio: ["ignore", "pipe", "inherit"] });
+  if (built.status !== 0) throw new Error("scripts/helm/build.sh failed");
+  const dir = join(work, "bin");
+  spawnSync("mkdir", ["-p", dir]);
+  spawnSync("ln", ["-s", join(built.stdout.trim().split("\n").pop(), "helm4"), join(dir, "helm")]);
+  return dir;
+}
+const extraPath = onNode ? `${helmOnPath()}:` : "";
+const env = { ...process.env, KUBECONFIG: kubeconfig, PATH: `${extraPath}${join(root, "dist")}:${process.env.PATH}`, APPSTORAGE_STATE_DIR: join(work, "state"), NO_COLOR: "1" };
+const ns = onNode ? "readme-helm" : "readme";
 
 /** Runs a shell command as the reader would type it; its output (stderr and stdout as they came) and exit code. */
 function sh(command, { quiet = false } = {}) {
@@ -83,7 +97,69 @@ const podsAndClaims = () =>
     .sort()
     .join("\n");
 
+/** The Helm flow on the real node: the blocks it makes, checked (no pod restarted, every claim and payload kept). */
+async function helmFlow() {
+  kubectl(["delete", "namespace", ns, "--ignore-not-found", "--wait"]);
+  spawnSync("cp", ["-r", join(root, "test", "fixtures", "helm", "db-1"), join(root, "test", "fixtures", "helm", "db-2"), work]);
+  const set = "--set image=appstorage.local/workload:1";
+  const containers = () =>
+    JSON.parse(kubectl(["get", "pods", "-n", ns, "-o", "json"]))
+      .items.map((p) => `${p.metadata.name} ${p.metadata.uid} ${p.status.containerStatuses?.[0]?.containerID} ${p.status.containerStatuses?.[0]?.restartCount}`)
+      .sort()
+      .join("\n");
+  const flow = session();
+  flow.run(`helm install db ./db-1 -n ${ns} --create-namespace ${set}`);
+  await until(
+    "both pods Running and Ready",
+    () => (kubectl(["get", "pods", "-n", ns, "-o", "jsonpath={.items[*].status.conditions[?(@.type=='Ready')].status}"]).match(/True/g) ?? []).length === 2,
+    180_000,
+  );
+  const sums = "for p in db-0 db-1; do kubectl exec $p -n " + ns + " -- sha256sum /data/payload; done";
+  flow.run(`for p in db-0 db-1; do kubectl exec $p -n ${ns} -- sh -c 'head -c 1048576 /dev/urandom > /data/payload && sync'; done && ${sums}`);
+  const columns = "custom-columns=POD:.metadata.name,UID:.metadata.uid,CONTAINER:.status.containerStatuses[0].containerID,RESTARTS:.status.containerStatuses[0].restartCount";
+  flow.run(`kubectl get pods -n ${ns} -o ${columns}`);
+  const before = { pods: containers(), uids: podsAndClaims(), data: sh(sums).output };
+  flow.run(`helm upgrade db ./db-2 -n ${ns} ${set}`, 1);
+  flow.run(`helm template db ./db-2 -n ${ns} ${set} | kubectl appstorage diff -f -`, 1);
+  flow.run(`helm template db ./db-2 -n ${ns} ${set} | kubectl appstorage set -f - --relabel-existing --yes`);
+  flow.run(`helm upgrade db ./db-2 -n ${ns} ${set}`);
+  flow.run(`kubectl get pods -n ${ns} -o ${columns}`);
+  flow.run(sums);
+  flow.run(`kubectl get pvc -n ${ns} -L helm.sh/chart`);
+  const after = { pods: containers(), uids: podsAndClaims(), data: sh(sums).output };
+  for (const key of ["pods", "uids", "data"]) if (after[key] !== before[key]) throw new Error(`the Helm flow changed ${key}:\n${before[key]}\n---\n${after[key]}`);
+  sh(`helm uninstall db -n ${ns}`);
+  return { helm: flow.text() };
+}
+
 async function main() {
+  const blocks = onNode ? await helmFlow() : await controlPlaneBlocks();
+  const server = JSON.parse(kubectl(["version", "-o", "json"])).serverVersion?.gitVersion ?? "unknown";
+  kubectl(["delete", "namespace", ns, "--wait=false"]);
+  if (!wasUp) spawnSync("bash", [join(root, "scripts", "cluster"), "down"], { stdio: "ignore" });
+  const where = onNode
+    ? `one run of \`npm run readme:examples -- --node\` at commit \`${commit.slice(0, 12)}\`, ${new Date().toISOString().slice(0, 10)}, on the local control plane ${server} with a real node (kubelet, containerd, the CSI driver of class appstorage-csi) and Helm 4; the script checked that every pod kept its uid, container and restart count, every claim its uid, and every payload its checksum`
+    : `one run of \`npm run readme:examples\` at commit \`${commit.slice(0, 12)}\`, ${new Date().toISOString().slice(0, 10)}, on the local control plane ${server}; pods and claims kept their uids throughout`;
+  if (printOnly) {
+    for (const [name, text] of Object.entries(blocks)) process.stdout.write(`== ${name}\n${text}\n`);
+    return;
+  }
+  const readme = join(root, "README.md");
+  let text = readFileSync(readme, "utf8");
+  for (const [name, output] of Object.entries(blocks)) {
+    const begin = `<!-- example:${name}:begin (generated by npm run readme:examples${onNode ? " -- --node" : ""}) -->\n`;
+    const end = `<!-- example:${name}:end -->`;
+    const a = text.indexOf(begin);
+    const b = text.indexOf(end);
+    if (a < 0 || b < a) throw new Error(`README.md has no markers for the example ${name}`);
+    text = `${text.slice(0, a + begin.length)}Output of ${where}:\n\n\`\`\`\n${output}\n\`\`\`\n${text.slice(b)}`;
+  }
+  writeFileSync(readme, text);
+  log("README.md updated");
+}
+
+/** The blocks of history and undo, many StatefulSets at once and reviewed plans, on the control plane alone. */
+async function controlPlaneBlocks() {
   kubectl(["delete", "namespace", ns, "--ignore-not-found", "--wait"]);
   kubectl(["create", "namespace", ns]);
   kubectl(["create", "-n", ns, "-f", "-"], JSON.stringify({ apiVersion: "v1", kind: "List", items: [statefulSet("pg-a"), statefulSet("pg-b")] }));
@@ -173,26 +249,7 @@ async function main() {
 
   const after = podsAndClaims();
   if (after !== before) throw new Error(`pods or claims changed uid:\n${before}\n---\n${after}`);
-  const server = JSON.parse(kubectl(["version", "-o", "json"])).serverVersion?.gitVersion ?? "unknown";
-  kubectl(["delete", "namespace", ns, "--wait=false"]);
-  if (!wasUp) spawnSync("bash", [join(root, "scripts", "cluster"), "down"], { stdio: "ignore" });
-  const where = `one run of \`npm run readme:examples\` at commit \`${commit.slice(0, 12)}\`, ${new Date().toISOString().slice(0, 10)}, on the local control plane ${server}; pods and claims kept their uids throughout`;
-  if (printOnly) {
-    for (const [name, text] of Object.entries(blocks)) process.stdout.write(`== ${name}\n${text}\n`);
-    return;
-  }
-  const readme = join(root, "README.md");
-  let text = readFileSync(readme, "utf8");
-  for (const [name, output] of Object.entries(blocks)) {
-    const begin = `<!-- example:${name}:begin (generated by npm run readme:examples) -->\n`;
-    const end = `<!-- example:${name}:end -->`;
-    const a = text.indexOf(begin);
-    const b = text.indexOf(end);
-    if (a < 0 || b < a) throw new Error(`README.md has no markers for the example ${name}`);
-    text = `${text.slice(0, a + begin.length)}Output of ${where}:\n\n\`\`\`\n${output}\n\`\`\`\n${text.slice(b)}`;
-  }
-  writeFileSync(readme, text);
-  log("README.md updated");
+  return blocks;
 }
 
 await main();

@@ -122,6 +122,12 @@ describe("set -f refuses before anything changes", () => {
         assert.equal(r.stderr.split("\n").filter((l) => l.startsWith("error:")).length, 1, `${what}: one line`);
       }
     }
+    // As kubectl diff: 0 no change, 1 changes, more than 1 an error.
+    assert.equal((await runPlugin(["diff", "-f", "-"], { input: manifest(sts("db", ns).withClaim("data", "1Gi").build()) })).code, 0);
+    assert.equal((await runPlugin(["diff", "-f", "-"], { input: manifest(sts("db", ns).withClaim("data", "2Gi").build()) })).code, 1);
+    const notYaml = await runPlugin(["diff", "-f", "-"], { input: "a: [\n" });
+    assert.equal(notYaml.code, 2);
+    assert.match(notYaml.stderr, /^error: standard input is not YAML or JSON \(.*\); nothing was changed\n$/);
     const stray = await runPlugin(["set", "db", "data=2Gi", "-f", "-"], { input: "{}" });
     assert.match(stray.stderr, /^error: -f FILE takes the StatefulSets and their claim templates from the manifest: give no StatefulSet, directive, -l, -A or --plan with it/);
     assert.deepEqual(uids(ns), before);
