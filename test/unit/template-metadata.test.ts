@@ -5,7 +5,7 @@ import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
 import { describe, test } from "node:test";
 import type { PersistentVolumeClaim, StatefulSet } from "../../src/api/types";
-import { templateKeysAnswer } from "../../src/cli/completion";
+import { completionRequest, templateKeysAnswer } from "../../src/cli/completion";
 import { renderPlan } from "../../src/output/plan";
 import { formatDirective, parseChangeWords } from "../../src/plan/directive";
 import type { ExistingClaimsOptions } from "../../src/plan/existing-claims-types";
@@ -332,6 +332,18 @@ describe("the command line of the template flags", () => {
 
 describe("completion of --template-label and --template-annotation", () => {
   const s = live({ tier: "silver" }, { backup: "daily" });
+  test("the words ask for the StatefulSet's templates, not with -l", () => {
+    assert.deepEqual(completionRequest(["set", "db", "--template-label", "da"]), { kind: "templateKeys", flags: {}, statefulSet: "db", which: "label", prefix: "da", shown: "" });
+    assert.deepEqual(completionRequest(["diff", "db", "-n", "prod", "--template-annotation=data:"]), {
+      kind: "templateKeys",
+      flags: { namespace: "prod" },
+      statefulSet: "db",
+      which: "annotation",
+      prefix: "data:",
+      shown: "--template-annotation=",
+    });
+    assert.deepEqual(completionRequest(["set", "-l", "app=db", "--template-label", ""]), { kind: "answer", answer: { candidates: [], directive: 4 } });
+  });
   test("first the claim templates, then the template's keys to change or remove", () => {
     assert.deepEqual(
       templateKeysAnswer(s, "label", "", "").candidates.map((c) => c.value),
