@@ -121,6 +121,11 @@ describe("--template-label, --template-annotation and --relabel-existing on the 
     assert.equal(refused.code, 1);
     assert.match(refused.stderr, new RegExp(`^error: you may not patch persistentvolumeclaims in namespace ${ns}, which this change needs; nothing was changed`, "m"));
     assert.equal(getSts(ns, "db").metadata.resourceVersion, rv);
+    // The same with a manifest (set -f): the same permission is named.
+    const manifestRefused = await runPlugin(["set", "-f", "-", "--relabel-existing", "--yes"], { kubeconfig: kc, input: JSON.stringify(manifest(ns, "2Gi", { tier: "gold" })) });
+    assert.equal(manifestRefused.code, 1);
+    assert.match(manifestRefused.stderr, new RegExp(`^error: you may not patch persistentvolumeclaims in namespace ${ns}, which this change needs; nothing was changed`, "m"));
+    assert.equal(getSts(ns, "db").metadata.resourceVersion, rv);
     // Without the flag the same user changes the template.
     const set = await runPlugin(["set", "db", "data=2Gi", "--template-label", "data:tier=gold", "--overwrite", "-n", ns, "--yes"], { kubeconfig: kc });
     assert.equal(set.code, 0, set.stderr);
@@ -166,6 +171,31 @@ describe("set -f has every guarantee set has", () => {
     assert.equal(undo.code, 0, undo.stderr);
     assert.equal(template(getSts(ns, "db")).spec.resources!.requests!["storage"], "1Gi");
     assert.deepEqual(template(getSts(ns, "db")).metadata.labels, { tier: "silver", chart: "db-1" });
+    assert.deepEqual(uids(ns), before);
+  });
+
+  test("several StatefulSets: all planned first (one refused: nothing changes), then changed side by side", async (t) => {
+    const ns = namespace(t, "mmany");
+    const web = (size: string, claim = "data") => sts("web", ns).withClaim(claim, size).replicas(2).parallel().build();
+    apply(manifest(ns, "1Gi", { tier: "silver", chart: "db-1" }), ns);
+    apply(web("1Gi"), ns);
+    await settled(ns, "db", 2);
+    await settled(ns, "web", 2);
+    const before = uids(ns);
+    const list = (items: unknown[]) => JSON.stringify({ apiVersion: "v1", kind: "List", items });
+    const refused = await runPlugin(["set", "-f", "-", "--yes"], { input: list([manifest(ns, "2Gi", { tier: "gold" }), web("2Gi", "logs")]) });
+    assert.equal(refused.code, 1);
+    assert.match(refused.stderr, new RegExp(`^refused: statefulset\\.apps/web in namespace ${ns}: the manifest names claim template\\(s\\) logs where the cluster has data`, "m"));
+    assert.match(refused.stderr, /^error: 1 of 2 StatefulSet\(s\) refused \(listed above\); nothing was changed/m);
+    assert.equal(template(getSts(ns, "db")).spec.resources!.requests!["storage"], "1Gi", "db is not changed either");
+    const set = await runPlugin(["set", "-f", "-", "--yes"], { input: list([manifest(ns, "2Gi", { tier: "gold" }), web("3Gi")]) });
+    assert.equal(set.code, 0, set.stderr);
+    assert.match(set.stderr, new RegExp(`^\\[[0-9.]+s\\] ${ns}/db: verified: 2 pod\\(s\\) adopted`, "m"));
+    assert.match(set.stderr, new RegExp(`^${ns}\\s+web\\s+recreated`, "m"));
+    assert.deepEqual(
+      ["db", "web"].map((n) => template(getSts(ns, n)).spec.resources!.requests!["storage"]),
+      ["2Gi", "3Gi"],
+    );
     assert.deepEqual(uids(ns), before);
   });
 
