@@ -77,7 +77,7 @@ export async function planManifests(client: KubeClient, ask: ManifestAsk, namesp
       const pending = observed.journal && !journalIsStale(observed.journal, live) ? observed.journal : undefined;
       const base = pending?.original ?? live!;
       const change = manifestChange(base, wanted);
-      const request: PlanRequest = { namespace, name, directives: change.directives, force: ask.force, overwrite: true, ...(ask.existing ? { existing: ask.existing } : {}) };
+      const request: PlanRequest = { namespace, name, directives: change.directives, force: ask.force, overwrite: true, fromManifest: true, ...(ask.existing ? { existing: ask.existing } : {}) };
       // The work on existing claims covers every template of the manifest, also one already equal to it.
       if (!change.refusals.length) request.templates = claimTemplateNames(base);
       const plan = buildPlan({ ...observed }, request);

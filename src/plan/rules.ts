@@ -83,7 +83,10 @@ export function checkSafety(sts: StatefulSet, request: PlanRequest, observed: Ob
     });
   }
   for (const [manager, detect] of managerHints) {
-    if (detect(sts)) warnings.push(`${ref} is managed by ${manager}: update the claim templates there too, or its next sync will fight this change`);
+    if (!detect(sts)) continue;
+    // From a manifest (set -f) the templates are the ones the tool will apply: its next upgrade or sync agrees.
+    if (request.fromManifest) warnings.push(`${ref} is managed by ${manager}: its claim templates become this manifest's; upgrade or sync with the same manifest next`);
+    else warnings.push(`${ref} is managed by ${manager}: update the claim templates there too, or its next sync will fight this change`);
   }
   if (sts.spec.persistentVolumeClaimRetentionPolicy?.whenScaled === "Delete") {
     warnings.push(`${ref} has persistentVolumeClaimRetentionPolicy.whenScaled=Delete: scaling it down deletes the claims of the removed ordinals`);

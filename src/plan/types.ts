@@ -132,6 +132,8 @@ export interface PlanRequest {
    * --relabel-existing); default: those the directives name. set -f: every template of the manifest.
    */
   templates?: string[];
+  /** The directives make the templates a manifest's (set -f): what Helm, Argo CD or Flux will apply next. */
+  fromManifest?: boolean;
   /** What the history calls this change, when not its directives (an undo). */
   cause?: string;
 }

@@ -396,3 +396,11 @@ describe("history and undo carry the templates' labels and annotations", () => {
     );
   });
 });
+
+test("set -f words Helm's ownership as what comes next, set as what to update", () => {
+  const helmed = live();
+  helmed.metadata.labels = { ...helmed.metadata.labels, "app.kubernetes.io/managed-by": "Helm" };
+  const warning = (fromManifest: boolean) => buildPlan(observed(helmed, claims()), ask({ directives: ["data=2Gi"] }, { fromManifest })).warnings.find((w) => w.includes("managed by Helm"));
+  assert.equal(warning(true), "statefulset.apps/db is managed by Helm: its claim templates become this manifest's; upgrade or sync with the same manifest next");
+  assert.equal(warning(false), "statefulset.apps/db is managed by Helm: update the claim templates there too, or its next sync will fight this change");
+});
