@@ -138,6 +138,8 @@ describe("completion", () => {
     assert.equal(complete([...kc, "set", "web", ""]), "data=\tnow 1Gi\nlogs=\tnow 2Gi\n:6\n");
     assert.equal(complete([...kc, "diff", "web", "data=2Gi", ""]), "logs=\tnow 2Gi\n:6\n");
     assert.equal(complete([...kc, "set", "nosuch", ""]), ":4\n");
+    // --template-label and --template-annotation: CLAIM: of the named StatefulSet's templates.
+    assert.equal(complete([...kc, "set", "web", "--template-label", ""]), "data:\ta label of claim template data\nlogs:\ta label of claim template logs\n:6\n");
     // The shim alone, as kubectl runs it.
     const shim = run(join(dist, "kubectl_complete-appstorage"), [...kc, "set", "web", "l"], { PATH: pluginPath });
     assert.deepEqual(shim, { code: 0, stdout: "logs=\tnow 2Gi\n:6\n", stderr: "" });
