@@ -7,6 +7,7 @@ import { getStatefulSet, listClaims, waitPods, waitStatefulSetGone } from "../ku
 import type { Pod, StatefulSet } from "../api/types";
 import { createEvent, createStatefulSet, orphanDelete, restoreFieldManagers } from "../kube/write";
 import { changeNote, claimsToVerify } from "../plan/journal";
+import { contentDigest } from "../plan/seal";
 import { controlledBy, labelSelector, podRevision, sameClaimTemplates } from "../plan/objects";
 import type { ApplyResult, Plan } from "../plan/types";
 import type { ExistingClaimsResult } from "../plan/existing-claims-types";
@@ -63,27 +64,50 @@ export async function deleteOriginal(plan: Plan, ctx: ApplyContext, lease: Lease
   const { client, progress } = ctx;
   const { namespace: ns, name, uid, resourceVersion } = plan.target;
   const ref = statefulSetRef(name);
-  try {
-    await orphanDelete(client, ns, name, { uid, resourceVersion });
-  } catch (e) {
-    if (isNotFound(e)) {
-      progress.say(`${ref} was already deleted`);
+  let at = resourceVersion;
+  for (let attempt = 1; ; attempt++) {
+    try {
+      await orphanDelete(client, ns, name, { uid, resourceVersion: at });
+      break;
+    } catch (e) {
+      if (isNotFound(e)) {
+        progress.say(`${ref} was already deleted`);
+        return;
+      }
+      if (isConflict(e)) {
+        // The controllers update the status all the time: that alone is no reason to plan anew.
+        const now = await getStatefulSet(client, ns, name);
+        if (now && attempt < 5 && statusOnlyChange(plan, now)) {
+          progress.say(`${ref} changed only in its status since it was read (resourceVersion ${at}, now ${now.metadata.resourceVersion}); deleting it at the new one`);
+          at = now.metadata.resourceVersion!;
+          continue;
+        }
+        await lease.remove().catch(() => undefined);
+        throw conflictError(plan, grown);
+      }
+      await unknownDeleteOutcome(e, plan, ctx);
       return;
     }
-    if (isConflict(e)) {
-      await lease.remove().catch(() => undefined);
-      throw conflictError(plan, grown);
-    }
-    if (isUnknownOutcome(e)) {
-      // The request may or may not have reached the server: look instead of repeating it.
-      const now = await getStatefulSet(client, ns, name);
-      if (now && now.metadata.uid === uid && !now.metadata.deletionTimestamp) throw e;
-      progress.say(`${ref} deletion was accepted (read back after a lost answer)`);
-      return;
-    }
-    throw e;
   }
   progress.say(`deleted ${ref} with propagationPolicy=Orphan (uid ${uid}); its pods and claims keep running`);
+}
+
+/** The same object as planned (uid, spec, metadata a user writes), only its status moved on. */
+function statusOnlyChange(plan: Plan, now: StatefulSet): boolean {
+  const { uid, contentDigest: planned } = plan.target;
+  return !!planned && now.metadata.uid === uid && !now.metadata.deletionTimestamp && contentDigest(now) === planned;
+}
+
+/** An orphan delete whose answer was lost: read back, never sent again blindly. */
+async function unknownDeleteOutcome(e: unknown, plan: Plan, ctx: ApplyContext): Promise<void> {
+  const { client, progress } = ctx;
+  const { namespace: ns, name, uid } = plan.target;
+  const ref = statefulSetRef(name);
+  if (!isUnknownOutcome(e)) throw e;
+  // The request may or may not have reached the server: look instead of repeating it.
+  const now = await getStatefulSet(client, ns, name);
+  if (now && now.metadata.uid === uid && !now.metadata.deletionTimestamp) throw e;
+  progress.say(`${ref} deletion was accepted (read back after a lost answer)`);
 }
 
 export async function createDesired(plan: Plan, ctx: ApplyContext): Promise<StatefulSet> {

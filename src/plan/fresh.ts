@@ -9,6 +9,7 @@ import { decimalSizeNote, sameQuantity } from "./quantity";
 import { applyForce, checkSafety, lockFree, lockRefusal } from "./rules";
 import { type ClaimEffect, type FieldManagers, type Observed, type OrdinalsPlan, type Plan, type PlanRequest, type Refusal, recreateSteps, type Step, type TemplateChange, apiVersion } from "./types";
 import { statefulSetRef } from "../refs";
+import { contentDigest } from "./seal";
 import { applyEdits, checkEdits } from "./template-metadata";
 
 /** Thrown only for what makes a plan impossible (no object to plan for). */
@@ -196,7 +197,7 @@ export function freshPlan(observed: Observed, request: PlanRequest): Plan {
   return {
     apiVersion,
     kind: "Plan",
-    target: { namespace: request.namespace, name: request.name, uid: sts.metadata.uid!, resourceVersion: sts.metadata.resourceVersion! },
+    target: { namespace: request.namespace, name: request.name, uid: sts.metadata.uid!, resourceVersion: sts.metadata.resourceVersion!, contentDigest: contentDigest(sts) },
     mode: "fresh",
     request: requestText,
     changes,

@@ -2,6 +2,8 @@
 // sha256 of its own content, so a file that was edited after review, or is not a plan of this
 // tool, is refused before anything is read from the cluster. Pure.
 import { createHash } from "node:crypto";
+import type { StatefulSet } from "../api/types";
+import { stripForCreate } from "./desired";
 import { apiVersion, type Plan, type PlanList } from "./types";
 import { statefulSetRef } from "../refs";
 
@@ -16,6 +18,17 @@ function canonical(value: unknown): string {
       .join(",")}}`;
   }
   return JSON.stringify(value);
+}
+
+/**
+ * The sha256 of the object as a user would write it (no status, no server-set metadata): equal
+ * for two reads between which only the controllers' status updates happened, so a delete guarded
+ * by the first read's resourceVersion can be retried at the second's without planning anew.
+ */
+export function contentDigest(sts: StatefulSet): string {
+  return `sha256:${createHash("sha256")
+    .update(canonical(stripForCreate(sts)))
+    .digest("hex")}`;
 }
 
 export function planDigest(plan: Plan): string {

@@ -234,7 +234,8 @@ export interface Refusal {
 export interface Plan {
   apiVersion: typeof apiVersion;
   kind: "Plan";
-  target: { namespace: string; name: string; uid: string; resourceVersion: string };
+  /** contentDigest: the object as read, without its status (a fresh plan's; a resumed one has none). */
+  target: { namespace: string; name: string; uid: string; resourceVersion: string; contentDigest?: string };
   /** fresh: a new change; resume: finishing an interrupted run from its journal. */
   mode: "fresh" | "resume";
   request: string[];

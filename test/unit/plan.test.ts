@@ -4,6 +4,7 @@ import { parseDirectives } from "../../src/plan/directive";
 import { changeAnnotation, desiredStatefulSet, stripForCreate } from "../../src/plan/desired";
 import { apiVersion as journalApiVersion, type Journal } from "../../src/plan/types";
 import { buildPlan } from "../../src/plan/plan";
+import { contentDigest } from "../../src/plan/seal";
 import type { Observed } from "../../src/plan/types";
 import type { StatefulSet } from "../../src/api/types";
 import { claim, pod, storageClass, sts } from "../fixtures/builders";
@@ -29,7 +30,9 @@ const db = () => sts("db").withClaim("pgdata", "1Gi");
 describe("buildPlan: a fresh change", () => {
   test("the reference flow: pgdata 1Gi -> 2Gi", () => {
     const plan = buildPlan(observed(db().live("uid-db", "42")), request("pgdata=2Gi"));
-    assert.deepEqual(plan.target, { namespace: "default", name: "db", uid: "uid-db", resourceVersion: "42" });
+    const { contentDigest: digest, ...target } = plan.target;
+    assert.deepEqual(target, { namespace: "default", name: "db", uid: "uid-db", resourceVersion: "42" });
+    assert.match(digest ?? "", /^sha256:[0-9a-f]{64}$/);
     assert.equal(plan.mode, "fresh");
     assert.deepEqual(plan.changes, [{ claim: "pgdata", before: { size: "1Gi" }, after: { size: "2Gi" } }]);
     assert.deepEqual(plan.steps, ["write-journal", "orphan-delete", "wait-gone", "create", "verify", "record", "remove-journal"]);
@@ -406,4 +409,34 @@ describe("buildPlan: a decimal size beside binary ones", () => {
       assert.equal(plan.changes[0]!.after.size, directive.split("=")[1]);
     });
   }
+});
+
+describe("contentDigest: a delete guarded by resourceVersion is retried only when the status alone moved on", () => {
+  const read = () => sts("db").withClaim("pgdata", "1Gi").labels({ app: "db" }).live("uid-1", "7");
+
+  test("equal when only the status and server-set metadata changed", () => {
+    const first = read();
+    const later = read();
+    later.metadata.resourceVersion = "8";
+    later.metadata["managedFields"] = [{ manager: "kube-controller-manager", operation: "Update", subresource: "status" }];
+    later.status = { ...(later.status ?? {}), observedGeneration: 3, readyReplicas: 1, currentRevision: "db-abc" };
+    assert.equal(contentDigest(later), contentDigest(first));
+  });
+
+  test("different when a label, an annotation or the spec changed", () => {
+    const first = contentDigest(read());
+    const labelled = read();
+    labelled.metadata.labels = { app: "db", tier: "x" };
+    const annotated = read();
+    annotated.metadata.annotations = { note: "y" };
+    const scaled = read();
+    scaled.spec.replicas = 5;
+    for (const changed of [labelled, annotated, scaled]) assert.notEqual(contentDigest(changed), first);
+  });
+
+  test("a fresh plan carries it, so apply can tell", () => {
+    const original = read();
+    const plan = buildPlan(observed(original), request("pgdata=2Gi"));
+    assert.equal(plan.target.contentDigest, contentDigest(original));
+  });
 });
