@@ -151,8 +151,8 @@ export async function deleteCopyPod(client: KubeClient, ns: string, name: string
   }
 }
 
-export function createClaim(client: KubeClient, ns: string, body: PersistentVolumeClaim): Promise<PersistentVolumeClaim> {
-  return send<PersistentVolumeClaim>(client, { method: "POST", path: claimsPath(ns), body });
+export function createClaim(client: KubeClient, ns: string, body: PersistentVolumeClaim, dryRun: DryRun = "none"): Promise<PersistentVolumeClaim> {
+  return send<PersistentVolumeClaim>(client, { method: "POST", path: claimsPath(ns), query: { dryRun: serverDryRun(dryRun) }, body });
 }
 
 /**

@@ -1,7 +1,8 @@
 // --migrate-existing as data: which existing claims move to a new volume of the new class and
 // size, what stops the move before anything changes, and the objects the move creates (its
 // claim of the new volume, the copy pods, the claim re-created on the new volume). Pure; the
-// copy pods' script is in ./copy-script.ts, the work in src/apply/migrate.ts (its pods in src/apply/copy-pods.ts).
+// copy pods' script is in ./copy-script.ts, each claim's move as a state machine in ./move.ts, the
+// work in src/apply/migrate.ts and src/apply/move.ts.
 import { createHash } from "node:crypto";
 import type { PersistentVolumeClaim, Pod } from "../api/types";
 import { statefulSetRef } from "../refs";
@@ -11,7 +12,9 @@ import { journalLabel } from "./journal";
 import { defaultStorageClass, templateSize } from "./objects";
 import { bytesOf as quantityBytes, compareQuantities, parseQuantity, sameQuantity } from "./quantity";
 import type { Observed, PlanRequest, Refusal, Step } from "./types";
-import type { Migration, MigrationClaim, MigrationPhase } from "./migration-types";
+import type { CopyReport, Migration, MigrationClaim, MigrationPhase } from "./migration-types";
+
+export type { CopyReport } from "./migration-types";
 
 /** Labels of everything a move creates or keeps: its claim of the new volume, copy pods, the old volume. */
 export const migrationLabels = {
@@ -222,10 +225,6 @@ export const startAnnotation = "appstorage.kubectl.io/start";
 /** Where a sync pod's script marks that it was told to go (its readiness probe reads it): the tool sees the signal arrived. */
 const startedMarker = "/tmp/.appstorage-started";
 
-/** A sync pod that waits for its signal (created with "wait", not told to go yet, still running or about to). */
-export const waitingSyncPod = (pod: Pod | undefined): boolean =>
-  !!pod && pod.metadata.annotations?.["appstorage.kubectl.io/copy"] === "sync" && pod.metadata.annotations?.[startAnnotation] === "wait" && !copyPodDone(pod) && !pod.metadata.deletionTimestamp;
-
 /**
  * A copy pod: the claim mounted read-only at /src, the new volume at /dst, on the node of the
  * claim's pod (a ReadWriteOnce volume can be mounted by two pods there), tolerating every taint,
@@ -283,23 +282,6 @@ export function copyPod(m: MigrationClaim, ns: string, statefulSet: string, mode
       ],
     },
   };
-}
-
-/** What a copy pod reported: the first copy's start and bytes, or the verification's counts and digests. */
-export interface CopyReport {
-  since?: number;
-  /** How long the copy itself took in the pod (and the verification), by the node's clock. */
-  seconds?: number;
-  verifySeconds?: number;
-  /** The final copy's large files brought up to date block by block, and how many blocks it wrote. */
-  blockFiles?: number;
-  blocks?: number;
-  bytes?: number;
-  files?: number;
-  src?: string;
-  dst?: string;
-  diff?: string;
-  error?: string;
 }
 
 /** The report of a finished copy pod (Succeeded or Failed), from its termination message. */

@@ -69,5 +69,22 @@ export interface MigrationResult {
   }[];
 }
 
+/** What a copy pod reported: the first copy's start and bytes, or the verification's counts and digests. */
+export interface CopyReport {
+  since?: number;
+  /** How long the copy itself took in the pod (and the verification), by the node's clock. */
+  seconds?: number;
+  verifySeconds?: number;
+  /** The final copy's large files brought up to date block by block, and how many blocks it wrote. */
+  blockFiles?: number;
+  blocks?: number;
+  bytes?: number;
+  files?: number;
+  src?: string;
+  dst?: string;
+  diff?: string;
+  error?: string;
+}
+
 /** The default --copy-image: busybox has every tool the copy script uses (sh, cp, dd, cat, find, stat, sha256sum, awk, sort, du, df, among others). */
 export const defaultCopyImage = "docker.io/library/busybox:1.37.0";

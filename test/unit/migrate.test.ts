@@ -14,6 +14,8 @@ import type { Observed, PlanRequest } from "../../src/plan/types";
 import { claim, pod, storageClass, sts } from "../fixtures/builders";
 
 const now = "2026-12-01T12:00:00.000Z";
+const movesLeftKinds =
+  "create-new-claim create-copy-pod record remove-copy-pod create-copy-pod orphan-delete evict record tell-copy-pod record remove-copy-pod retain-old-volume hold-new-volume delete-claim delete-claim bind-new-volume create-moved-claim restore-new-volume-policy record create-statefulset record";
 const bound = (c: PersistentVolumeClaim, volume: string, more: Partial<PersistentVolumeClaim["spec"]> = {}): PersistentVolumeClaim => ({
   ...c,
   metadata: { ...c.metadata, labels: { app: "db" } },
@@ -84,6 +86,11 @@ describe("--migrate-existing: the plan", () => {
     assert.match(text, /^data-db-0 +0 +Bound +1Gi +1Gi +fast +db-0 +moves to a new volume: 512Mi slow, the data copied$/m);
     assert.match(text, /^storage class fast \(example\.com\/test, the default\): volumes do not expand .*\nstorage class slow \(example\.com\/test\): volumes do not expand/m);
     assert.match(text, /^smaller: a pod measures the data of data-db-2, data-db-1, data-db-0 \(du\) once the change is confirmed, before anything changes/m);
+    // Each claim's phase and the actions its move has left (src/plan/move.ts, movesLeft), in the order a run takes them.
+    assert.match(
+      text,
+      /^ {2}data-db-2 \(pending\): create claim appstorage-new-data-db-2, first copy by pod appstorage-copy-data-db-2, record copied, remove pod appstorage-copy-data-db-2, start pod appstorage-copy-data-db-2 to wait for the final copy, orphan-delete statefulset.apps\/db, evict db-2, record stopped, tell pod appstorage-copy-data-db-2 to make the final copy and verify, record verified, remove pod appstorage-copy-data-db-2, set volume pv-2 to Retain, hold the new volume \(Retain\), delete claim appstorage-new-data-db-2, delete claim data-db-2, bind the new volume to the claim's name, create claim data-db-2 on the new volume, give the new volume its reclaim policy back, record swapped, create statefulset.apps\/db, record done$/m,
+    );
   });
 
   test("a shrink below the data by kubelet's stats is refused, in bytes", () => {
@@ -179,6 +186,16 @@ describe("--migrate-existing: the plan", () => {
     assert.deepEqual(plan.refusals, []);
     assert.deepEqual(plan.steps, ["write-journal", "migrate", "remove-journal"]);
     assert.equal(plan.migration!.claims[0]!.phase, "swapped");
+    // A rerun's plan shows where each move stands and what it has left.
+    assert.deepEqual(
+      plan.moves!.map((v) => [v.claim, v.phase, v.left.map((s) => s.kind).join(" ")]),
+      [
+        ["data-db-2", "swapped", "create-statefulset record"],
+        ["data-db-1", "pending", movesLeftKinds],
+        ["data-db-0", "pending", movesLeftKinds],
+      ],
+    );
+    assert.match(renderPlan(plan), /^ {2}data-db-2 \(swapped\): create statefulset.apps\/db, record done$/m);
     assert.match(plan.warnings[0]!, /was moving the claims of db to new volumes and was interrupted/);
     // Gone in the middle of a move (the StatefulSet is orphan-deleted while a replica is down): the same.
     const gone = buildPlan(observed(recreated, { statefulSet: undefined, journal }), request(["data=1Gi,slow"]));
