@@ -43,7 +43,7 @@ export async function dryRunCopyPod(client: KubeClient, plan: Plan): Promise<voi
     const message = firstLine(e);
     if (/PodSecurity|pod security/i.test(message)) {
       throw new RefusedError(
-        `the copy pods of --migrate-existing run as root (to keep every file's owner), and namespace ${ns} refuses them: ${message}; nothing was changed: ${admissionAdvice(ns, message)}`,
+        `the copy pods of --migrate-existing run as root (to keep every file's owner), and namespace ${ns} refuses them: ${message}; nothing was changed: allow them while the claims move, for example with kubectl label namespace ${ns} pod-security.kubernetes.io/enforce=baseline --overwrite`,
       );
     }
     throw new RefusedError(`the server refused a copy pod of --migrate-existing (dry run): ${message}; nothing was changed: ${admissionAdvice(ns, message)}`);

@@ -47,9 +47,9 @@ const replicaOf = (o: MoveObserved) => (o.m.pod ? o.pods.find((p) => p.metadata.
 const original = (o: MoveObserved): PersistentVolumeClaim | undefined => (o.claim?.metadata.uid === o.m.uid ? o.claim : undefined);
 
 /** A failure of this run: when the replica is down for it and its claim untouched, the StatefulSet comes back and the move goes back a phase. */
-function failHere(o: MoveObserved, message: string): MoveAction {
+function failHere(o: MoveObserved, message: string, back: MigrationPhase = backPhase(o.m)): MoveAction {
   const restore = mustBeDown(o.m) && original(o) !== undefined;
-  return { kind: "fail", message, restore, ...(restore ? { phase: backPhase(o.m) } : {}) };
+  return { kind: "fail", message, restore, ...(restore ? { phase: back } : {}) };
 }
 
 /** The next action of one claim's move. */
@@ -229,9 +229,11 @@ function finalCopy(o: MoveObserved): MoveAction {
       return { kind: "record", set: { phase: "verified", verified: { files: report.files ?? 0, bytes: report.bytes ?? 0, digest: report.src } }, report };
     }
     const why = report?.error ?? (report?.diff ? `the volumes differ: ${report.diff}` : "see the copy pod's events");
+    // The new volume cannot be trusted: the next run copies it anew from the start, not only what changed.
     return failHere(
       o,
-      `claim ${m.claim}: verification failed (${why}); the claim and its volume ${m.volume} were not changed and ${statefulSetRef(o.target.name)} is back: run the same command again`,
+      `claim ${m.claim}: verification failed (${why}); the claim and its volume ${m.volume} were not changed and ${statefulSetRef(o.target.name)} is back: run the same command again to copy it anew (or, to give this claim's move up, delete claim ${newVolumeClaimName(m.claim)}: nothing else of the move was done for it)`,
+      "pending",
     );
   }
   const told = o.run.told[pod.metadata.uid!];
