@@ -67,7 +67,10 @@ export function planMigration(base: ExistingClaimsBase, observed: Observed, requ
   const refusals: Refusal[] = [];
   const warnings: string[] = [];
   // A run that was moving claims goes on from its journal, whatever this run's flags.
-  if (base.mode === "resume" && base.journal?.migration) return { migration: base.journal.migration, refusals, warnings, steps: ["write-journal", "migrate", "remove-journal"] };
+  if (base.mode === "resume" && base.journal?.migration) {
+    const migration = options?.copyImageGiven ? { ...base.journal.migration, copyImage: options.copyImage } : base.journal.migration;
+    return { migration, refusals, warnings, steps: ["write-journal", "migrate", "remove-journal"] };
+  }
   if (!options) return { refusals, warnings, steps: [] };
   const ref = statefulSetRef(request.name);
   const named = new Set(request.directives.map((d) => d.claim));

@@ -4,6 +4,8 @@
 /** --migrate-existing with --copy-image. (Consent, --yes or the prompt, is the run's, never the plan's.) */
 export interface MigrateOptions {
   copyImage: string;
+  /** --copy-image was given: an interrupted move goes on with it (a copy pod that could not pull its image stopped it), not with its journal's. */
+  copyImageGiven?: boolean;
 }
 
 /**

@@ -80,6 +80,10 @@ export function nextMoveAction(o: MoveObserved): MoveAction {
 function windDown(o: MoveObserved, failure: NonNullable<MoveObserved["run"]["failure"]>): MoveAction {
   const pod = o.copyPod;
   if (pod) return deleting(pod) ? wait("copy-pod", `copy pod ${pod.metadata.name} to be removed`) : remove(pod);
+  // Before (or back before) its first copy, the tool's claim holds nothing worth keeping: the next run copies anew.
+  const copy = o.newClaim;
+  if (o.m.phase === "pending" && copy)
+    return deleting(copy) ? wait("new-claim", `claim ${copy.metadata.name} to be removed`) : { kind: "delete-claim", name: copy.metadata.name!, uid: copy.metadata.uid! };
   if (failure.restore && !o.statefulSet) return { kind: "create-statefulset" };
   if (failure.restore && deleting(o.statefulSet)) return wait("statefulset", `${statefulSetRef(o.target.name)} to be deleted before it is created again`);
   return { kind: "stop", message: failure.message };
@@ -93,7 +97,7 @@ function cannotStart(o: MoveObserved, p: Pod): string | undefined {
   const seen = o.run.seen[p.metadata.uid!] ?? o.now;
   const trouble = copyPodTrouble(p, (o.now - seen) / 1000);
   if (!trouble) return undefined;
-  return `claim ${o.m.claim}: copy pod ${p.metadata.name} cannot start: ${trouble.reason}${trouble.message ? ` (${trouble.message})` : ""}; image ${imageOf(p) ?? o.target.copyImage}: ${troubleAdvice(trouble.reason, o)}; the pod was removed and nothing else was changed by this step: then run the same command again`;
+  return `claim ${o.m.claim}: copy pod ${p.metadata.name} cannot start: ${trouble.reason}${trouble.message ? ` (${trouble.message})` : ""}; image ${imageOf(p) ?? o.target.copyImage}: ${troubleAdvice(trouble.reason, o)}; the pod was removed (and the claim of the new volume, before its first copy) and nothing else was changed by this step: then run the same command again`;
 }
 
 function troubleAdvice(reason: string, o: MoveObserved): string {
@@ -232,7 +236,7 @@ function finalCopy(o: MoveObserved): MoveAction {
     // The new volume cannot be trusted: the next run copies it anew from the start, not only what changed.
     return failHere(
       o,
-      `claim ${m.claim}: verification failed (${why}); the claim and its volume ${m.volume} were not changed and ${statefulSetRef(o.target.name)} is back: run the same command again to copy it anew (or, to give this claim's move up, delete claim ${newVolumeClaimName(m.claim)}: nothing else of the move was done for it)`,
+      `claim ${m.claim}: verification failed (${why}); the claim and its volume ${m.volume} were not changed and ${statefulSetRef(o.target.name)} is back; the copy on claim ${newVolumeClaimName(m.claim)} is removed: run the same command again to copy it anew`,
       "pending",
     );
   }

@@ -24,7 +24,7 @@ import { kubeconfig, kubectlJson, namespace, root, runPlugin, uids } from "../e2
 import { startFaultProxy } from "../e2e/faultproxy";
 import type { PersistentVolume, PersistentVolumeClaim } from "../../src/api/types";
 import { affinityNodes, allReady, create, deleteKeptVolumes, exec, fsBytes, GiB, maxDown, payloadSha, watchCopyPods, watchPods, workload, workloadImage } from "./node";
-import { assertLogMoved, makeBigFile, makeTree, onKeptVolume, statInPod, statScript, touchBlocks, withUidWriter } from "./move";
+import { assertLogMoved, keptTreesAndLogs, makeBigFile, makeTree, statInPod, touchBlocks, withUidWriter } from "./move";
 
 const names = ["db-0", "db-1", "db-2"];
 
@@ -40,15 +40,16 @@ interface MoveOptions {
 
 /** Every kept volume's tree and log, read by a pod of the test's own, against the moved claim's. */
 async function assertKeptAndMoved(ns: string, oldVolumes: Record<string, string>): Promise<void> {
-  const sep = "----- load.log";
-  for (const n of names) {
-    const kept = await onKeptVolume(ns, oldVolumes[n]!, `${statScript("/kept", ["./load.log"])}\necho '${sep}'\ncat /kept/load.log`);
-    const [oldTree = "", oldLog = ""] = kept.split(`${sep}\n`);
+  const kept = await keptTreesAndLogs(
+    ns,
+    names.map((n) => oldVolumes[n]!),
+  );
+  for (const [i, n] of names.entries()) {
     const newTree = statInPod(ns, n, ["./load.log"]);
-    assert.equal(newTree, oldTree, `${n}: every entry's type, owner, group, mode, mtime, size, link target and sha256 on the new volume as on the kept one`);
+    assert.equal(newTree, kept[i]!.tree, `${n}: every entry's type, owner, group, mode, mtime, size, link target and sha256 on the new volume as on the kept one`);
     assert.match(newTree, /\.\/payload\|sha256\|/);
     const uid = kubectlJson<{ metadata: { uid: string } }>(["get", "pod", n, "-n", ns]).metadata.uid;
-    assertLogMoved(oldLog, exec(ns, n, "cat /data/load.log"), uid, n);
+    assertLogMoved(kept[i]!.log, exec(ns, n, "cat /data/load.log"), uid, n);
   }
 }
 

@@ -75,31 +75,32 @@ export function statScript(dir: string, skip: string[] = []): string {
 export const statInPod = (ns: string, pod: string, skip: string[] = []) => exec(ns, pod, statScript("/data", skip));
 
 /**
- * Runs `script` in a pod of the test's own that mounts a kept old volume (read-only, at /kept), and
- * returns what it printed. The volume (Released, Retain) is bound for it to a claim of that name
- * and released again after (it stays Retain; deleteKeptVolumes gives it Delete when the test ends).
+ * Runs `script` in a pod of the test's own that mounts kept old volumes (read-only, the i-th at
+ * /kept/i), and returns what it printed. Each volume (Released, Retain) is bound for it to a claim
+ * of its own and released again after (it stays Retain; deleteKeptVolumes gives it Delete when the
+ * test ends).
  */
-export async function onKeptVolume(ns: string, pvName: string, script: string): Promise<string> {
-  const pv = kubectlJson<PersistentVolume>(["get", "pv", pvName]);
-  const claim = `kept-${pvName}`.slice(0, 63);
-  kubectl(["patch", "pv", pvName, "--type=merge", "-p", JSON.stringify({ spec: { claimRef: { namespace: ns, name: claim, uid: null, resourceVersion: null } } })]);
-  apply(
-    {
-      apiVersion: "v1",
-      kind: "PersistentVolumeClaim",
-      metadata: { name: claim },
-      spec: {
-        accessModes: pv.spec["accessModes"],
-        storageClassName: pv.spec.storageClassName ?? "",
-        volumeName: pvName,
-        resources: { requests: { storage: pv.spec.capacity?.["storage"] } },
+export async function onKeptVolumes(ns: string, pvNames: string[], script: string): Promise<string> {
+  const claims = pvNames.map((pvName) => {
+    const pv = kubectlJson<PersistentVolume>(["get", "pv", pvName]);
+    const claim = `kept-${pvName}`.slice(0, 63).replace(/-+$/, "");
+    kubectl(["patch", "pv", pvName, "--type=merge", "-p", JSON.stringify({ spec: { claimRef: { namespace: ns, name: claim, uid: null, resourceVersion: null } } })]);
+    apply(
+      {
+        apiVersion: "v1",
+        kind: "PersistentVolumeClaim",
+        metadata: { name: claim },
+        spec: { accessModes: pv.spec["accessModes"], storageClassName: pv.spec.storageClassName ?? "", volumeName: pvName, resources: { requests: { storage: pv.spec.capacity?.["storage"] } } },
       },
-    },
-    ns,
-  );
-  const podName = `read-${claim}`.slice(0, 63).replace(/-+$/, "");
+      ns,
+    );
+    return claim;
+  });
+  const podName = `read-kept-${Date.now()}`;
   try {
-    await eventually(`claim ${claim} bound to the kept volume ${pvName}`, () => kubectlJson<{ status?: { phase?: string } }>(["get", "pvc", claim, "-n", ns]).status?.phase === "Bound", 60_000);
+    for (const claim of claims) {
+      await eventually(`claim ${claim} bound to its kept volume`, () => kubectlJson<{ status?: { phase?: string } }>(["get", "pvc", claim, "-n", ns]).status?.phase === "Bound", 60_000);
+    }
     apply(
       {
         apiVersion: "v1",
@@ -108,14 +109,22 @@ export async function onKeptVolume(ns: string, pvName: string, script: string): 
         spec: {
           restartPolicy: "Never",
           terminationGracePeriodSeconds: 0,
-          containers: [{ name: "read", image: workloadImage, imagePullPolicy: "Never", command: ["sh", "-c", script], volumeMounts: [{ name: "kept", mountPath: "/kept", readOnly: true }] }],
-          volumes: [{ name: "kept", persistentVolumeClaim: { claimName: claim, readOnly: true } }],
+          containers: [
+            {
+              name: "read",
+              image: workloadImage,
+              imagePullPolicy: "Never",
+              command: ["sh", "-c", script],
+              volumeMounts: claims.map((_, i) => ({ name: `kept-${i}`, mountPath: `/kept/${i}`, readOnly: true })),
+            },
+          ],
+          volumes: claims.map((claimName, i) => ({ name: `kept-${i}`, persistentVolumeClaim: { claimName, readOnly: true } })),
         },
       },
       ns,
     );
     const done = await eventually(
-      `pod ${podName} reading the kept volume`,
+      `pod ${podName} reading the kept volumes`,
       () => {
         const p = kubectlJson<Pod>(["get", "pod", podName, "-n", ns]);
         return p.status?.phase === "Succeeded" || p.status?.phase === "Failed" ? p : undefined;
@@ -123,12 +132,25 @@ export async function onKeptVolume(ns: string, pvName: string, script: string): 
       120_000,
     );
     const out = kubectl(["logs", podName, "-n", ns]);
-    assert.equal(done.status?.phase, "Succeeded", `reading kept volume ${pvName}: ${out}`);
+    assert.equal(done.status?.phase, "Succeeded", `reading kept volumes ${pvNames.join(", ")}: ${out}`);
     return out;
   } finally {
     kubectlTry(["delete", "pod", podName, "-n", ns, "--wait=true", "--timeout=60s"]);
-    kubectlTry(["delete", "pvc", claim, "-n", ns, "--wait=true", "--timeout=60s"]);
+    for (const claim of claims) kubectlTry(["delete", "pvc", claim, "-n", ns, "--wait=true", "--timeout=60s"]);
   }
+}
+
+/** Per kept volume, its tree (statScript, without load.log) and its load.log, read by one pod. */
+export async function keptTreesAndLogs(ns: string, pvNames: string[]): Promise<{ tree: string; log: string }[]> {
+  const mark = (i: number, what: string) => `----- ${i} ${what}`;
+  const script = pvNames.map((_, i) => `echo '${mark(i, "tree")}'\n( ${statScript(`/kept/${i}`, ["./load.log"])} )\necho '${mark(i, "log")}'\ncat /kept/${i}/load.log`).join("\n");
+  const out = await onKeptVolumes(ns, pvNames, script);
+  return pvNames.map((_, i) => {
+    const from = out.indexOf(`${mark(i, "tree")}\n`) + mark(i, "tree").length + 1;
+    const mid = out.indexOf(`${mark(i, "log")}\n`);
+    const end = i + 1 < pvNames.length ? out.indexOf(`${mark(i + 1, "tree")}\n`) : out.length;
+    return { tree: out.slice(from, mid), log: out.slice(mid + mark(i, "log").length + 1, end) };
+  });
 }
 
 /**

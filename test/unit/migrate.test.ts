@@ -186,6 +186,13 @@ describe("--migrate-existing: the plan", () => {
     assert.deepEqual(plan.refusals, []);
     assert.deepEqual(plan.steps, ["write-journal", "migrate", "remove-journal"]);
     assert.equal(plan.migration!.claims[0]!.phase, "swapped");
+    assert.equal(plan.migration!.copyImage, "img:1", "the journal's copy image");
+    // --copy-image given again: the rest of the move uses it (the journal's could not be pulled, say).
+    const other = buildPlan(observed(recreated, { journal }), {
+      ...request(["data=1Gi,slow"]),
+      existing: { ...request(["data=1Gi,slow"]).existing!, migrate: { copyImage: "img:2", copyImageGiven: true } },
+    });
+    assert.equal(other.migration!.copyImage, "img:2");
     // A rerun's plan shows where each move stands and what it has left.
     assert.deepEqual(
       plan.moves!.map((v) => [v.claim, v.phase, v.left.map((s) => s.kind).join(" ")]),
@@ -207,7 +214,7 @@ describe("--migrate-existing: the plan", () => {
   test("the command line: --migrate-existing alone, --copy-image, --yes", () => {
     const parsed = commandLine(["set", "db", "data=2Gi,slow", "--migrate-existing", "--yes", "--copy-image", "reg/copy:2"]);
     assert.equal(parsed.kind, "set");
-    assert.deepEqual(existingOf(parsed), { resize: false, vac: false, waitResize: false, restartPods: false, migrate: { copyImage: "reg/copy:2" } });
+    assert.deepEqual(existingOf(parsed), { resize: false, vac: false, waitResize: false, restartPods: false, migrate: { copyImage: "reg/copy:2", copyImageGiven: true } });
     const diff = commandLine(["diff", "db", "data=2Gi", "--migrate-existing"]);
     assert.deepEqual(existingOf(diff)?.migrate, { copyImage: defaultCopyImage });
     assert.throws(() => commandLine(["set", "db", "data=2Gi", "--copy-image", "x"]), /--copy-image is the image of the copy pods of --migrate-existing/);

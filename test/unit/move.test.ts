@@ -155,12 +155,13 @@ for (const offline of [false, true]) {
       const r = drive(w, m, target);
       assert.match(
         r.stop ?? "",
-        /^claim data-db-2: verification failed \(the volumes differ: -x \+y\); the claim and its volume pv-old-2 were not changed and statefulset.apps\/db is back: run the same command again to copy it anew \(or, to give this claim's move up, delete claim appstorage-new-data-db-2: nothing else of the move was done for it\)$/,
+        /^claim data-db-2: verification failed \(the volumes differ: -x \+y\); the claim and its volume pv-old-2 were not changed and statefulset.apps\/db is back; the copy on claim appstorage-new-data-db-2 is removed: run the same command again to copy it anew$/,
       );
       assert.deepEqual(w.claims.get(m.claim), original, "the claim is untouched");
       assert.equal(w.volumes.get(m.volume)?.spec.persistentVolumeReclaimPolicy, "Delete", "the old volume as it was");
       assert.ok(w.sts, "the StatefulSet is back");
       assert.equal(m.phase, "pending", "the next run copies anew: the new volume is not trusted");
+      assert.equal(w.claims.get(newVolumeClaimName(m.claim)), undefined, "the copy's claim is removed");
       assert.equal(w.pods.get(copyPodName(m.claim)), undefined, "no copy pod left");
       assert.deepEqual(w.violations, []);
       w.verifies = true;
@@ -175,9 +176,10 @@ for (const offline of [false, true]) {
       const r = drive(w, m, target);
       assert.match(
         r.stop ?? "",
-        /^claim data-db-2: copy pod appstorage-copy-data-db-2 cannot start: ImagePullBackOff \(Back-off pulling image\); image img:1: pass --copy-image with an image the node can pull or already has .*; the pod was removed and nothing else was changed by this step: then run the same command again$/,
+        /^claim data-db-2: copy pod appstorage-copy-data-db-2 cannot start: ImagePullBackOff \(Back-off pulling image\); image img:1: pass --copy-image with an image the node can pull or already has .*; the pod was removed \(and the claim of the new volume, before its first copy\) and nothing else was changed by this step: then run the same command again$/,
       );
       assert.equal(w.pods.get(copyPodName(m.claim)), undefined, "the pod was removed");
+      assert.equal(w.claims.get(newVolumeClaimName(m.claim)), undefined, "and the claim of the new volume: nothing was copied");
       assert.equal(w.claims.get(m.claim)?.metadata.uid, m.uid, "the claim is untouched");
       assert.ok(w.sts, "the StatefulSet is there");
       w.imagePull = false;
