@@ -194,7 +194,7 @@ async function record(a: Of<"record">, o: MoveObserved, x: Move): Promise<void> 
     const took = x.clock.copyFrom !== undefined ? seconds(x) - x.clock.copyFrom : undefined;
     const inPod = report.seconds ?? took ?? 0;
     ctx.progress.say(
-      `claim ${m.claim}: copied ${report.bytes ?? 0} bytes to volume ${m.newVolume ?? "(unknown)"} in ${inPod.toFixed(1)}s (${rate(report.bytes ?? 0, inPod)}${took !== undefined ? `; ${took.toFixed(1)}s with the copy pod's start` : ""})`,
+      `claim ${m.claim}: copied ${report.bytes ?? 0} bytes to volume ${m.newVolume ?? "(unknown)"} in ${inPod.toFixed(1)}s (${rate(report.bytes ?? 0, inPod)}${report.hashSeconds !== undefined ? `; hashing both sides ${report.hashSeconds.toFixed(1)}s` : ""}${took !== undefined ? `; ${took.toFixed(1)}s with the copy pod's start` : ""})`,
     );
     x.result.copySeconds = round(inPod);
   } else if (a.set.phase === "verified" && report && m.verified) {

@@ -77,6 +77,8 @@ export interface CopyReport {
   /** How long the copy itself took in the pod (and the verification), by the node's clock. */
   seconds?: number;
   verifySeconds?: number;
+  /** The first copy's hashing of both sides (while the pod runs), after the copy itself. */
+  hashSeconds?: number;
   /** The final copy's large files brought up to date block by block, and how many blocks it wrote. */
   blockFiles?: number;
   blocks?: number;

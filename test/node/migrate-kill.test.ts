@@ -31,7 +31,7 @@ import type { PersistentVolume, PersistentVolumeClaim } from "../../src/api/type
 import { type Fault, type FaultProxy, type SeenRequest, startFaultProxy } from "../e2e/faultproxy";
 import { kubeconfig, kubectlJson, kubectlTry, namespace, runPlugin } from "../e2e/harness";
 import { assertHeldIntended, assertRequestsAccountedFor, evictions, killAt, type PhaseTarget, phaseLabel, phaseTargets, pool, stateDir, within } from "../e2e/kill";
-import { allReady, create, deleteKeptVolumes, exec, maxDown, payloadSha, type PodSeen, type Running, watchPods, workload, workloadImage } from "./node";
+import { allReady, create, deleteKeptVolumes, exec, maxDown, payloadSha, type PodSeen, type Running, watchPods, whenTwoDown, workload, workloadImage } from "./node";
 import { assertLogMoved, keptTreesAndLogs, statInPod, withUidWriter } from "./move";
 
 const names = ["db-0", "db-1", "db-2"];
@@ -77,7 +77,7 @@ async function assertMoved(b: Before, seen: PodSeen[], evicted: string[], contex
   const { ns } = b;
   assert.deepEqual(evicted, ["db-2", "db-1", "db-0"], `${context}: evicted highest ordinal first, each once`);
   const after = await allReady(ns, "db", 3, 180_000);
-  assert.ok(maxDown(seen, names) <= 1, `${context}: never two pods down`);
+  assert.ok(maxDown(seen, names) <= 1, `${context}: never two pods down:\n${whenTwoDown(seen, names)}`);
   for (const n of names) {
     const uids = [...new Set(seen.filter((s) => s.name === n).map((s) => s.uid))];
     assert.deepEqual(uids.sort(), [b.pods[n]!.uid, after[n]!.uid].sort(), `${context}: ${n} replaced exactly once`);

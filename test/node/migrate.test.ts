@@ -23,7 +23,7 @@ import { join } from "node:path";
 import { kubeconfig, kubectlJson, namespace, root, runPlugin, uids } from "../e2e/harness";
 import { startFaultProxy } from "../e2e/faultproxy";
 import type { PersistentVolume, PersistentVolumeClaim } from "../../src/api/types";
-import { affinityNodes, allReady, create, deleteKeptVolumes, exec, fsBytes, GiB, maxDown, payloadSha, watchCopyPods, watchPods, workload, workloadImage } from "./node";
+import { affinityNodes, allReady, create, deleteKeptVolumes, exec, fsBytes, GiB, maxDown, payloadSha, watchCopyPods, watchPods, whenTwoDown, workload, workloadImage } from "./node";
 import { assertLogMoved, keptTreesAndLogs, makeBigFile, makeTree, statInPod, touchBlocks, withUidWriter } from "./move";
 
 const names = ["db-0", "db-1", "db-2"];
@@ -106,7 +106,7 @@ async function move(ns: string, directive: string, expectClass: string, expectSi
     assert.equal(kept.metadata.labels?.["appstorage.kubectl.io/namespace"], ns);
     assert.equal(volume(now.spec.volumeName!).spec.persistentVolumeReclaimPolicy, "Delete", `${n}: the new volume has its class's policy back`);
   }
-  assert.equal(maxDown(watch.seen, names), 1, "never more than one pod down");
+  assert.equal(maxDown(watch.seen, names), 1, `never more than one pod down:\n${whenTwoDown(watch.seen, names)}`);
   // No copy pod and no claim of the tool's is left.
   assert.deepEqual(kubectlJson<{ items: unknown[] }>(["get", "pods,pvc", "-n", ns, "-l", "appstorage.kubectl.io/claim"]).items, []);
   await assertKeptAndMoved(ns, oldVolumes);

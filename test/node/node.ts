@@ -210,6 +210,21 @@ export function watchPods(ns: string): { seen: PodSeen[]; stop: () => Promise<vo
   };
 }
 
+/** Where a watch first saw more than one of `names` down: the events up to then (for a failure's message). */
+export function whenTwoDown(seen: PodSeen[], names: string[]): string {
+  const up = new Map<string, boolean>(names.map((n) => [n, true]));
+  for (const [i, s] of seen.entries()) {
+    if (!up.has(s.name)) continue;
+    up.set(s.name, s.ready && !s.deleting);
+    if ([...up.values()].filter((v) => !v).length > 1)
+      return seen
+        .slice(Math.max(0, i - 8), i + 1)
+        .map((x) => JSON.stringify(x))
+        .join("\n");
+  }
+  return "";
+}
+
 /** The most pods of `names` down (not Ready, or being deleted, or missing) at once over a watch. */
 export function maxDown(seen: PodSeen[], names: string[]): number {
   const up = new Map<string, boolean>(names.map((n) => [n, true]));

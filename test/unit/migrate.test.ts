@@ -193,6 +193,7 @@ describe("--migrate-existing: the plan", () => {
       existing: { ...request(["data=1Gi,slow"]).existing!, migrate: { copyImage: "img:2", copyImageGiven: true } },
     });
     assert.equal(other.migration!.copyImage, "img:2");
+    assert.equal(journalFor(other, { holder: "h2", by: "bob", now: new Date(now) }).migration!.copyImage, "img:2", "the run's journal (which apply reads the moves from) has it too");
     // A rerun's plan shows where each move stands and what it has left.
     assert.deepEqual(
       plan.moves!.map((v) => [v.claim, v.phase, v.left.map((s) => s.kind).join(" ")]),
