@@ -126,6 +126,7 @@ export function planMigration(base: ExistingClaimsBase, observed: Observed, requ
       offline: (claim.spec.accessModes ?? []).includes("ReadWriteOncePod"),
       phase: "pending",
       ...(claim.metadata.labels ? { labels: claim.metadata.labels } : {}),
+      ...carriedAnnotations(claim.metadata.annotations, template.metadata.annotations),
     });
   }
   claims.sort((a, b) => b.ordinal - a.ordinal || (a.claim < b.claim ? -1 : 1));
@@ -183,12 +184,32 @@ function claimRefusal(claim: PersistentVolumeClaim, size: string, usage: StatsUs
 
 const managedBy = { [journalLabel.key]: journalLabel.value };
 
-/** The tool's claim of the new volume: the new class and size, the old claim's access modes. */
+/**
+ * Annotations the volume controllers and the scheduler write on a claim (bind-completed,
+ * bound-by-controller, storage-provisioner, selected-node, storage-resizer): they describe the old
+ * volume's binding, and a new claim that carried them would look bound, or provisioned by the old
+ * class's provisioner, or placed on a node before its pod.
+ */
+const bindingAnnotation = /^(pv\.kubernetes\.io|volume\.beta\.kubernetes\.io|volume\.kubernetes\.io)\//;
+
+/** The annotations a moved claim's new claims carry (MigrationClaim.annotations), none when empty. */
+export function carriedAnnotations(own: Record<string, string> | undefined, template: Record<string, string> | undefined): { annotations?: Record<string, string> } {
+  const kept = Object.entries(own ?? {}).filter(([key]) => !bindingAnnotation.test(key));
+  const annotations = { ...Object.fromEntries(kept), ...(template ?? {}) };
+  return Object.keys(annotations).length ? { annotations } : {};
+}
+
+/** The tool's claim of the new volume: the new class and size, the old claim's access modes and annotations. */
 export function newVolumeClaim(m: MigrationClaim, ns: string, statefulSet: string): PersistentVolumeClaim {
   return {
     apiVersion: "v1",
     kind: "PersistentVolumeClaim",
-    metadata: { name: newVolumeClaimName(m.claim), namespace: ns, labels: { ...managedBy, [migrationLabels.statefulSet]: labelValue(statefulSet), [migrationLabels.claim]: labelValue(m.claim) } },
+    metadata: {
+      name: newVolumeClaimName(m.claim),
+      namespace: ns,
+      labels: { ...managedBy, [migrationLabels.statefulSet]: labelValue(statefulSet), [migrationLabels.claim]: labelValue(m.claim) },
+      ...(m.annotations ? { annotations: m.annotations } : {}),
+    },
     spec: {
       accessModes: m.accessModes,
       volumeMode: "Filesystem",
@@ -198,12 +219,12 @@ export function newVolumeClaim(m: MigrationClaim, ns: string, statefulSet: strin
   };
 }
 
-/** The claim re-created under its own name, bound to the new volume, with the labels it had. */
-export function movedClaim(m: MigrationClaim & { labels?: Record<string, string> }, ns: string, volume: string): PersistentVolumeClaim {
+/** The claim re-created under its own name, bound to the new volume, with the labels and annotations it had. */
+export function movedClaim(m: MigrationClaim, ns: string, volume: string): PersistentVolumeClaim {
   return {
     apiVersion: "v1",
     kind: "PersistentVolumeClaim",
-    metadata: { name: m.claim, namespace: ns, ...(m.labels ? { labels: m.labels } : {}) },
+    metadata: { name: m.claim, namespace: ns, ...(m.labels ? { labels: m.labels } : {}), ...(m.annotations ? { annotations: m.annotations } : {}) },
     spec: {
       accessModes: m.accessModes,
       volumeMode: "Filesystem",

@@ -35,6 +35,13 @@ export interface MigrationClaim {
   measure?: boolean;
   /** The claim's labels, given to it again when it is re-created on the new volume. */
   labels?: Record<string, string>;
+  /**
+   * The annotations both new claims carry (the tool's claim of the new volume and the claim
+   * re-created on it): the claim's own, without those the volume controllers and the scheduler
+   * set, under its new template's. A provisioner reads its options there (local-path's
+   * `volumeType: local`), as it did when the StatefulSet controller made the claim.
+   */
+  annotations?: Record<string, string>;
   /** ReadWriteOncePod: no copy while the pod runs; the replica is down for the whole copy. */
   offline: boolean;
   phase: MigrationPhase;

@@ -1,8 +1,9 @@
 // --migrate-existing on the real node: a 3-replica StatefulSet whose pods keep writing moves to
 // the second storage class (appstorage-csi-b), then shrinks, each claim copied by copy pods on the
 // node through the real CSI driver and sidecars; a shrink below the data is refused, by the pod that
-// measures it or by kubelet's volume stats once they show the data; and another 3 replicas move from
-// appstorage-csi to rancher's local-path (bigger), each to a host folder of its node.
+// measures it or by kubelet's volume stats once they show the data; and 3 replicas each onto, off and
+// within the classes users already have: appstorage-csi to rancher's local-path (bigger), minikube's
+// standard to appstorage-csi (bigger), local-path to local-path (smaller), each copied on its node.
 //
 // Checked by the test itself, from outside the plugin, against each kept old volume (mounted again
 // by a pod of the test's own once the move is done):
@@ -23,7 +24,7 @@ import { join } from "node:path";
 import { kubeconfig, kubectlJson, namespace, root, runPlugin, uids } from "../e2e/harness";
 import { startFaultProxy } from "../e2e/faultproxy";
 import type { PersistentVolume, PersistentVolumeClaim } from "../../src/api/types";
-import { affinityNodes, allReady, create, deleteKeptVolumes, exec, fsBytes, GiB, maxDown, payloadSha, watchCopyPods, watchPods, whenTwoDown, workload, workloadImage } from "./node";
+import { aboutGiB, affinityNodes, allReady, create, deleteKeptVolumes, exec, fsBytes, GiB, maxDown, payloadSha, watchCopyPods, watchPods, whenTwoDown, workload, workloadImage } from "./node";
 import { assertLogMoved, keptTreesAndLogs, makeBigFile, makeTree, statInPod, touchBlocks, withUidWriter } from "./move";
 
 const names = ["db-0", "db-1", "db-2"];
@@ -153,25 +154,40 @@ describe("node: --migrate-existing", { timeout: 1_500_000 }, () => {
     assert.equal(kubectlJson<{ metadata: { resourceVersion: string } }>(["get", "statefulset", "db", "-n", ns]).metadata.resourceVersion, stsBefore, "the StatefulSet was not touched");
   });
 
-  test("3 replicas under write load move from appstorage-csi to local-path, 1Gi -> 2Gi: each copied on its node to a volume bound to that node", async (t) => {
-    const ns = namespace(t, "node");
-    deleteKeptVolumes(t, ns);
-    create(withUidWriter(workload("db", { replicas: 3, size: "1Gi", storageClass: "appstorage-csi" })), ns);
-    await allReady(ns, "db", 3);
-    const nodes = Object.fromEntries(names.map((n) => [n, kubectlJson<{ spec: { nodeName: string } }>(["get", "pod", n, "-n", ns]).spec.nodeName]));
-    const copies = watchCopyPods(ns);
-    await move(ns, "data=2Gi,local-path", "local-path", "2Gi");
-    await copies.stop();
-    t.diagnostic(`copy pods and their nodes: ${JSON.stringify([...copies.nodes])}`);
-    for (const n of names) {
-      const mine = [...copies.nodes].filter(([pod]) => pod === `appstorage-copy-data-${n}`);
-      assert.ok(mine.length > 0, `${n}: its copy pods were seen`);
-      assert.deepEqual([...new Set(mine.map(([, node]) => node))], [nodes[n]], `${n}: copied on its replica's node`);
-      // local-path's volume: a host folder of that node (WaitForFirstConsumer: made where the copy pod ran).
-      const pv = volume(claimOf(ns, `data-${n}`).spec.volumeName!);
-      assert.ok(((pv.spec["hostPath"] as { path?: string } | undefined)?.path ?? "").startsWith("/var/local-path-provisioner/"), JSON.stringify(pv.spec));
-      assert.deepEqual(affinityNodes(pv), [nodes[n]], `${n}: the new volume is bound to the node it was copied on`);
-      assert.equal(kubectlJson<{ spec: { nodeName: string } }>(["get", "pod", n, "-n", ns]).spec.nodeName, nodes[n], `${n}: back on that node`);
-    }
-  });
+  // The storage users already have (test/node/storage-classes.test.ts has one replica of each):
+  // onto, off and within the host-folder classes, three replicas that keep writing, each copied on
+  // the node its old volume is on, each new volume of the class asked for.
+  const classMoves = [
+    { from: "appstorage-csi", directive: "data=2Gi,local-path", to: "local-path", size: "2Gi", what: "bigger" },
+    { from: "standard", directive: "data=2Gi,appstorage-csi", to: "appstorage-csi", size: "2Gi", what: "bigger, off minikube's host folders" },
+    { from: "local-path", directive: "data=512Mi,local-path", to: "local-path", size: "512Mi", what: "smaller, measured by a pod: kubelet has no stats for a host folder" },
+  ];
+  for (const c of classMoves) {
+    test(`3 replicas under write load move from ${c.from} to ${c.to}, 1Gi -> ${c.size} (${c.what}): each copied on its node to a volume of ${c.to}`, async (t) => {
+      const ns = namespace(t, "node");
+      deleteKeptVolumes(t, ns);
+      create(withUidWriter(workload("db", { replicas: 3, size: "1Gi", storageClass: c.from })), ns);
+      await allReady(ns, "db", 3);
+      const nodes = Object.fromEntries(names.map((n) => [n, kubectlJson<{ spec: { nodeName: string } }>(["get", "pod", n, "-n", ns]).spec.nodeName]));
+      const copies = watchCopyPods(ns);
+      await move(ns, c.directive, c.to, c.size);
+      await copies.stop();
+      t.diagnostic(`copy pods and their nodes: ${JSON.stringify([...copies.nodes])}`);
+      for (const n of names) {
+        const mine = [...copies.nodes].filter(([pod]) => pod === `appstorage-copy-data-${n}`);
+        assert.ok(mine.length > 0, `${n}: its copy pods were seen`);
+        assert.deepEqual([...new Set(mine.map(([, node]) => node))], [nodes[n]], `${n}: copied on its replica's node`);
+        const pv = volume(claimOf(ns, `data-${n}`).spec.volumeName!);
+        if (c.to === "local-path") {
+          // local-path's volume: a host folder of that node (WaitForFirstConsumer: made where the copy pod ran).
+          assert.ok(((pv.spec["hostPath"] as { path?: string } | undefined)?.path ?? "").startsWith("/var/local-path-provisioner/"), JSON.stringify(pv.spec));
+          assert.deepEqual(affinityNodes(pv), [nodes[n]], `${n}: the new volume is bound to the node it was copied on`);
+        } else {
+          assert.equal((pv.spec as { csi?: { driver?: string } }).csi?.driver, "csi.appstorage.local", JSON.stringify(pv.spec));
+          assert.ok(aboutGiB(fsBytes(ns, n), 2), `${n}: df shows a 2 GiB file system of its own`);
+        }
+        assert.equal(kubectlJson<{ spec: { nodeName: string } }>(["get", "pod", n, "-n", ns]).spec.nodeName, nodes[n], `${n}: back on that node`);
+      }
+    });
+  }
 });

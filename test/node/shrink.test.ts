@@ -117,8 +117,10 @@ describe("node: the shrink check where kubelet's volume stats are not the claim'
       assert.notEqual(now.metadata.uid, oldClaim.metadata.uid, "the claim was re-created");
       assert.deepEqual([now.spec.storageClassName, now.spec.resources?.requests?.["storage"], now.status?.capacity?.["storage"]], [k.storageClass, "512Mi", "512Mi"]);
       const newVolume = volume(now.spec.volumeName!);
-      // The new claim is the tool's, without the template's annotations: local-path makes its default, a hostPath volume.
-      assert.ok(hostPathOf(newVolume, "hostPath").startsWith(`${k.dataDir}/`), `the new volume is a folder of ${k.storageClass}: ${JSON.stringify(newVolume.spec)}`);
+      // Both new claims carry the template's annotations, so local-path makes the same kind of volume
+      // as before the move (a `local` one for volumeType local), not its default hostPath.
+      assert.deepEqual(now.metadata.annotations?.["volumeType"], k.claimAnnotations?.["volumeType"], "the re-created claim kept the template's annotations");
+      assert.ok(hostPathOf(newVolume, k.source).startsWith(`${k.dataDir}/`), `the new volume is a ${k.source} folder of ${k.storageClass}: ${JSON.stringify(newVolume.spec)}`);
       if (k.storageClass === "local-path") assert.deepEqual(affinityNodes(newVolume), [node], "bound to the node");
       const old = volume(oldVolume.metadata.name!);
       assert.deepEqual([old.spec.persistentVolumeReclaimPolicy, old.status?.phase], ["Retain", "Released"], "the old volume is kept");

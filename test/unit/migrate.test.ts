@@ -324,6 +324,35 @@ describe("--migrate-existing: the objects", () => {
     });
   });
 
+  test("both new claims carry the claim's annotations under its new template's, never the binding's (local-path reads volumeType there)", () => {
+    const s = db();
+    s.spec.volumeClaimTemplates![0]!.metadata.annotations = { volumeType: "local", team: "db" };
+    const o = observed(s);
+    o.claims = o.claims.map((c) => ({
+      ...c,
+      metadata: {
+        ...c.metadata,
+        annotations: {
+          team: "old",
+          backup: "nightly",
+          "pv.kubernetes.io/bind-completed": "yes",
+          "pv.kubernetes.io/bound-by-controller": "yes",
+          "volume.beta.kubernetes.io/storage-provisioner": "old.csi",
+          "volume.kubernetes.io/storage-provisioner": "old.csi",
+          "volume.kubernetes.io/selected-node": "node-b",
+        },
+      },
+    }));
+    const moving = buildPlan(o, request(["data=2Gi,slow"])).migration!.claims[0]!;
+    const want = { team: "db", backup: "nightly", volumeType: "local" };
+    assert.deepEqual(moving.annotations, want);
+    assert.deepEqual(newVolumeClaim(moving, "default", "db").metadata.annotations, want);
+    assert.deepEqual(movedClaim(moving, "default", "pv-new").metadata.annotations, want);
+    // Neither has any: no annotations field at all.
+    assert.equal(m.annotations, undefined);
+    assert.equal(newVolumeClaim(m, "default", "db").metadata.annotations, undefined);
+  });
+
   test("label values fit Kubernetes' rule for any claim name (63 characters, a letter or digit at each end)", () => {
     const valid = (v: string) => v.length <= 63 && /^[A-Za-z0-9]([-A-Za-z0-9_.]*[A-Za-z0-9])?$/.test(v);
     const template = "t".repeat(62) + "-";
