@@ -4,8 +4,8 @@
 // NotFound on a delete) is not an error: the next observation shows what happened.
 import { StopError } from "../errors";
 import { isAlreadyExists, isConflict, isForbidden, isNotFound, isUnknownOutcome } from "../kube/errors";
-import { annotateCopyPod, createClaim, createPod, createStatefulSet, deleteClaim, deleteCopyPod, evictPod, orphanDelete, patchVolume } from "../kube/write";
-import { copyPod, copyPodName, movedClaim, newVolumeClaim, newVolumeClaimName, retainedAnnotations, retainedLabels, startAnnotation } from "../plan/migrate";
+import { createClaim, createPod, createStatefulSet, deleteClaim, deleteCopyPod, evictPod, orphanDelete, patchVolume, signalCopyPod } from "../kube/write";
+import { copyPod, copyPodName, movedClaim, newVolumeClaim, newVolumeClaimName, retainedAnnotations, retainedLabels } from "../plan/migrate";
 import type { MoveAction, MoveObserved, MoveRun } from "../plan/move-types";
 import type { MigrationClaim, MigrationResult } from "../plan/migration-types";
 import { statefulSetRef } from "../refs";
@@ -64,19 +64,23 @@ const executors: Executors = {
     ctx.progress.say(`claim ${m.claim}: final copy of what changed, then verifying every file on both volumes`);
     x.clock.finalFrom = seconds(x);
     try {
-      await annotateCopyPod(ctx.client, target.namespace, name, a.uid, { [startAnnotation]: "go" });
+      await signalCopyPod(ctx.client, target.namespace, name, a.uid);
     } catch (e) {
       if (isNotFound(e)) return;
       if (!isUnknownOutcome(e)) throw new StopError(`could not tell copy pod ${name} to make the final copy: ${firstLine(e)}; claim ${m.claim} was not changed: run the same command again`);
     }
     run.told[a.uid] = o.now;
-    ctx.progress.say(`claim ${m.claim}: told copy pod ${name} to make the final copy`);
+    ctx.progress.say(`claim ${m.claim}: told copy pod ${name} to make the final copy (deleted: SIGTERM is its go)`);
   },
-  "remove-copy-pod": async (a, o, x) => {
+  "remove-copy-pod": async (a, o, x, run) => {
     if (a.warn) x.ctx.progress.warn(a.warn);
+    run.ended = undefined;
     await deleteCopyPod(x.ctx.client, x.target.namespace, o.copyPod?.metadata.name ?? copyPodName(x.m.claim), a.uid);
   },
-  record: (a, o, x) => record(a, o, x),
+  record: (a, o, x, run) => {
+    run.ended = undefined;
+    return record(a, o, x);
+  },
   "orphan-delete": async (a, _o, x) => {
     const { ctx, target, m } = x;
     const ref = statefulSetRef(target.name);

@@ -4,7 +4,7 @@
 // until the machine decides something else, and every action is recorded in the journal by the
 // machine's own "record" actions, so a rerun after a kill at any point goes on from there.
 import { StopError } from "../errors";
-import { getClaim, getPod, getStatefulSet, getVolume, listPods, waitClaim, waitPod, waitPods, waitStatefulSetGone } from "../kube/read";
+import { getClaim, getPod, getStatefulSet, getVolume, listPods, waitClaim, waitPodSeeingLast, waitPods, waitStatefulSetGone } from "../kube/read";
 import type { Pod } from "../api/types";
 import { copyPodName, newVolumeClaimName } from "../plan/migrate";
 import { nextMoveAction } from "../plan/move";
@@ -120,9 +120,14 @@ async function watchOn(on: Extract<MoveAction, { kind: "wait" }>["on"], o: MoveO
   const ns = x.target.namespace;
   const seen = (patch: Partial<MoveObserved>) => !same({ ...o, ...patch, now: nowMs(x) });
   switch (on) {
-    case "copy-pod":
-      await waitPod(client, ns, copyPodName(x.m.claim), (p) => (noteSeen(run, p, nowMs(x)), seen({ copyPod: p })), signal);
+    case "copy-pod": {
+      // A final-copy pod this run told to go is removed by kubelet once it ended: its last state is kept (its report).
+      const last = (p: Pod) => {
+        if (run.told[p.metadata.uid!] !== undefined) run.ended = p;
+      };
+      await waitPodSeeingLast(client, ns, copyPodName(x.m.claim), (p) => (noteSeen(run, p, nowMs(x)), seen({ copyPod: p, run })), last, signal);
       return;
+    }
     case "pods":
       await waitPods(client, ns, labelSelector(x.target.desired), (pods) => seen({ pods: [...pods.values()] }), signal);
       return;

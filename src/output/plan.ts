@@ -112,7 +112,7 @@ export function moveStepText(s: MoveStepView): string {
     case "create-copy-pod":
       return s.mode === "copy" ? `first copy by pod ${o}` : s.start === "wait" ? `start pod ${o} to wait for the final copy` : `final copy and verification by pod ${o}`;
     case "tell-copy-pod":
-      return `tell pod ${o} to make the final copy and verify`;
+      return `tell pod ${o} to make the final copy and verify (delete it: SIGTERM is its go)`;
     case "remove-copy-pod":
       return `remove pod ${o}`;
     case "record":

@@ -34,9 +34,10 @@
 // again on the new volume. That holds only while the new volume's file is the one hashed (its
 // change time and size as seen then) and the source is not shorter; else it is copied whole.
 //
-// WAIT (sync only): a file to wait for before anything is read, until it holds "go": a pod started
-// before its replica is stopped gets it through the downward API, the moment the tool says so;
-// then STARTED (a file) is made, which the pod's readiness probe reads: the tool sees it started.
+// WAIT (sync only, when set): nothing is read until the script gets SIGTERM, which is the go: a pod
+// started before its replica stops is deleted by the tool (gracefully, with a grace period longer
+// than any copy) the moment the replica is gone, and kubelet sends it SIGTERM at once; it then makes
+// the final copy and exits, and kubelet, which waits for that exit, reports it at once.
 export const copyScript = String.raw`set -eu
 SRC=${"${SRC:-/src}"}; DST=${"${DST:-/dst}"}; OUT=${"${OUT:-/dev/termination-log}"}; TMP=${"${TMPDIR:-/tmp}"}
 CACHE=.kubectl-appstorage-verify
@@ -169,8 +170,8 @@ copy)
 sync)
   [ -n "${"${SINCE:-}"}" ] || fail "SINCE is not set: the first copy did not report when it began"
   # Waiting, nothing read yet: a stop (the pod deleted) ends it at once.
-  if [ -n "${"${WAIT:-}"}" ]; then trap 'exit 143' TERM; while [ "$(cat "$WAIT" 2>/dev/null)" != go ]; do sleep 0.1; done; trap - TERM; fi
-  if [ -n "${"${STARTED:-}"}" ]; then : > "$STARTED"; fi
+  # Waiting, nothing read yet, until SIGTERM (the pod deleted: the go); the trap runs once a sleep ends.
+  if [ -n "${"${WAIT:-}"}" ]; then go=; trap 'go=1' TERM; while [ -z "$go" ]; do sleep 0.05; done; trap '' TERM; fi
   from=$((SINCE - 1))
   t0=$(uptime_s)
   : > "$TMP/dirs"

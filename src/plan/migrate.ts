@@ -241,31 +241,26 @@ export type CopyMode = "copy" | "sync" | "measure";
 export const measurePodName = (claim: string) => bounded("appstorage-measure-", claim);
 
 /**
- * The final copy's start: a sync pod reads nothing until this annotation is "go". It is started
- * with "wait" before its replica stops (its start is then not part of the replica's downtime) and
- * told to go once the replica is stopped; its script sees the annotation through the downward API.
+ * The final copy's start, as created: "wait" (started before its replica stops, so that its start is
+ * not part of the replica's downtime; it reads nothing until the tool deletes it, which sends it
+ * SIGTERM: the go) or "go" (it copies at once).
  */
 export const startAnnotation = "appstorage.kubectl.io/start";
-/** Where a sync pod's script marks that it was told to go (its readiness probe reads it): the tool sees the signal arrived. */
-const startedMarker = "/tmp/.appstorage-started";
+/** A waiting sync pod's grace period: deleted, it makes the final copy within it (longer than any copy). */
+export const syncGraceSeconds = 86_400;
 
 /**
  * A copy pod: the claim mounted read-only at /src, the new volume at /dst, on the node of the
  * claim's pod (a ReadWriteOnce volume can be mounted by two pods there), tolerating every taint,
  * as root (to keep owners). It reports in its termination message (parseCopyReport). A sync pod
- * waits for startAnnotation (`start`: "wait" or "go" when created) and is Ready once it started.
+ * created with `start` "wait" waits for SIGTERM (its deletion) before it reads anything.
  */
 export function copyPod(m: MigrationClaim, ns: string, statefulSet: string, mode: CopyMode, image: string, start: "wait" | "go" = "go"): Pod {
   const sync = mode === "sync";
   const env = [
     { name: "MODE", value: mode },
     ...(m.copiedSince !== undefined ? [{ name: "SINCE", value: String(m.copiedSince) }] : []),
-    ...(sync
-      ? [
-          { name: "WAIT", value: "/signal/start" },
-          { name: "STARTED", value: startedMarker },
-        ]
-      : []),
+    ...(sync && start === "wait" ? [{ name: "WAIT", value: "sigterm" }] : []),
   ];
   return {
     apiVersion: "v1",
@@ -278,6 +273,7 @@ export function copyPod(m: MigrationClaim, ns: string, statefulSet: string, mode
     },
     spec: {
       restartPolicy: "Never",
+      ...(sync ? { terminationGracePeriodSeconds: syncGraceSeconds } : {}),
       ...(m.node
         ? { affinity: { nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [{ matchFields: [{ key: "metadata.name", operator: "In", values: [m.node] }] }] } } } }
         : {}),
@@ -291,18 +287,12 @@ export function copyPod(m: MigrationClaim, ns: string, statefulSet: string, mode
           command: ["/bin/sh", "-c", copyScript],
           env,
           terminationMessagePolicy: "File",
-          ...(sync ? { readinessProbe: { exec: { command: ["cat", startedMarker] }, periodSeconds: 1, failureThreshold: 1 } } : {}),
-          volumeMounts: [
-            { name: "src", mountPath: "/src", readOnly: true },
-            ...(mode === "measure" ? [] : [{ name: "dst", mountPath: "/dst" }]),
-            ...(sync ? [{ name: "signal", mountPath: "/signal", readOnly: true }] : []),
-          ],
+          volumeMounts: [{ name: "src", mountPath: "/src", readOnly: true }, ...(mode === "measure" ? [] : [{ name: "dst", mountPath: "/dst" }])],
         },
       ],
       volumes: [
         { name: "src", persistentVolumeClaim: { claimName: m.claim, readOnly: true } },
         ...(mode === "measure" ? [] : [{ name: "dst", persistentVolumeClaim: { claimName: newVolumeClaimName(m.claim) } }]),
-        ...(sync ? [{ name: "signal", downwardAPI: { items: [{ path: "start", fieldRef: { fieldPath: `metadata.annotations['${startAnnotation}']` } }] } }] : []),
       ],
     },
   };

@@ -23,10 +23,12 @@ export interface MoveTarget {
 export interface MoveRun {
   /** Copy pods (uids) this run created. */
   created: string[];
-  /** Final-copy pods (uid -> ms, this run's clock) this run told to go through their annotation. */
+  /** Final-copy pods (uid -> ms, this run's clock) this run told to go (by deleting them: SIGTERM is the go). */
   told: Record<string, number>;
   /** Copy pods (uid -> ms) as this run first saw them. */
   seen: Record<string, number>;
+  /** The last state this run's watch saw of a final-copy pod it told to go, once kubelet removed it (its report). */
+  ended?: Pod;
   /** The server refused this run's copy pod (admission: quota, Pod Security): its message. */
   refused?: string;
   failure?: { message: string; restore: boolean };

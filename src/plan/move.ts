@@ -6,7 +6,8 @@
 //   copied:   the tool's claim of a new volume, filled by a copy pod (while the replica runs);
 //   stopped:  the final copy's pod started while the replica runs (it waits to be told), every
 //             other replica Ready, the StatefulSet orphan-deleted, the replica evicted and gone;
-//   verified: that pod told to go: it copies what changed and compares both sides' manifests;
+//   verified: that pod told to go (deleted: kubelet sends it SIGTERM at once, its go): it copies what
+//             changed, compares both sides' manifests and exits, which kubelet reports at once;
 //   swapped:  the old volume Retain and labelled, the new one held (Retain), the tool's claim and
 //             the old claim removed, the claim re-created on the new volume;
 //   done:     the StatefulSet re-created, the replica Ready on the new volume.
@@ -20,12 +21,12 @@ import type { MigrationClaim, MigrationPhase } from "./migration-types";
 import type { MoveAction, MoveObserved, MoveStepView, MoveView } from "./move-types";
 import { controlledBy, isReady, ordinalStart, replicasOf, sameClaimTemplates } from "./objects";
 
-/** How long a final-copy pod told to go may take to start (its downward API volume updated, its probe seen) before it is replaced. */
-export const signalSeconds = 20;
 /** How long a copy pod may stay Unschedulable before the run stops (a claim of an Immediate class binds meanwhile, resources may free up). */
 export const unschedulableSeconds = 20;
 
 const deleting = (o: { metadata: { deletionTimestamp?: string } } | undefined) => !!o?.metadata.deletionTimestamp;
+/** A copy pod whose container ended (a deleted pod's may end before its phase says so). */
+const ended = (p: Pod) => copyPodDone(p) || (p.status?.containerStatuses ?? []).some((c) => c.state?.terminated !== undefined);
 const modeOf = (p: Pod) => p.metadata.annotations?.["appstorage.kubectl.io/copy"];
 export const imageOf = (p: Pod) => ((p.spec?.["containers"] as { image?: string }[] | undefined) ?? [])[0]?.image;
 const wait = (on: Extract<MoveAction, { kind: "wait" }>["on"], what: string): MoveAction => ({ kind: "wait", on, for: what });
@@ -53,7 +54,10 @@ function failHere(o: MoveObserved, message: string, back: MigrationPhase = backP
 }
 
 /** The next action of one claim's move. */
-export function nextMoveAction(o: MoveObserved): MoveAction {
+export function nextMoveAction(observed: MoveObserved): MoveAction {
+  // A final-copy pod this run told to go is removed by kubelet once it ended: its last state, as this
+  // run's watch saw it, carries its report.
+  const o = !observed.copyPod && observed.run.ended && goalOf(observed.m) === "verified" ? { ...observed, copyPod: observed.run.ended } : observed;
   if (o.run.failure) return windDown(o, o.run.failure);
   if (o.run.refused) return failHere(o, refusedMessage(o, o.run.refused));
   if (o.m.phase === "done") return { kind: "done" };
@@ -186,7 +190,7 @@ function stopReplica(o: MoveObserved): MoveAction {
   if (pod) {
     if (deleting(pod)) return wait("copy-pod", `copy pod ${pod.metadata.name} to be removed`);
     if (m.offline || !waitingSyncPod(pod) || imageOf(pod) !== o.target.copyImage) {
-      if (copyPodDone(pod) && modeOf(pod) === "sync" && mine(o, pod)) {
+      if (ended(pod) && modeOf(pod) === "sync" && mine(o, pod)) {
         return failHere(
           o,
           `claim ${m.claim}: copy pod ${pod.metadata.name} ended (${parseCopyReport(pod)?.error ?? "see its events"}) before the final copy; nothing was changed on the claim: run the same command again`,
@@ -215,21 +219,25 @@ function stopReplica(o: MoveObserved): MoveAction {
   return { kind: "record", set: { phase: "stopped" } };
 }
 
-/** The final copy and verification, by the pod that waited (told to go now) or a new one that goes at once. */
+/**
+ * The final copy and verification: the pod that waited is told to go (deleted: kubelet sends it
+ * SIGTERM at once, and reports its end at once), or a new one goes at once.
+ */
 function finalCopy(o: MoveObserved): MoveAction {
   const { m } = o;
   const pod = o.copyPod;
   if (!pod) return { kind: "create-copy-pod", mode: "sync", start: "go" };
-  if (deleting(pod)) return wait("copy-pod", `copy pod ${pod.metadata.name} to be removed`);
-  if (modeOf(pod) !== "sync" || imageOf(pod) !== o.target.copyImage) return remove(pod);
+  const gone = () => wait("copy-pod", `copy pod ${pod.metadata.name} to be removed`);
+  if (modeOf(pod) !== "sync" || imageOf(pod) !== o.target.copyImage) return deleting(pod) ? gone() : remove(pod);
   const stuck = cannotStart(o, pod);
   if (stuck) return failHere(o, stuck);
+  // Waiting, it has read nothing yet: told now, whoever started it.
   if (waitingSyncPod(pod)) return { kind: "tell-copy-pod", uid: pod.metadata.uid! };
   // Told or ended in an earlier run: it may have copied before the replica last ran.
-  if (!mine(o, pod)) return remove(pod);
-  if (copyPodDone(pod)) {
+  if (!mine(o, pod)) return deleting(pod) ? gone() : remove(pod);
+  if (ended(pod)) {
     const report = parseCopyReport(pod);
-    if (pod.status?.phase === "Succeeded" && report?.src && report.src === report.dst) {
+    if (report?.src && report.src === report.dst && (report.files !== undefined || pod.status?.phase === "Succeeded")) {
       return { kind: "record", set: { phase: "verified", verified: { files: report.files ?? 0, bytes: report.bytes ?? 0, digest: report.src } }, report };
     }
     const why = report?.error ?? (report?.diff ? `the volumes differ: ${report.diff}` : "see the copy pod's events");
@@ -238,13 +246,6 @@ function finalCopy(o: MoveObserved): MoveAction {
       o,
       `claim ${m.claim}: verification failed (${why}); the claim and its volume ${m.volume} were not changed and ${statefulSetRef(o.target.name)} is back; the copy on claim ${newVolumeClaimName(m.claim)} is removed: run the same command again to copy it anew`,
       "pending",
-    );
-  }
-  const told = o.run.told[pod.metadata.uid!];
-  if (told !== undefined && !isReady(pod) && o.now - told >= signalSeconds * 1000) {
-    return remove(
-      pod,
-      `copy pod ${pod.metadata.name} did not start the final copy within ${signalSeconds}s of being told to (its downward API volume was not updated): replacing it with one that starts at once`,
     );
   }
   return wait("copy-pod", `copy pod ${pod.metadata.name} (the final copy and verification); see kubectl describe pod ${pod.metadata.name} -n ${o.target.namespace}, then run the same command again`);
@@ -353,11 +354,12 @@ export function movesLeft(m: MigrationClaim, statefulSet: string): MoveView {
   };
   const order = phaseOrder(m);
   const at = order.indexOf(m.phase);
-  // The copy pod a copy leaves (ended) is removed first by the goal after it.
+  // The copy pod a copy leaves (ended) is removed first by the goal after it; a final copy's pod told
+  // to go was deleted to tell it, and goes by itself once it ended.
   const left = order.slice(at + 1).flatMap((g, i) => {
     const before = order[at + i]!;
     const steps = byGoal[g as Exclude<MigrationPhase, "pending">];
-    return before === "copied" || before === "verified" ? [{ kind: "remove-copy-pod", object: pod } as const, ...steps] : steps;
+    return before === "copied" || (before === "verified" && !early) ? [{ kind: "remove-copy-pod", object: pod } as const, ...steps] : steps;
   });
   return { claim: m.claim, phase: m.phase, left };
 }

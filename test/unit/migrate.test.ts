@@ -15,7 +15,7 @@ import { claim, pod, storageClass, sts } from "../fixtures/builders";
 
 const now = "2026-12-01T12:00:00.000Z";
 const movesLeftKinds =
-  "create-new-claim create-copy-pod record remove-copy-pod create-copy-pod orphan-delete evict record tell-copy-pod record remove-copy-pod retain-old-volume hold-new-volume delete-claim delete-claim bind-new-volume create-moved-claim restore-new-volume-policy record create-statefulset record";
+  "create-new-claim create-copy-pod record remove-copy-pod create-copy-pod orphan-delete evict record tell-copy-pod record retain-old-volume hold-new-volume delete-claim delete-claim bind-new-volume create-moved-claim restore-new-volume-policy record create-statefulset record";
 const bound = (c: PersistentVolumeClaim, volume: string, more: Partial<PersistentVolumeClaim["spec"]> = {}): PersistentVolumeClaim => ({
   ...c,
   metadata: { ...c.metadata, labels: { app: "db" } },
@@ -89,7 +89,7 @@ describe("--migrate-existing: the plan", () => {
     // Each claim's phase and the actions its move has left (src/plan/move.ts, movesLeft), in the order a run takes them.
     assert.match(
       text,
-      /^ {2}data-db-2 \(pending\): create claim appstorage-new-data-db-2, first copy by pod appstorage-copy-data-db-2, record copied, remove pod appstorage-copy-data-db-2, start pod appstorage-copy-data-db-2 to wait for the final copy, orphan-delete statefulset.apps\/db, evict db-2, record stopped, tell pod appstorage-copy-data-db-2 to make the final copy and verify, record verified, remove pod appstorage-copy-data-db-2, set volume pv-2 to Retain, hold the new volume \(Retain\), delete claim appstorage-new-data-db-2, delete claim data-db-2, bind the new volume to the claim's name, create claim data-db-2 on the new volume, give the new volume its reclaim policy back, record swapped, create statefulset.apps\/db, record done$/m,
+      /^ {2}data-db-2 \(pending\): create claim appstorage-new-data-db-2, first copy by pod appstorage-copy-data-db-2, record copied, remove pod appstorage-copy-data-db-2, start pod appstorage-copy-data-db-2 to wait for the final copy, orphan-delete statefulset.apps\/db, evict db-2, record stopped, tell pod appstorage-copy-data-db-2 to make the final copy and verify \(delete it: SIGTERM is its go\), record verified, set volume pv-2 to Retain, hold the new volume \(Retain\), delete claim appstorage-new-data-db-2, delete claim data-db-2, bind the new volume to the claim's name, create claim data-db-2 on the new volume, give the new volume its reclaim policy back, record swapped, create statefulset.apps\/db, record done$/m,
     );
   });
 
@@ -286,30 +286,32 @@ describe("--migrate-existing: the objects", () => {
     const temp = newVolumeClaim(m, "default", "db");
     assert.equal(temp.metadata.name, "appstorage-new-data-db-2");
     assert.deepEqual(temp.spec, { accessModes: ["ReadWriteOnce"], volumeMode: "Filesystem", resources: { requests: { storage: "2Gi" } }, storageClassName: "slow" });
-    const copy = copyPod({ ...m, copiedSince: 1700000000 }, "default", "db", "sync", "img:1");
+    const copy = copyPod({ ...m, copiedSince: 1700000000 }, "default", "db", "sync", "img:1", "wait");
     const spec = copy.spec as Record<string, unknown> & { containers: { env: unknown[]; volumeMounts: unknown[] }[]; volumes: unknown[] };
     assert.deepEqual(spec["affinity"], {
       nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [{ matchFields: [{ key: "metadata.name", operator: "In", values: ["node-b"] }] }] } },
     });
     assert.deepEqual(spec["tolerations"], [{ operator: "Exists" }]);
+    // The final copy started before its replica stops waits for SIGTERM (its deletion is the go), and has a day to finish once told.
     assert.deepEqual(spec.containers[0]!.env, [
       { name: "MODE", value: "sync" },
       { name: "SINCE", value: "1700000000" },
-      { name: "WAIT", value: "/signal/start" },
-      { name: "STARTED", value: "/tmp/.appstorage-started" },
+      { name: "WAIT", value: "sigterm" },
     ]);
-    // The final copy waits for its start annotation, which its script reads through the downward API; Ready once it started.
+    assert.equal(spec["terminationGracePeriodSeconds"], 86_400);
     assert.deepEqual(spec.volumes, [
       { name: "src", persistentVolumeClaim: { claimName: "data-db-2", readOnly: true } },
       { name: "dst", persistentVolumeClaim: { claimName: "appstorage-new-data-db-2" } },
-      { name: "signal", downwardAPI: { items: [{ path: "start", fieldRef: { fieldPath: "metadata.annotations['appstorage.kubectl.io/start']" } }] } },
     ]);
-    assert.equal(copy.metadata.annotations?.["appstorage.kubectl.io/start"], "go");
-    assert.equal(copyPod({ ...m, copiedSince: 1 }, "default", "db", "sync", "img:1", "wait").metadata.annotations?.["appstorage.kubectl.io/start"], "wait");
-    assert.deepEqual((spec.containers[0] as unknown as { readinessProbe: unknown }).readinessProbe, { exec: { command: ["cat", "/tmp/.appstorage-started"] }, periodSeconds: 1, failureThreshold: 1 });
+    assert.equal(copy.metadata.annotations?.["appstorage.kubectl.io/start"], "wait");
+    // One that goes at once does not wait.
+    const now_ = copyPod({ ...m, copiedSince: 1 }, "default", "db", "sync", "img:1", "go");
+    assert.equal(now_.metadata.annotations?.["appstorage.kubectl.io/start"], "go");
+    assert.ok(!(now_.spec as { containers: { env: { name: string }[] }[] }).containers[0]!.env.some((e) => e.name === "WAIT"));
     // A first copy has neither.
     const first = copyPod(m, "default", "db", "copy", "img:1");
     assert.equal(first.metadata.annotations?.["appstorage.kubectl.io/start"], undefined);
+    assert.equal((first.spec as { terminationGracePeriodSeconds?: number }).terminationGracePeriodSeconds, undefined);
     assert.equal((first.spec as { volumes: unknown[] }).volumes.length, 2);
     const moved = movedClaim(m, "default", "pv-new");
     assert.deepEqual(moved.metadata, { name: "data-db-2", namespace: "default", labels: { app: "db" } });

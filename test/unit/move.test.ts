@@ -7,7 +7,7 @@ import { describe, test } from "node:test";
 import type { Pod } from "../../src/api/types";
 import { copyPod, copyPodName, newVolumeClaimName, startAnnotation } from "../../src/plan/migrate";
 import type { MigrationClaim } from "../../src/plan/migration-types";
-import { copyPodTrouble, movesLeft, nextMoveAction, signalSeconds, unschedulableSeconds } from "../../src/plan/move";
+import { copyPodTrouble, movesLeft, nextMoveAction, unschedulableSeconds } from "../../src/plan/move";
 import type { MoveAction, MoveObserved, MoveRun, MoveStepView, MoveTarget } from "../../src/plan/move-types";
 import { act, observe, step, type World, world } from "../fixtures/move-world";
 
@@ -33,6 +33,7 @@ function drive(w: World, m: MigrationClaim, target: MoveTarget, opts: { killAfte
     if (a.kind === "stop") return { actions, stop: a.message, done: false };
     if (a.kind === "wait") {
       assert.ok(step(w, m), `stuck waiting for ${a.for} (phase ${m.phase})`);
+      seeRemoved(w, run);
       continue;
     }
     act(w, a, m, target, run);
@@ -40,6 +41,12 @@ function drive(w: World, m: MigrationClaim, target: MoveTarget, opts: { killAfte
     if (actions.length === opts.killAfter) run = freshRun();
   }
   assert.fail(`no end after 1000 decisions: ${actions.map((a) => a.kind).join(", ")}`);
+}
+
+/** What the run's watch of a told final-copy pod keeps once kubelet removed it. */
+function seeRemoved(w: World, run: MoveRun): void {
+  if (w.removedTold && run.told[w.removedTold.metadata.uid!] !== undefined) run.ended = w.removedTold;
+  w.removedTold = undefined;
 }
 
 /** An action as a plan shows it (kind and what it acts on), to compare with movesLeft. */
@@ -116,8 +123,10 @@ for (const offline of [false, true]) {
         // Up to the k-th record, then a new run.
         while (records < k) {
           const a = nextMoveAction(observe(w, m, target, run));
-          if (a.kind === "wait") step(w, m);
-          else {
+          if (a.kind === "wait") {
+            step(w, m);
+            seeRemoved(w, run);
+          } else {
             act(w, a, m, target, run);
             if (a.kind === "record") records++;
           }
@@ -196,8 +205,10 @@ describe("a move whose replica runs again while it must be down", () => {
     const run = freshRun();
     while (m.phase !== "stopped") {
       const a = nextMoveAction(observe(w, m, target, run));
-      if (a.kind === "wait") step(w, m);
-      else act(w, a, m, target, run);
+      if (a.kind === "wait") {
+        step(w, m);
+        seeRemoved(w, run);
+      } else act(w, a, m, target, run);
     }
     w.sts = { ...structuredClone(target.desired), metadata: { name: "db", namespace: "default", uid: "uid-gitops" } };
     step(w, m);
@@ -362,12 +373,23 @@ const table: { name: string; o: () => MoveObserved; expect: (a: MoveAction) => v
     expect: (a) => assert.equal(a.kind, "remove-copy-pod"),
   },
   {
-    name: `stopped, told by this run and not started for ${signalSeconds}s: replaced, said why`,
+    name: "stopped, the final copy's pod this run told (deleted, still copying): wait for it",
     o: () => {
-      const o = withNewClaim(base("stopped", { statefulSet: undefined, copyPod: pod("sync", "go", running(false)), run: mineRun(0), now: signalSeconds * 1000 }));
-      return { ...o, pods: o.pods.filter((p) => p.metadata.name !== "db-2") };
+      const p = { ...pod("sync", "wait", running(false)), metadata: { ...pod("sync", "wait", running(false)).metadata, deletionTimestamp: "now" } };
+      const o = withNewClaim(base("stopped", { statefulSet: undefined, copyPod: p, run: mineRun(0) }));
+      return { ...o, pods: o.pods.filter((x) => x.metadata.name !== "db-2") };
     },
-    expect: (a) => assert.match(a.kind === "remove-copy-pod" ? (a.warn ?? "") : "", /did not start the final copy within 20s of being told to/),
+    expect: (a) => assert.equal(a.kind === "wait" && a.on, "copy-pod"),
+  },
+  {
+    name: "stopped, the told pod removed by kubelet once it ended: its last state, as this run's watch saw it, records verified",
+    o: () => {
+      const o = withNewClaim(
+        base("stopped", { statefulSet: undefined, copyPod: undefined, run: { ...mineRun(0), ended: pod("sync", "wait", ended("Succeeded", { files: 2, bytes: 4, src: "d", dst: "d" })) } }),
+      );
+      return { ...o, pods: o.pods.filter((x) => x.metadata.name !== "db-2") };
+    },
+    expect: (a) => assert.deepEqual(a.kind === "record" && a.set, { phase: "verified", verified: { files: 2, bytes: 4, digest: "d" } }),
   },
   {
     name: "stopped, this run's final copy verified equal: record verified with the counts and digest",
