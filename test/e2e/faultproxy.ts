@@ -471,6 +471,12 @@ export function writeDisciplineViolations(requests: SeenRequest[]): string[] {
     const earlier = reached.get(key);
     if (earlier && r.reachedServer && earlier.serverStatus !== 429) problems.push(`write repeated: #${earlier.index} and #${r.index} ${r.signature} ${r.path}`);
     if (r.reachedServer) reached.set(key, r);
+    // A delete the server did: the same create in that collection after it makes a new object, not a
+    // repeat (--migrate-existing creates the StatefulSet again, from the same body, after each claim).
+    if (r.method === "DELETE" && r.reachedServer && (r.serverStatus ?? 500) < 300) {
+      const collection = `POST ${r.path.split("?")[0]!.replace(/\/[^/]+$/, "")} `;
+      for (const k of [...reached.keys()]) if (k.startsWith(collection)) reached.delete(k);
+    }
   }
   // A journal write that changes only its timestamps is a renewal; the plugin renews only after a
   // third of the lease without a write (5 s of 15). Sooner, it is the same write again.

@@ -20,8 +20,8 @@
 // What runs: APPSTORAGE_MOVE_MATRIX=full runs every write of the move (about 70 for 3 claims) before
 // and after, and unknown at each: about 210 cases of about a minute, 2 at a time, so about 1.8 hours
 // (split it with APPSTORAGE_MOVE_SHARD=i/n: the i-th of n equal parts). The default, as in CI: the
-// first write of each kind (create and delete of claims and pods, the pod patch that tells the final
-// copy to go, the orphan delete, the eviction, the journal's record, the volume patches, the
+// first write of each kind (create and delete of claims and pods (a delete also tells the final copy to
+// go), the orphan delete, the eviction, the journal's record, the volume patches, the
 // StatefulSet's create), before and after, and unknown at the three writes whose outcome the move
 // must read back (the orphan delete, the eviction, the claim's create): about 25 cases.
 import assert from "node:assert/strict";

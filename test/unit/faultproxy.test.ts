@@ -63,6 +63,30 @@ describe("writeDisciplineViolations", () => {
       1,
     );
   });
+  test("the same create after the server deleted an object of that collection makes a new object: not a repeat", () => {
+    const sts = "/apis/apps/v1/namespaces/x/statefulsets";
+    assert.deepEqual(
+      writeDisciplineViolations(
+        log([
+          ["POST", sts, "s"],
+          ["DELETE", `${sts}/db`, "d"],
+          ["POST", sts, "s"],
+        ]),
+      ),
+      [],
+    );
+    assert.equal(
+      writeDisciplineViolations(
+        log([
+          ["POST", sts, "s"],
+          ["DELETE", `${sts}/db`, "d", { serverStatus: 409 }],
+          ["POST", sts, "s"],
+        ]),
+      ).length,
+      1,
+      "a delete the server refused changes nothing",
+    );
+  });
   test("a retry after a 429 from the server, and a repeat of a write that never reached it, are not repeats", () => {
     assert.deepEqual(
       writeDisciplineViolations(
