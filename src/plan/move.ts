@@ -258,7 +258,8 @@ const retained = (o: MoveObserved) => o.oldVolume?.spec.persistentVolumeReclaimP
 function swapClaim(o: MoveObserved): MoveAction {
   const { m } = o;
   const ns = o.target.namespace;
-  if (o.copyPod) return deleting(o.copyPod) ? wait("copy-pod", `copy pod ${o.copyPod.metadata.name} to be removed`) : remove(o.copyPod);
+  // The copy pod goes (a told one goes by itself); its claims wait for it, nothing else does.
+  if (o.copyPod && !deleting(o.copyPod)) return remove(o.copyPod);
   const volume = o.newVolume;
   if (!volume) {
     return failHere(
@@ -273,10 +274,11 @@ function swapClaim(o: MoveObserved): MoveAction {
     if (!retained(o)) return { kind: "retain-old-volume", volume: m.volume };
     if (volume.spec.persistentVolumeReclaimPolicy !== "Retain") return { kind: "hold-new-volume", volume: volumeName, policy: volume.spec.persistentVolumeReclaimPolicy ?? "Delete" };
   }
-  if (o.newClaim) {
-    return deleting(o.newClaim) ? wait("new-claim", `claim ${o.newClaim.metadata.name} to be removed`) : { kind: "delete-claim", name: o.newClaim.metadata.name!, uid: o.newClaim.metadata.uid! };
-  }
-  if (old) return deleting(old) ? wait("claim", `claim ${m.claim} to be removed (a pod still using it keeps it: kubectl get pods -n ${ns})`) : { kind: "delete-claim", name: m.claim, uid: m.uid };
+  // Both claims deleted at once, then awaited (each stays while a pod uses it).
+  if (o.newClaim && !deleting(o.newClaim)) return { kind: "delete-claim", name: o.newClaim.metadata.name!, uid: o.newClaim.metadata.uid! };
+  if (old && !deleting(old)) return { kind: "delete-claim", name: m.claim, uid: m.uid };
+  if (o.newClaim) return wait("new-claim", `claim ${o.newClaim.metadata.name} to be removed`);
+  if (old) return wait("claim", `claim ${m.claim} to be removed (a pod still using it keeps it: kubectl get pods -n ${ns})`);
   const claim = o.claim;
   if (claim && deleting(claim)) return wait("claim", `claim ${m.claim} to be removed`);
   if (claim && claim.spec.volumeName !== volumeName) {
