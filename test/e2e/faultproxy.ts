@@ -492,8 +492,10 @@ export function writeDisciplineViolations(requests: SeenRequest[]): string[] {
   }
   for (const r of requests) {
     if (!isWrite(r) || !r.fault || !unknownOutcome.includes(r.fault)) continue;
-    // The next request about the same kind of object must read it back, not write again.
-    const next = requests.find((x) => x.index > r.index && x.resource === r.resource);
+    // The next request about the same kind of object must read it back, not write again (a
+    // subresource's, such as an eviction, is read back through its object: pods/eviction by pods).
+    const kind = (x: SeenRequest) => x.resource.split("/")[0];
+    const next = requests.find((x) => x.index > r.index && kind(x) === kind(r));
     if (next && isWrite(next)) problems.push(`the unknown outcome of #${r.index} ${r.signature} (${r.fault}) was followed by a write (#${next.index} ${next.signature}) without a read`);
   }
   return problems;

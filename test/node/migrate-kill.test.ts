@@ -1,7 +1,7 @@
 // --migrate-existing killed, and answered with unknown outcomes, at the requests of a move, on the
 // real node: `set db data=256Mi,appstorage-csi-b --migrate-existing` moves the 3 claims of a
 // StatefulSet whose pods keep writing (each line carries the writing pod's uid). A baseline run
-// through the fault proxy gives the move's requests (everything after the re-create's create); then,
+// through the fault proxy gives the move's requests (everything after the re-create is recorded); then,
 // for each write of the move, the plugin is SIGKILLed while the proxy holds it before it reaches
 // the server ("before") and after the server answered ("after"), and the same command runs again;
 // or the proxy answers the write with a reset after the server did it ("unknown": the plugin cannot
@@ -17,13 +17,17 @@
 // Only writes are cases: a kill at a read leaves the server and the journal as the kill before the
 // next write does (a read changes nothing; the run's memory is lost either way).
 //
-// What runs: APPSTORAGE_MOVE_MATRIX=full runs every write of the move (about 70 for 3 claims) before
-// and after, and unknown at each: about 210 cases of about a minute, 2 at a time, so about 1.8 hours
-// (split it with APPSTORAGE_MOVE_SHARD=i/n: the i-th of n equal parts). The default, as in CI: the
-// first write of each kind (create and delete of claims and pods (a delete also tells the final copy to
-// go), the orphan delete, the eviction, the journal's record, the volume patches, the
-// StatefulSet's create), before and after, and unknown at the three writes whose outcome the move
-// must read back (the orphan delete, the eviction, the claim's create): about 25 cases.
+// What runs: APPSTORAGE_MOVE_MATRIX=full runs every write of the move (63 in the baseline of 3 claims:
+// 18 journal records, 12 volume patches, 6 each of claim and pod creates and deletes, 3 orphan
+// deletes, evictions and StatefulSet creates, the journal's removal), before and after, and unknown at
+// each: 189 cases, 2 at a time, of 52 to 145 s each on this 2-core machine under load (about 100 s),
+// so about 2.5 hours; split it with APPSTORAGE_MOVE_SHARD=i/n (the i-th of n parts). The default, as
+// in CI: the first write of each kind (the journal's record, create and delete of claims and pods (a
+// delete also tells the final copy to go), the orphan delete, the eviction, the volume patch, the
+// StatefulSet's create, the journal's removal), before and after, and unknown at the three writes
+// whose outcome the move must read back (the orphan delete, the eviction, the claim's create): 23
+// cases, about 20 minutes (27 cases, counted from the re-create, took 1,617 s at a load average of 10
+// to 19).
 import assert from "node:assert/strict";
 import { join } from "node:path";
 import { describe, test, type TestContext } from "node:test";
@@ -36,8 +40,12 @@ import { assertLogMoved, keptTreesAndLogs, statInPod, withUidWriter } from "./mo
 
 const names = ["db-0", "db-1", "db-2"];
 const setArgs = (ns: string) => ["set", "db", "data=256Mi,appstorage-csi-b", "--migrate-existing", "--copy-image", workloadImage, "--timeout", "240s", "-n", ns, "--yes"];
-/** The move begins once the StatefulSet is re-created with the new templates (its first create). */
-const moveStart = "create statefulsets";
+/**
+ * The move begins once the StatefulSet is re-created with the new templates and the change is
+ * recorded (its event: the record step's last write; the re-create's own writes are the e2e kill
+ * matrix's, test/e2e/reliability.test.ts).
+ */
+const moveStart = "create events";
 /** Writes that are not a step of the move: lease renewals come as time passes. */
 const moveWrite = (x: PhaseTarget) => x.write && !/^(renew|release) /.test(x.signature);
 

@@ -118,6 +118,28 @@ describe("writeDisciplineViolations", () => {
     assert.equal(problems.length, 1);
     assert.match(problems[0]!, /followed by a write/);
   });
+  test("an unknown outcome of an eviction is read back through its pod (list pods), then another eviction may follow", () => {
+    const pods = "/api/v1/namespaces/x/pods";
+    assert.deepEqual(
+      writeDisciplineViolations(
+        log([
+          ["POST", `${pods}/db-2/eviction`, "e2", { fault: "reset-after" }],
+          ["GET", pods, ""],
+          ["POST", `${pods}/db-1/eviction`, "e1"],
+        ]),
+      ),
+      [],
+    );
+    assert.equal(
+      writeDisciplineViolations(
+        log([
+          ["POST", `${pods}/db-2/eviction`, "e2", { fault: "reset-after" }],
+          ["POST", `${pods}/db-1/eviction`, "e1"],
+        ]),
+      ).length,
+      1,
+    );
+  });
   test("reviews and dry runs are not writes", () => {
     const review = "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews";
     assert.deepEqual(
