@@ -34,7 +34,7 @@ const require = createRequire(import.meta.url);
 // The proxy that holds the plugin at its orphan delete (TypeScript, loaded through test/register.cjs: see package.json).
 const { startFaultProxy } = require("../../test/e2e/faultproxy.ts");
 const { parse } = require("yaml");
-const plugin = join(root, "dist", "kubectl-appstorage");
+const plugin = process.env.APPSTORAGE_PLUGIN ?? join(root, "dist", "kubectl-appstorage");
 process.env.APPSTORAGE_PORT_BASE ??= "18440";
 process.env.APPSTORAGE_CLUSTER_DIR ??= join(process.env.HOME ?? "/root", ".cache", "kubectl-appstorage", "cluster-node");
 const kubeconfig = join(process.env.APPSTORAGE_CLUSTER_DIR, "admin.kubeconfig");
@@ -321,6 +321,9 @@ async function benchShape(api, key) {
 async function main() {
   const chosen = process.argv.slice(2).length ? process.argv.slice(2) : Object.keys(shapes);
   for (const c of chosen) if (!shapes[c]) throw new Error(`unknown shape ${c}: ${Object.keys(shapes).join(", ")}`);
+  // The commit the run measures, read before it (a commit made meanwhile is not the one measured).
+  const commit = run("git", ["-C", root, "rev-parse", "--short=12", "HEAD"]).stdout.trim();
+  const dirty = run("git", ["-C", root, "status", "--porcelain", "--untracked-files=no"]).stdout.trim() !== "";
   const started = run("bash", [join(root, "scripts", "cluster"), "status"], { allowFail: true }).status !== 0;
   if (started) run("bash", [join(root, "scripts", "cluster"), "up", "--node"]);
   const api = apiClient();
@@ -334,8 +337,6 @@ async function main() {
     dropKeptVolumes();
     if (started) run("bash", [join(root, "scripts", "cluster"), "down"], { allowFail: true });
   }
-  const commit = run("git", ["-C", root, "rev-parse", "--short=12", "HEAD"]).stdout.trim();
-  const dirty = run("git", ["-C", root, "status", "--porcelain", "--untracked-files=no"]).stdout.trim() !== "";
   mkdirSync(join(root, "dist", "bench"), { recursive: true });
   writeFileSync(join(root, "dist", "bench", "migrate.json"), `${JSON.stringify({ commit, dirty, at: new Date().toISOString(), rounds, results }, null, 2)}\n`);
   report(commit + (dirty ? " (with uncommitted changes)" : ""), results);
