@@ -9,8 +9,9 @@
 //   verified: that pod told to go (deleted: kubelet sends it SIGTERM at once, its go): it copies what
 //             changed, compares both sides' manifests and exits, which kubelet reports at once;
 //   swapped:  the old volume Retain and labelled, the new one held (Retain), the tool's claim and
-//             the old claim removed, the claim re-created on the new volume;
-//   done:     the StatefulSet re-created, the replica Ready on the new volume.
+//             the old claim removed, the claim re-created on the new volume, the StatefulSet
+//             re-created while the claim binds;
+//   done:     the StatefulSet there (re-created if a rerun finds it gone), the replica Ready on the new volume.
 // A ReadWriteOncePod claim is stopped before its first copy (phaseOrder). While the replica must
 // be down and its claim is still the original, a replica that runs again (its StatefulSet
 // re-created by someone) sends the move back to stopping it: the final copy is made again.
@@ -291,6 +292,8 @@ function swapClaim(o: MoveObserved): MoveAction {
   const ref = volume.spec.claimRef;
   if (!ref || ref.name !== m.claim || ref.namespace !== ns || (claim && ref.uid && ref.uid !== claim.metadata.uid)) return { kind: "bind-new-volume", volume: volumeName };
   if (!claim) return { kind: "create-moved-claim", volume: volumeName };
+  // The StatefulSet comes back while the claim binds (its pod waits for the binding): the binder's time is not added to the downtime.
+  if (!o.statefulSet) return { kind: "create-statefulset" };
   if (claim.status?.phase !== "Bound") return wait("claim", `claim ${m.claim} to bind to volume ${volumeName}`);
   if (m.newVolumePolicy && volume.spec.persistentVolumeReclaimPolicy !== m.newVolumePolicy) return { kind: "restore-new-volume-policy", volume: volumeName, policy: m.newVolumePolicy };
   return { kind: "record", set: { phase: "swapped" } };
@@ -346,13 +349,11 @@ export function movesLeft(m: MigrationClaim, statefulSet: string): MoveView {
       { kind: "delete-claim", object: m.claim },
       { kind: "bind-new-volume" },
       { kind: "create-moved-claim", object: m.claim },
+      { kind: "create-statefulset", object: statefulSet },
       { kind: "restore-new-volume-policy" },
       { kind: "record", phase: "swapped" },
     ],
-    done: [
-      { kind: "create-statefulset", object: statefulSet },
-      { kind: "record", phase: "done" },
-    ],
+    done: [{ kind: "record", phase: "done" }],
   };
   const order = phaseOrder(m);
   const at = order.indexOf(m.phase);

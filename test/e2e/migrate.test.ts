@@ -223,7 +223,7 @@ describe("set --migrate-existing: refused before anything changes", () => {
     // Per claim, its phase and the actions its move has left, in order.
     assert.match(
       r.stderr,
-      /\n {2}data-db-1 \(pending\): create claim appstorage-new-data-db-1, first copy by pod appstorage-copy-data-db-1, record copied, remove pod appstorage-copy-data-db-1, start pod appstorage-copy-data-db-1 to wait for the final copy, orphan-delete statefulset.apps\/db, evict db-1, record stopped, tell pod appstorage-copy-data-db-1 to make the final copy and verify \(delete it: SIGTERM is its go\), record verified, .*, create statefulset.apps\/db, record done\n {2}data-db-0 \(pending\): create claim appstorage-new-data-db-0, /,
+      /\n {2}data-db-1 \(pending\): create claim appstorage-new-data-db-1, first copy by pod appstorage-copy-data-db-1, record copied, remove pod appstorage-copy-data-db-1, start pod appstorage-copy-data-db-1 to wait for the final copy, orphan-delete statefulset.apps\/db, evict db-1, record stopped, tell pod appstorage-copy-data-db-1 to make the final copy and verify \(delete it: SIGTERM is its go\), record verified, .*, create statefulset.apps\/db, give the new volume its reclaim policy back, record swapped, record done\n {2}data-db-0 \(pending\): create claim appstorage-new-data-db-0, /,
     );
     const plan = JSON.parse((await runPlugin(["diff", "db", `data=1Gi,${other}`, "--migrate-existing", "-n", ns, "-o", "json"])).stdout);
     assert.deepEqual(plan.steps, ["write-journal", "orphan-delete", "wait-gone", "create", "verify", "record", "migrate", "remove-journal"]);
