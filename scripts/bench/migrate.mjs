@@ -185,7 +185,8 @@ async function plainRestart(api, name) {
   const uid = getJson(["get", "pod", pod, "-n", ns]).metadata.uid;
   let readyAt;
   const watching = api.request("GET", `/api/v1/namespaces/${ns}/pods?watch=1&fieldSelector=metadata.name%3D${pod}&timeoutSeconds=300`, undefined, (text) => {
-    for (const line of text.split("\n").filter(Boolean)) {
+    // Whole lines only: the last one may still be arriving.
+    for (const line of text.split("\n").slice(0, -1).filter(Boolean)) {
       const e = JSON.parse(line);
       if (e.object?.metadata?.uid !== uid && e.object?.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True")) {
         readyAt ??= performance.now();
