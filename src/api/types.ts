@@ -102,8 +102,15 @@ export interface Pod extends KubeObject {
   };
   status?: {
     phase?: string;
-    conditions?: { type: string; status: string }[];
-    containerStatuses?: { name: string; state?: { terminated?: { exitCode?: number; message?: string } } }[];
+    conditions?: { type: string; status: string; reason?: string; message?: string; lastTransitionTime?: string }[];
+    containerStatuses?: {
+      name: string;
+      image?: string;
+      state?: { terminated?: { exitCode?: number; message?: string; reason?: string }; waiting?: { reason?: string; message?: string } };
+    }[];
+    /** Why the pod failed (kubelet's admission: OutOfcpu, NodeAffinity, ...), with a message. */
+    reason?: string;
+    message?: string;
     [key: string]: unknown;
   };
 }

@@ -1,19 +1,145 @@
-// One claim's move, as its phases (./migrate.ts) and its copy pods (./copy-pods.ts) both take it: a
-// module of its own, so that the copy pods depend on this data, not on the phases.
+// One claim's move, run: observe what there is of it, ask the plan's state machine for the next
+// action (nextMoveAction, src/plan/move.ts), execute it (./move-actions.ts), and again, until it
+// is done or stops. Nothing here decides what comes next: a wait watches the objects it names
+// until the machine decides something else, and every action is recorded in the journal by the
+// machine's own "record" actions, so a rerun after a kill at any point goes on from there.
+import { StopError } from "../errors";
+import { getClaim, getPod, getStatefulSet, getVolume, listPods, waitClaim, waitPodSeeingLast, waitPods, waitStatefulSetGone } from "../kube/read";
+import type { Pod } from "../api/types";
+import { copyPodName, newVolumeClaimName } from "../plan/migrate";
+import { nextMoveAction } from "../plan/move";
+import type { MoveAction, MoveObserved, MoveRun } from "../plan/move-types";
+import { labelSelector } from "../plan/objects";
 import type { Plan } from "../plan/types";
-import type { MigrationClaim, MigrationResult } from "../plan/migration-types";
+import type { MigrationClaim } from "../plan/migration-types";
 import type { ApplyContext } from "./context";
+import { bounded, within } from "./deadline";
+import { execute, type Move } from "./move-actions";
 
-/** One claim's move: the plan, the context, and the claim as the journal keeps it. */
-export interface Move {
-  plan: Plan;
-  ctx: ApplyContext;
-  m: MigrationClaim;
-  ns: string;
-  name: string;
-  /** Saves the journal now (what a phase learned half-way that a rerun needs). */
-  save: () => Promise<void>;
-  /** When this run stopped the pod (progress clock), for how long it was down. */
-  stoppedAt?: number;
-  result: MigrationResult["claims"][number];
+export type { Move } from "./move-actions";
+
+export function moveOf(plan: Plan, ctx: ApplyContext, m: MigrationClaim, copyImage: string, save: () => Promise<void>): Move {
+  const { namespace, name, uid } = plan.target;
+  return {
+    plan,
+    ctx,
+    m,
+    target: { namespace, name, uid, desired: plan.desired, copyImage },
+    save,
+    result: { claim: m.claim, ordinal: m.ordinal, oldVolume: m.volume },
+    clock: {},
+    said: new Set(),
+  };
+}
+
+const nowMs = (x: Move) => x.ctx.progress.elapsedSeconds() * 1000;
+
+/** Reads what the machine decides from: the StatefulSet, its pods, the claim, the tool's claim and copy pod, both volumes. */
+export async function observe(x: Move, run: MoveRun): Promise<MoveObserved> {
+  const { client } = x.ctx;
+  const { m, target } = x;
+  const ns = target.namespace;
+  const [statefulSet, pods, claim, newClaim, copyPod, oldVolume] = await Promise.all([
+    getStatefulSet(client, ns, target.name),
+    listPods(client, ns, labelSelector(target.desired)),
+    getClaim(client, ns, m.claim),
+    getClaim(client, ns, newVolumeClaimName(m.claim)),
+    getPod(client, ns, copyPodName(m.claim)),
+    getVolume(client, m.volume),
+  ]);
+  const newVolumeName = m.newVolume ?? newClaim?.spec.volumeName;
+  const newVolume = newVolumeName ? await getVolume(client, newVolumeName) : undefined;
+  const now = nowMs(x);
+  noteSeen(run, copyPod, now);
+  return { target, m, statefulSet, pods, claim, newClaim, copyPod, oldVolume, newVolume, run, now };
+}
+
+function noteSeen(run: MoveRun, pod: Pod | undefined, now: number): void {
+  if (pod?.metadata.uid && run.seen[pod.metadata.uid] === undefined) run.seen[pod.metadata.uid] = now;
+}
+
+/** Runs one claim's move until the machine says done; its stop is a StopError with the machine's message. */
+export async function runMove(x: Move): Promise<void> {
+  const run: MoveRun = { created: [], told: {}, seen: {} };
+  // An action other than a wait that the machine keeps choosing (an eviction a PodDisruptionBudget refuses) is bounded by --timeout too.
+  let last = { key: "", since: 0 };
+  for (;;) {
+    x.ctx.signal.throwIfAborted();
+    const o = await observe(x, run);
+    const action = nextMoveAction(o);
+    if (action.kind === "done") return;
+    if (action.kind === "stop") throw new StopError(action.message);
+    if (action.kind === "wait") {
+      await waitFor(action, o, x, run);
+      continue;
+    }
+    const key = JSON.stringify(action);
+    if (key !== last.key) last = { key, since: o.now };
+    else if (o.now - last.since > x.ctx.timeoutMs)
+      throw new StopError(`timed out after ${x.ctx.timeoutMs / 1000}s: ${action.kind} of claim ${x.m.claim} did not take effect; run the same command again`);
+    await execute(action, o, x, run);
+  }
+}
+
+/** A copy pod's wait looks again this often: whether it has been Unschedulable long enough, or told to go and not started. */
+const tickMs = 2000;
+class Tick extends Error {}
+
+/**
+ * Waits, bounded by --timeout, until the machine decides something other than this wait: the
+ * object it names is watched, and each change is put into what was observed and asked again.
+ */
+async function waitFor(action: Extract<MoveAction, { kind: "wait" }>, o: MoveObserved, x: Move, run: MoveRun): Promise<void> {
+  const same = (seen: MoveObserved) => JSON.stringify(nextMoveAction(seen)) === JSON.stringify(action);
+  const said = action.for.split(";")[0]!;
+  if (!x.said.has(said)) {
+    x.said.add(said);
+    x.ctx.progress.say(`claim ${x.m.claim}: waiting for ${said}`);
+  }
+  await bounded(x.ctx, `waiting for ${action.for}`, async (signal) => {
+    if (action.on !== "copy-pod") return void (await watchOn(action.on, o, x, run, same, signal));
+    for (;;) {
+      try {
+        return void (await within(
+          signal,
+          tickMs,
+          () => new Tick(),
+          (s) => watchOn(action.on, o, x, run, same, s),
+        ));
+      } catch (e) {
+        if (!(e instanceof Tick)) throw e;
+      }
+      if (!same(await observe(x, run))) return;
+    }
+  });
+}
+
+/** Watches what `on` names until `same` no longer holds with it put into `o`. */
+async function watchOn(on: Extract<MoveAction, { kind: "wait" }>["on"], o: MoveObserved, x: Move, run: MoveRun, same: (o: MoveObserved) => boolean, signal: AbortSignal): Promise<void> {
+  const { client } = x.ctx;
+  const ns = x.target.namespace;
+  const seen = (patch: Partial<MoveObserved>) => !same({ ...o, ...patch, now: nowMs(x) });
+  switch (on) {
+    case "copy-pod": {
+      // A final-copy pod this run told to go is removed by kubelet once it ended: its last state is kept (its report).
+      const last = (p: Pod) => {
+        if (run.told[p.metadata.uid!] !== undefined) run.ended = p;
+      };
+      await waitPodSeeingLast(client, ns, copyPodName(x.m.claim), (p) => (noteSeen(run, p, nowMs(x)), seen({ copyPod: p, run })), last, signal);
+      return;
+    }
+    case "pods":
+      await waitPods(client, ns, labelSelector(x.target.desired), (pods) => seen({ pods: [...pods.values()] }), signal);
+      return;
+    case "statefulset":
+      // The machine waits on a StatefulSet only for it to go (an orphan delete the garbage collector finishes).
+      if (o.statefulSet) await waitStatefulSetGone(client, ns, x.target.name, o.statefulSet.metadata.uid!, signal);
+      return;
+    case "claim":
+      await waitClaim(client, ns, x.m.claim, (c) => seen({ claim: c }), signal);
+      return;
+    case "new-claim":
+      await waitClaim(client, ns, newVolumeClaimName(x.m.claim), (c) => seen({ newClaim: c }), signal);
+      return;
+  }
 }

@@ -85,7 +85,13 @@ export function existingClaimsOptions(f: ExistingClaimFlags | undefined): Existi
     if (f.resize || f.vac || waitResize)
       throw new UsageError("--migrate-existing moves the existing claims to new volumes of the new size and class: drop --resize-existing, --vac-existing, --wait-resize and --restart-pods");
     if (f.copyImage !== undefined && f.copyImage.trim() === "") throw new UsageError("--copy-image needs an image, for example --copy-image docker.io/library/busybox:1.37.0");
-    return { resize: false, vac: false, waitResize: false, restartPods: false, migrate: { copyImage: f.copyImage ?? defaultCopyImage } };
+    return {
+      resize: false,
+      vac: false,
+      waitResize: false,
+      restartPods: false,
+      migrate: { copyImage: f.copyImage ?? defaultCopyImage, ...(f.copyImage !== undefined ? { copyImageGiven: true } : {}) },
+    };
   }
   if (!f.resize && !f.vac && !waitResize && !relabel) return undefined;
   if (!f.resize && !f.vac && waitResize)

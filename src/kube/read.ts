@@ -255,6 +255,44 @@ export function listVolumes(client: KubeClient, labelSelector?: string): Promise
   return listAll(client, volumesPath(), { labelSelector });
 }
 
+/**
+ * As waitPod, and `last` hears every state of the pod a watch delivers, its deletion's too (the
+ * object as it was when it went): what a pod that kubelet removes once it ended last reported.
+ */
+export async function waitPodSeeingLast(
+  client: KubeClient,
+  ns: string,
+  name: string,
+  check: (pod: Pod | undefined) => boolean,
+  last: (pod: Pod) => void,
+  signal: AbortSignal,
+): Promise<Pod | undefined> {
+  while (!signal.aborted) {
+    const list = await listPages<Pod>(client, podsPath(ns), { fieldSelector: `metadata.name=${name}` });
+    let pod: Pod | undefined = list.items[0];
+    if (pod) last(pod);
+    if (check(pod)) return pod;
+    try {
+      const done = await client.watch<Pod>(
+        podsPath(ns),
+        { fieldSelector: `metadata.name=${name}`, resourceVersion: list.resourceVersion, timeoutSeconds: 60 },
+        (e) => {
+          if (e.type === "BOOKMARK" || e.type === "ERROR") return false;
+          last(e.object);
+          pod = e.type === "DELETED" ? undefined : e.object;
+          return check(pod);
+        },
+        signal,
+      );
+      if (done) return pod;
+    } catch (e) {
+      if (!isGone(e)) throw e;
+    }
+    await settle();
+  }
+  throw signal.reason instanceof Error ? signal.reason : new Error("aborted");
+}
+
 /** Waits until check(pod) holds for one pod (undefined: it does not exist). */
 export async function waitPod(client: KubeClient, ns: string, name: string, check: (pod: Pod | undefined) => boolean, signal: AbortSignal): Promise<Pod | undefined> {
   const pods = await waitList<Pod>(client, podsPath(ns), undefined, (all) => check(all.get(name)), signal, `metadata.name=${name}`);

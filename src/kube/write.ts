@@ -155,11 +155,11 @@ export function createPod(client: KubeClient, ns: string, body: Pod, dryRun: Dry
 }
 
 /**
- * Sets an annotation of one of the tool's own copy pods, exactly the one looked at: the uid in
- * the patch makes the server refuse it for any other pod of that name.
+ * Tells one of the tool's own waiting copy pods to go: a graceful delete (its own, long grace
+ * period), of exactly the one looked at (uid), makes kubelet send it SIGTERM at once.
  */
-export function annotateCopyPod(client: KubeClient, ns: string, name: string, uid: string, annotations: Record<string, string>): Promise<Pod> {
-  return send<Pod>(client, { method: "PATCH", path: podsPath(ns, name), contentType: "application/merge-patch+json", body: { metadata: { uid, annotations } } });
+export function signalCopyPod(client: KubeClient, ns: string, name: string, uid: string): Promise<unknown> {
+  return send(client, { method: "DELETE", path: podsPath(ns, name), body: { kind: "DeleteOptions", apiVersion: "v1", preconditions: { uid } } });
 }
 
 /** Deletes one of the tool's own copy pods, exactly the one looked at (uid); gone already is done. */
@@ -171,8 +171,8 @@ export async function deleteCopyPod(client: KubeClient, ns: string, name: string
   }
 }
 
-export function createClaim(client: KubeClient, ns: string, body: PersistentVolumeClaim): Promise<PersistentVolumeClaim> {
-  return send<PersistentVolumeClaim>(client, { method: "POST", path: claimsPath(ns), body });
+export function createClaim(client: KubeClient, ns: string, body: PersistentVolumeClaim, dryRun: DryRun = "none"): Promise<PersistentVolumeClaim> {
+  return send<PersistentVolumeClaim>(client, { method: "POST", path: claimsPath(ns), query: { dryRun: serverDryRun(dryRun) }, body });
 }
 
 /**

@@ -2,6 +2,7 @@
 // does, what new ordinals get, the warnings and the steps.
 import type { Target } from "../api/types";
 import type { Plan, Step, TemplateChange, TemplateSide } from "../plan/types";
+import type { MoveStepView } from "../plan/move-types";
 import { classLines } from "./classes";
 import { existingAfter, existingStepText, relabelAfter, renderExisting } from "./resize";
 import { ordinalsWord } from "./ordinals";
@@ -100,14 +101,50 @@ export function renderMigration(plan: Plan): string {
   const rows = m.claims.map((c) => [c.claim, String(c.ordinal), c.pod ?? "<none>", c.node ?? "", side(c.from), side(c.to), c.usedBytes !== undefined ? String(c.usedBytes) : "", c.volume, c.phase]);
   const offline = m.claims.filter((c) => c.offline).map((c) => c.claim);
   const measured = m.claims.filter((c) => c.measure && c.phase === "pending").map((c) => c.claim);
+  const left = (plan.moves ?? []).filter((v) => v.left.length).map((v) => `  ${v.claim} (${v.phase}): ${v.left.map(moveStepText).join(", ")}\n`);
   return `claims moved to new volumes with their data (one at a time, in this order; copy image ${m.copyImage}):\n${renderTable(
     ["claim", "ordinal", "pod", "node", "from", "to", "used bytes", "old volume (kept, Retain)", "phase"],
     rows,
-  )}${offline.length ? `ReadWriteOncePod: ${offline.join(", ")} cannot be copied while the pod runs; the replica is down for the whole copy\n` : ""}${
+  )}${left.length ? `the actions each move has left, in order (waits left out; the new volume's Retain is held and given back only when its class deletes volumes):\n${left.join("")}` : ""}${offline.length ? `ReadWriteOncePod: ${offline.join(", ")} cannot be copied while the pod runs; the replica is down for the whole copy\n` : ""}${
     measured.length
       ? `smaller: a pod measures the data of ${measured.join(", ")} (du) once the change is confirmed, before anything changes (used bytes are kubelet's volume stats, which can be a minute old)\n`
       : ""
   }`;
+}
+
+/** One action a move has left, in words. */
+export function moveStepText(s: MoveStepView): string {
+  const o = s.object ?? "";
+  switch (s.kind) {
+    case "create-new-claim":
+      return `create claim ${o}`;
+    case "create-copy-pod":
+      return s.mode === "copy" ? `first copy by pod ${o}` : s.start === "wait" ? `start pod ${o} to wait for the final copy` : `final copy and verification by pod ${o}`;
+    case "tell-copy-pod":
+      return `tell pod ${o} to make the final copy and verify (delete it: SIGTERM is its go)`;
+    case "remove-copy-pod":
+      return `remove pod ${o}`;
+    case "record":
+      return `record ${s.phase}`;
+    case "orphan-delete":
+      return `orphan-delete statefulset.apps/${o}`;
+    case "evict":
+      return `evict ${o}`;
+    case "retain-old-volume":
+      return `set volume ${o} to Retain`;
+    case "hold-new-volume":
+      return "hold the new volume (Retain)";
+    case "delete-claim":
+      return `delete claim ${o}`;
+    case "bind-new-volume":
+      return "bind the new volume to the claim's name";
+    case "create-moved-claim":
+      return `create claim ${o} on the new volume`;
+    case "restore-new-volume-policy":
+      return "give the new volume its reclaim policy back";
+    case "create-statefulset":
+      return `create statefulset.apps/${o}`;
+  }
 }
 
 /** The confirmation question for this plan. */

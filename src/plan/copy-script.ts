@@ -34,9 +34,10 @@
 // again on the new volume. That holds only while the new volume's file is the one hashed (its
 // change time and size as seen then) and the source is not shorter; else it is copied whole.
 //
-// WAIT (sync only): a file to wait for before anything is read, until it holds "go": a pod started
-// before its replica is stopped gets it through the downward API, the moment the tool says so;
-// then STARTED (a file) is made, which the pod's readiness probe reads: the tool sees it started.
+// WAIT (sync only, when set): nothing is read until the script gets SIGTERM, which is the go: a pod
+// started before its replica stops is deleted by the tool (gracefully, with a grace period longer
+// than any copy) the moment the replica is gone, and kubelet sends it SIGTERM at once; it then makes
+// the final copy and exits, and kubelet, which waits for that exit, reports it at once.
 export const copyScript = String.raw`set -eu
 SRC=${"${SRC:-/src}"}; DST=${"${DST:-/dst}"}; OUT=${"${OUT:-/dev/termination-log}"}; TMP=${"${TMPDIR:-/tmp}"}
 CACHE=.kubectl-appstorage-verify
@@ -107,28 +108,33 @@ delta() {
   echo "$(listsum "$TMP/delta.dst.n")  $p" >> "$TMP/dst.big"
   wc -l < "$TMP/delta.todo" | awk -v p="$p" '{ print p "|" $1 }' >> "$TMP/delta.log"
 }
-# sha256 lines of the regular files below the current directory, reusing a cached hash where it is still good (see above).
+# listing DIR OUT: DIR itself (as ".") and every entry below it, one line each, in one pass of stat:
+# "stamp|ctime|type|uid|gid|mode|mtime|size|path" (stamp: the change time to the nanosecond).
+listing() ( cd "$1" && { stat -c '%z|%Z|%F|%u|%g|%a|%Y|%s|%n' .; find . -mindepth 1 -exec stat -c '%z|%Z|%F|%u|%g|%a|%Y|%s|%n' {} +; } | mine > "$2" )
+# The path of a listing line (after its 8 fields; a path may hold "|"), for awk.
+LPATH='function lpath(s) { match(s, /^[^|]*[|][^|]*[|][^|]*[|][^|]*[|][^|]*[|][^|]*[|][^|]*[|][^|]*[|]/); return substr(s, RLENGTH + 1) }'
+# sha256 lines of the regular files of a listing (run in its folder), reusing a cached hash where it is still good (see above).
 hashes() (
   side=$1; cached="$DST/$CACHE/$side"
   if [ ! -f "$cached" ]; then sums "$side"; return; fi
-  entries '%z|%Z|%F|%n' | awk -F'|' '$3 ~ /^regular/' > "$TMP/$side.now"
   : > "$TMP/$side.fresh"
-  awk -v side="$side" -v from="${"${from:-0}"}" -v fresh="$TMP/$side.fresh" '
+  awk -F'|' -v side="$side" -v from="${"${from:-0}"}" -v fresh="$TMP/$side.fresh" "$LPATH"'
     FILENAME == ARGV[1] { i = index($0, "|"); st = substr($0, 1, i - 1); r = substr($0, i + 1); cs[substr(r, 66)] = st; ch[substr(r, 66)] = substr(r, 1, 64); next }
     FILENAME == ARGV[2] { written[$0] = 1; next }
     FILENAME == ARGV[3] { big[substr($0, 67)] = substr($0, 1, 64); next }
-    { i = index($0, "|"); st = substr($0, 1, i - 1); r = substr($0, i + 1); j = index(r, "|"); ct = substr(r, 1, j - 1); r = substr(r, j + 1); k = index(r, "|"); p = substr(r, k + 1)
+    $3 ~ /^regular/ { p = lpath($0)
       if (p in big) print big[p] "  " p
-      else if ((p in cs) && cs[p] == st && !(p in written) && (side == "dst" || ct + 0 < from + 0)) print ch[p] "  " p; else print p > fresh }
-  ' "$cached" "$TMP/written" "$TMP/$side.big" "$TMP/$side.now"
+      else if ((p in cs) && cs[p] == $1 && !(p in written) && (side == "dst" || $2 + 0 < from + 0)) print ch[p] "  " p; else print p > fresh }
+  ' "$cached" "$TMP/written" "$TMP/$side.big" "$2"
   while IFS= read -r p; do sum1 "$p" "$side"; done < "$TMP/$side.fresh"
 )
+# manifest DIR SIDE LISTING: the sorted manifest of DIR from its listing (one stat pass), its symlinks' targets and its files' hashes.
 manifest() (
   cd "$1"
   {
-    find . ! -type l -exec stat -c '%F|%u|%g|%a|%Y|%s|%n' {} + | awk -F'|' -v OFS='|' '$1 == "directory" { $6 = "-" } { print }'
-    find . -type l -exec stat -c 'link|%u|%g|%N' {} +
-    hashes "$2"
+    awk -F'|' "$LPATH"'$3 != "symbolic link" { print $3 "|" $4 "|" $5 "|" $6 "|" $7 "|" ($3 == "directory" ? "-" : $8) "|" lpath($0) }' "$3"
+    awk -F'|' "$LPATH"'$3 == "symbolic link" { print lpath($0) }' "$3" | tr '\n' '\0' | xargs -0 -r stat -c 'link|%u|%g|%N'
+    hashes "$2" "$3"
   } | mine | LC_ALL=C sort
 )
 case "${"${MODE:-}"}" in
@@ -146,24 +152,26 @@ copy)
   sync
   seconds=$(took "$t0")
   # The hashes of both sides while the pod still runs: the final copy reads again only what changed.
+  t1=$(uptime_s)
   mkdir "$DST/$CACHE"
   (cd "$SRC" && stamps "$TMP/src.cache" src) &
   a=$!
-  (cd "$DST" && stamps "$TMP/dst.cache" dst) &
+  (cd "$DST" && entries > "$TMP/dst.names" && stamps "$TMP/dst.cache" dst) &
   b=$!
   wait "$a"
   wait "$b"
   cp "$TMP/src.cache" "$DST/$CACHE/src"
   cp "$TMP/dst.cache" "$DST/$CACHE/dst"
   cp "$TMP/dst.cache.blocks" "$DST/$CACHE/dst.blocks"
+  cp "$TMP/dst.names" "$DST/$CACHE/names"
   sync
-  report "{\"since\":$since,\"bytes\":$((need * 1024)),\"seconds\":$seconds}"
+  report "{\"since\":$since,\"bytes\":$((need * 1024)),\"seconds\":$seconds,\"hashSeconds\":$(took "$t1")}"
   ;;
 sync)
   [ -n "${"${SINCE:-}"}" ] || fail "SINCE is not set: the first copy did not report when it began"
   # Waiting, nothing read yet: a stop (the pod deleted) ends it at once.
-  if [ -n "${"${WAIT:-}"}" ]; then trap 'exit 143' TERM; while [ "$(cat "$WAIT" 2>/dev/null)" != go ]; do sleep 0.1; done; trap - TERM; fi
-  if [ -n "${"${STARTED:-}"}" ]; then : > "$STARTED"; fi
+  # Waiting, nothing read yet, until SIGTERM (the pod deleted: the go); the trap runs once a sleep ends.
+  if [ -n "${"${WAIT:-}"}" ]; then go=; trap 'go=1' TERM; while [ -z "$go" ]; do sleep 0.05; done; trap '' TERM; fi
   from=$((SINCE - 1))
   t0=$(uptime_s)
   : > "$TMP/dirs"
@@ -171,10 +179,12 @@ sync)
   : > "$TMP/src.big"
   : > "$TMP/dst.big"
   : > "$TMP/delta.log"
-  cd "$SRC"
-  entries '%Z|%F|%n' > "$TMP/src.list"
-  cd "$DST"
-  entries > "$TMP/dst.list"
+  # The source, listed once: the replica is stopped and nothing else writes it, so this listing is
+  # what is copied and, at the end, its side of the verification.
+  listing "$SRC" "$TMP/src.listing"
+  awk -F'|' "$LPATH"'$9 != "." { print $2 "|" $3 "|" lpath($0) }' "$TMP/src.listing" > "$TMP/src.list"
+  # The new volume's entries as the first copy left them (an entry added behind it makes the verification fail), else listed.
+  if [ -f "$DST/$CACHE/names" ]; then cp "$DST/$CACHE/names" "$TMP/dst.list"; else (cd "$DST" && entries) > "$TMP/dst.list"; fi
   # What the new volume has and the source no longer has is removed (the source does not change now: its listing is the truth).
   awk 'FILENAME == ARGV[1] { i = index($0, "|"); r = substr($0, i + 1); have[substr(r, index(r, "|") + 1)] = 1; next } !($0 in have)' "$TMP/src.list" "$TMP/dst.list" > "$TMP/gone.list"
   while IFS= read -r p; do
@@ -205,9 +215,9 @@ sync)
   sync
   copied=$(took "$t0")
   t1=$(uptime_s)
-  manifest "$SRC" src > "$TMP/src.manifest" &
+  manifest "$SRC" src "$TMP/src.listing" > "$TMP/src.manifest" &
   a=$!
-  manifest "$DST" dst > "$TMP/dst.manifest" &
+  (listing "$DST" "$TMP/dst.listing" && manifest "$DST" dst "$TMP/dst.listing") > "$TMP/dst.manifest" &
   b=$!
   wait "$a"
   wait "$b"

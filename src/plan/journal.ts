@@ -110,7 +110,9 @@ export interface RunIdentity {
 export function journalFor(plan: Plan, run: RunIdentity): Journal {
   const now = run.now.toISOString();
   const lease = new Date(run.now.getTime() + leaseSeconds * 1000).toISOString();
-  if (plan.mode !== "fresh" && plan.journal) return { ...plan.journal, holder: run.holder, by: run.by, leaseExpires: lease, updatedAt: now };
+  // A resume's moves are the plan's: its journal's, with this run's --copy-image when given.
+  if (plan.mode !== "fresh" && plan.journal)
+    return { ...plan.journal, ...(plan.journal.migration && plan.migration ? { migration: plan.migration } : {}), holder: run.holder, by: run.by, leaseExpires: lease, updatedAt: now };
   return {
     apiVersion,
     kind: "Journal",

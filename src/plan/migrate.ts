@@ -1,7 +1,8 @@
 // --migrate-existing as data: which existing claims move to a new volume of the new class and
 // size, what stops the move before anything changes, and the objects the move creates (its
 // claim of the new volume, the copy pods, the claim re-created on the new volume). Pure; the
-// copy pods' script is in ./copy-script.ts, the work in src/apply/migrate.ts (its pods in src/apply/copy-pods.ts).
+// copy pods' script is in ./copy-script.ts, each claim's move as a state machine in ./move.ts, the
+// work in src/apply/migrate.ts and src/apply/move.ts.
 import { createHash } from "node:crypto";
 import type { PersistentVolumeClaim, Pod } from "../api/types";
 import { statefulSetRef } from "../refs";
@@ -11,7 +12,9 @@ import { journalLabel } from "./journal";
 import { defaultStorageClass, templateSize } from "./objects";
 import { bytesOf as quantityBytes, compareQuantities, parseQuantity, sameQuantity } from "./quantity";
 import type { Observed, PlanRequest, Refusal, Step } from "./types";
-import type { Migration, MigrationClaim, MigrationPhase } from "./migration-types";
+import type { CopyReport, Migration, MigrationClaim, MigrationPhase } from "./migration-types";
+
+export type { CopyReport } from "./migration-types";
 
 /** Labels of everything a move creates or keeps: its claim of the new volume, copy pods, the old volume. */
 export const migrationLabels = {
@@ -64,7 +67,10 @@ export function planMigration(base: ExistingClaimsBase, observed: Observed, requ
   const refusals: Refusal[] = [];
   const warnings: string[] = [];
   // A run that was moving claims goes on from its journal, whatever this run's flags.
-  if (base.mode === "resume" && base.journal?.migration) return { migration: base.journal.migration, refusals, warnings, steps: ["write-journal", "migrate", "remove-journal"] };
+  if (base.mode === "resume" && base.journal?.migration) {
+    const migration = options?.copyImageGiven ? { ...base.journal.migration, copyImage: options.copyImage } : base.journal.migration;
+    return { migration, refusals, warnings, steps: ["write-journal", "migrate", "remove-journal"] };
+  }
   if (!options) return { refusals, warnings, steps: [] };
   const ref = statefulSetRef(request.name);
   const named = new Set(request.directives.map((d) => d.claim));
@@ -235,35 +241,26 @@ export type CopyMode = "copy" | "sync" | "measure";
 export const measurePodName = (claim: string) => bounded("appstorage-measure-", claim);
 
 /**
- * The final copy's start: a sync pod reads nothing until this annotation is "go". It is started
- * with "wait" before its replica stops (its start is then not part of the replica's downtime) and
- * told to go once the replica is stopped; its script sees the annotation through the downward API.
+ * The final copy's start, as created: "wait" (started before its replica stops, so that its start is
+ * not part of the replica's downtime; it reads nothing until the tool deletes it, which sends it
+ * SIGTERM: the go) or "go" (it copies at once).
  */
 export const startAnnotation = "appstorage.kubectl.io/start";
-/** Where a sync pod's script marks that it was told to go (its readiness probe reads it): the tool sees the signal arrived. */
-const startedMarker = "/tmp/.appstorage-started";
-
-/** A sync pod that waits for its signal (created with "wait", not told to go yet, still running or about to). */
-export const waitingSyncPod = (pod: Pod | undefined): boolean =>
-  !!pod && pod.metadata.annotations?.["appstorage.kubectl.io/copy"] === "sync" && pod.metadata.annotations?.[startAnnotation] === "wait" && !copyPodDone(pod) && !pod.metadata.deletionTimestamp;
+/** A waiting sync pod's grace period: deleted, it makes the final copy within it (longer than any copy). */
+export const syncGraceSeconds = 86_400;
 
 /**
  * A copy pod: the claim mounted read-only at /src, the new volume at /dst, on the node of the
  * claim's pod (a ReadWriteOnce volume can be mounted by two pods there), tolerating every taint,
  * as root (to keep owners). It reports in its termination message (parseCopyReport). A sync pod
- * waits for startAnnotation (`start`: "wait" or "go" when created) and is Ready once it started.
+ * created with `start` "wait" waits for SIGTERM (its deletion) before it reads anything.
  */
 export function copyPod(m: MigrationClaim, ns: string, statefulSet: string, mode: CopyMode, image: string, start: "wait" | "go" = "go"): Pod {
   const sync = mode === "sync";
   const env = [
     { name: "MODE", value: mode },
     ...(m.copiedSince !== undefined ? [{ name: "SINCE", value: String(m.copiedSince) }] : []),
-    ...(sync
-      ? [
-          { name: "WAIT", value: "/signal/start" },
-          { name: "STARTED", value: startedMarker },
-        ]
-      : []),
+    ...(sync && start === "wait" ? [{ name: "WAIT", value: "sigterm" }] : []),
   ];
   return {
     apiVersion: "v1",
@@ -276,6 +273,7 @@ export function copyPod(m: MigrationClaim, ns: string, statefulSet: string, mode
     },
     spec: {
       restartPolicy: "Never",
+      ...(sync ? { terminationGracePeriodSeconds: syncGraceSeconds } : {}),
       ...(m.node
         ? { affinity: { nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [{ matchFields: [{ key: "metadata.name", operator: "In", values: [m.node] }] }] } } } }
         : {}),
@@ -289,38 +287,15 @@ export function copyPod(m: MigrationClaim, ns: string, statefulSet: string, mode
           command: ["/bin/sh", "-c", copyScript],
           env,
           terminationMessagePolicy: "File",
-          ...(sync ? { readinessProbe: { exec: { command: ["cat", startedMarker] }, periodSeconds: 1, failureThreshold: 1 } } : {}),
-          volumeMounts: [
-            { name: "src", mountPath: "/src", readOnly: true },
-            ...(mode === "measure" ? [] : [{ name: "dst", mountPath: "/dst" }]),
-            ...(sync ? [{ name: "signal", mountPath: "/signal", readOnly: true }] : []),
-          ],
+          volumeMounts: [{ name: "src", mountPath: "/src", readOnly: true }, ...(mode === "measure" ? [] : [{ name: "dst", mountPath: "/dst" }])],
         },
       ],
       volumes: [
         { name: "src", persistentVolumeClaim: { claimName: m.claim, readOnly: true } },
         ...(mode === "measure" ? [] : [{ name: "dst", persistentVolumeClaim: { claimName: newVolumeClaimName(m.claim) } }]),
-        ...(sync ? [{ name: "signal", downwardAPI: { items: [{ path: "start", fieldRef: { fieldPath: `metadata.annotations['${startAnnotation}']` } }] } }] : []),
       ],
     },
   };
-}
-
-/** What a copy pod reported: the first copy's start and bytes, or the verification's counts and digests. */
-export interface CopyReport {
-  since?: number;
-  /** How long the copy itself took in the pod (and the verification), by the node's clock. */
-  seconds?: number;
-  verifySeconds?: number;
-  /** The final copy's large files brought up to date block by block, and how many blocks it wrote. */
-  blockFiles?: number;
-  blocks?: number;
-  bytes?: number;
-  files?: number;
-  src?: string;
-  dst?: string;
-  diff?: string;
-  error?: string;
 }
 
 /** The report of a finished copy pod (Succeeded or Failed), from its termination message. */

@@ -4,6 +4,8 @@
 /** --migrate-existing with --copy-image. (Consent, --yes or the prompt, is the run's, never the plan's.) */
 export interface MigrateOptions {
   copyImage: string;
+  /** --copy-image was given: an interrupted move goes on with it (a copy pod that could not pull its image stopped it), not with its journal's. */
+  copyImageGiven?: boolean;
 }
 
 /**
@@ -74,6 +76,25 @@ export interface MigrationResult {
     /** How long its pod was down (evicted until Ready again), when this run stopped it. */
     downSeconds?: number;
   }[];
+}
+
+/** What a copy pod reported: the first copy's start and bytes, or the verification's counts and digests. */
+export interface CopyReport {
+  since?: number;
+  /** How long the copy itself took in the pod (and the verification), by the node's clock. */
+  seconds?: number;
+  verifySeconds?: number;
+  /** The first copy's hashing of both sides (while the pod runs), after the copy itself. */
+  hashSeconds?: number;
+  /** The final copy's large files brought up to date block by block, and how many blocks it wrote. */
+  blockFiles?: number;
+  blocks?: number;
+  bytes?: number;
+  files?: number;
+  src?: string;
+  dst?: string;
+  diff?: string;
+  error?: string;
 }
 
 /** The default --copy-image: busybox has every tool the copy script uses (sh, cp, dd, cat, find, stat, sha256sum, awk, sort, du, df, among others). */

@@ -5,6 +5,7 @@
 import { formatDirective } from "./directive";
 import { planResize } from "./resize";
 import { planMigration } from "./migrate";
+import { movesLeft } from "./move";
 import { freshPlan } from "./fresh";
 import { journalIsStale } from "./journal";
 import { resumePlan } from "./resume";
@@ -36,7 +37,7 @@ export function buildPlan(observed: Observed, request: PlanRequest): Plan {
     ],
     steps: stepOrder.filter((s) => steps.has(s)),
     noChange: base.noChange && claimsWork.steps.length === 0 && moves.steps.length === 0,
-    ...(moves.migration ? { migration: moves.migration } : {}),
+    ...(moves.migration ? { migration: moves.migration, moves: moves.migration.claims.map((m) => movesLeft(m, base.target.name)) } : {}),
     ...(observed.journalSecret ? { journalSecret: observed.journalSecret } : {}),
     ...(claimsWork.existing ? { existing: claimsWork.existing } : {}),
     storageClasses: involvedClasses(base, observed),

@@ -7,6 +7,7 @@ import type { ClassView } from "./classes";
 import type { Directive } from "./directive";
 import type { ExistingClaimsObserved, ExistingClaimsOptions, ExistingClaimsPlan, ExistingClaimsResult, JournalExistingClaims } from "./existing-claims-types";
 import type { Migration, MigrationResult } from "./migration-types";
+import type { MoveView } from "./move-types";
 
 /** The version of this tool's own documents: Plan(List), Journal, Result(List), StorageReport, History. */
 export const apiVersion = "appstorage.kubectl.io/v1alpha1";
@@ -265,6 +266,8 @@ export interface Plan {
   existing?: ExistingClaimsPlan;
   /** With --migrate-existing: the claims that move to new volumes, highest ordinal first. */
   migration?: Migration;
+  /** With --migrate-existing: each claim's phase and the actions its move has left (src/plan/move.ts, movesLeft). */
+  moves?: MoveView[];
   /** What the classes of the changed templates (before and after) and of their claims can do; absent without template changes. */
   storageClasses?: ClassView[];
   /** sha256 of the plan without this field (src/plan/seal.ts): a plan file edited by hand no longer matches it. */

@@ -203,12 +203,22 @@ type FromWorker =
   | { type: "closed" };
 type ToWorker = { type: "release"; id: number } | { type: "close" };
 
+export interface ProxyOptions {
+  /**
+   * Serves the API server's node proxy (GET /api/v1/nodes/NAME/proxy/PATH) from the kubelet on
+   * 127.0.0.1 at this port, with the cluster's admin client certificate. The API server refuses to
+   * proxy to a loopback address ("address not allowed"), and the test node's kubelet serves on
+   * loopback only: this one hop is the test's, what is served is kubelet's own answer.
+   */
+  kubeletPort?: number;
+}
+
 /** Starts the proxy (in a worker thread) with these faults. */
-export function startFaultProxy(upstreamKubeconfig: string, faults: Fault[] = []): Promise<FaultProxy> {
+export function startFaultProxy(upstreamKubeconfig: string, faults: Fault[] = [], options: ProxyOptions = {}): Promise<FaultProxy> {
   // eval: the worker loads this TypeScript file through the same require hook (test/register.cjs).
   const worker = new Worker(`require(${JSON.stringify(__filename)})`, {
     eval: true,
-    workerData: { upstreamKubeconfig, faults: faults.map((f) => ({ kind: f.kind, signature: f.signature, nth: f.nth ?? 0, after: f.after ?? "" })) },
+    workerData: { upstreamKubeconfig, faults: faults.map((f) => ({ kind: f.kind, signature: f.signature, nth: f.nth ?? 0, after: f.after ?? "" })), options },
   });
   const requests: SeenRequest[] = [];
   const heldQueue: Held[] = [];
@@ -258,9 +268,9 @@ export function startFaultProxy(upstreamKubeconfig: string, faults: Fault[] = []
   });
 }
 
-if (!isMainThread && workerData?.upstreamKubeconfig) void runProxy(workerData.upstreamKubeconfig as string, workerData.faults as Required<Omit<Fault, "landed">>[]);
+if (!isMainThread && workerData?.upstreamKubeconfig) void runProxy(workerData.upstreamKubeconfig as string, workerData.faults as Required<Omit<Fault, "landed">>[], workerData.options as ProxyOptions);
 
-async function runProxy(upstreamKubeconfig: string, faults: Required<Omit<Fault, "landed">>[]): Promise<void> {
+async function runProxy(upstreamKubeconfig: string, faults: Required<Omit<Fault, "landed">>[], options: ProxyOptions = {}): Promise<void> {
   const port = parentPort!;
   const post = (m: FromWorker) => port.postMessage(m);
   const creds = credentials(upstreamKubeconfig);
@@ -281,6 +291,8 @@ async function runProxy(upstreamKubeconfig: string, faults: Required<Omit<Fault,
   /** Sends the request's current state to the test's thread (after every change). */
   const sync = (r: SeenRequest) => post({ type: "request", request: r });
   const upstreamAgent = new https.Agent({ ca: creds.ca, cert: creds.cert, key: creds.key, keepAlive: true });
+  // kubelet's serving certificate is its own self-signed one (the node tests read it with curl -k too).
+  const kubeletAgent = new https.Agent({ cert: readFileSync(join(pki, "admin.crt")), key: readFileSync(join(pki, "admin.key")), rejectUnauthorized: false });
   const server = https.createServer({ key: readFileSync(join(pki, "apiserver.key")), cert: readFileSync(join(pki, "apiserver.crt")) }, (req, res) => {
     const chunks: Buffer[] = [];
     req.on("data", (c: Buffer) => chunks.push(c));
@@ -351,7 +363,11 @@ async function runProxy(upstreamKubeconfig: string, faults: Required<Omit<Fault,
         delete headers.connection;
         seen.reachedServer = true;
         sync(seen);
-        const up = https.request({ hostname: creds.server.hostname, port: creds.server.port, method: req.method, path: url, headers, agent: upstreamAgent }, (upRes) => {
+        const toNode = options.kubeletPort !== undefined ? /^\/api\/v1\/nodes\/[^/]+\/proxy(\/.*)$/.exec(url) : null;
+        const target = toNode
+          ? { hostname: "127.0.0.1", port: options.kubeletPort, path: toNode[1], agent: kubeletAgent }
+          : { hostname: creds.server.hostname, port: creds.server.port, path: url, agent: upstreamAgent };
+        const up = https.request({ ...target, method: req.method, headers }, (upRes) => {
           seen.serverStatus = upRes.statusCode;
           // Only what the server recorded is what a later journal write is told apart against.
           if (journal && (upRes.statusCode ?? 500) < 300) lastJournal.set(journalKey, journal);
@@ -434,6 +450,7 @@ async function runProxy(upstreamKubeconfig: string, faults: Required<Omit<Fault,
     } else if (m.type === "close") {
       server.closeAllConnections();
       upstreamAgent.destroy();
+      kubeletAgent.destroy();
       server.close(() => post({ type: "closed" }));
     }
   });
@@ -454,6 +471,12 @@ export function writeDisciplineViolations(requests: SeenRequest[]): string[] {
     const earlier = reached.get(key);
     if (earlier && r.reachedServer && earlier.serverStatus !== 429) problems.push(`write repeated: #${earlier.index} and #${r.index} ${r.signature} ${r.path}`);
     if (r.reachedServer) reached.set(key, r);
+    // A delete the server did: the same create in that collection after it makes a new object, not a
+    // repeat (--migrate-existing creates the StatefulSet again, from the same body, after each claim).
+    if (r.method === "DELETE" && r.reachedServer && (r.serverStatus ?? 500) < 300) {
+      const collection = `POST ${r.path.split("?")[0]!.replace(/\/[^/]+$/, "")} `;
+      for (const k of [...reached.keys()]) if (k.startsWith(collection)) reached.delete(k);
+    }
   }
   // A journal write that changes only its timestamps is a renewal; the plugin renews only after a
   // third of the lease without a write (5 s of 15). Sooner, it is the same write again.
@@ -469,8 +492,10 @@ export function writeDisciplineViolations(requests: SeenRequest[]): string[] {
   }
   for (const r of requests) {
     if (!isWrite(r) || !r.fault || !unknownOutcome.includes(r.fault)) continue;
-    // The next request about the same kind of object must read it back, not write again.
-    const next = requests.find((x) => x.index > r.index && x.resource === r.resource);
+    // The next request about the same kind of object must read it back, not write again (a
+    // subresource's, such as an eviction, is read back through its object: pods/eviction by pods).
+    const kind = (x: SeenRequest) => x.resource.split("/")[0];
+    const next = requests.find((x) => x.index > r.index && kind(x) === kind(r));
     if (next && isWrite(next)) problems.push(`the unknown outcome of #${r.index} ${r.signature} (${r.fault}) was followed by a write (#${next.index} ${next.signature}) without a read`);
   }
   return problems;

@@ -80,6 +80,45 @@ describe("set --migrate-existing: refused before anything changes", () => {
     assertNothingChanged(ns, before, rv);
   });
 
+  test("a ResourceQuota with no room for a copy pod, or for the claim of a new volume: found by dry runs, said with what to do", async (t) => {
+    const { ns, other } = await prepared(t);
+    const quota = (hard: Record<string, string>) => {
+      apply({ apiVersion: "v1", kind: "ResourceQuota", metadata: { name: "q" }, spec: { hard } }, ns);
+      // Admission counts against the quota's status, which kube-controller-manager fills in.
+      return eventually(
+        "the quota's usage counted",
+        () => {
+          const used = JSON.parse(kubectl(["get", "resourcequota", "q", "-n", ns, "-o", "json"])).status?.used ?? {};
+          return Object.keys(hard).every((k) => used[k] === hard[k]);
+        },
+        60_000,
+      );
+    };
+    const before = uids(ns);
+    const rv = getSts(ns, "db").metadata.resourceVersion;
+    await quota({ pods: "2" });
+    const pods = await runPlugin(["set", "db", `data=1Gi,${other}`, "--migrate-existing", "-n", ns, "--yes"]);
+    assert.equal(pods.code, 1, pods.stderr);
+    assert.match(
+      pods.stderr,
+      new RegExp(
+        `^error: the server refused a copy pod of --migrate-existing \\(dry run\\): .*exceeded quota: q.*; nothing was changed: a ResourceQuota of namespace ${ns} has no room for it: raise it \\(kubectl describe resourcequota -n ${ns}\\) or free some\n$`,
+      ),
+    );
+    assertNothingChanged(ns, before, rv);
+    kubectl(["delete", "resourcequota", "q", "-n", ns]);
+    await quota({ persistentvolumeclaims: "2" });
+    const claims_ = await runPlugin(["set", "db", `data=1Gi,${other}`, "--migrate-existing", "-n", ns, "--yes"]);
+    assert.equal(claims_.code, 1, claims_.stderr);
+    assert.match(
+      claims_.stderr,
+      new RegExp(
+        `^error: the server refused the claim of a new volume for claim data-db-1 \\(dry run\\): .*exceeded quota: q.*; nothing was changed: a ResourceQuota of namespace ${ns} has no room for it: raise it \\(kubectl describe resourcequota -n ${ns}\\) or free some\n$`,
+      ),
+    );
+    assertNothingChanged(ns, before, rv);
+  });
+
   test("a namespace admin has no rights on PersistentVolumes: the preflight names them", async (t) => {
     const { ns, other } = await prepared(t);
     const user = `admin-${ns}`;
@@ -181,8 +220,20 @@ describe("set --migrate-existing: refused before anything changes", () => {
       rows.map((l) => l.split(/\s+/)[0]),
       ["data-db-1", "data-db-0"],
     );
+    // Per claim, its phase and the actions its move has left, in order.
+    assert.match(
+      r.stderr,
+      /\n {2}data-db-1 \(pending\): create claim appstorage-new-data-db-1, first copy by pod appstorage-copy-data-db-1, record copied, remove pod appstorage-copy-data-db-1, start pod appstorage-copy-data-db-1 to wait for the final copy, orphan-delete statefulset.apps\/db, evict db-1, record stopped, tell pod appstorage-copy-data-db-1 to make the final copy and verify \(delete it: SIGTERM is its go\), record verified, .*, create statefulset.apps\/db, give the new volume its reclaim policy back, record swapped, record done\n {2}data-db-0 \(pending\): create claim appstorage-new-data-db-0, /,
+    );
     const plan = JSON.parse((await runPlugin(["diff", "db", `data=1Gi,${other}`, "--migrate-existing", "-n", ns, "-o", "json"])).stdout);
     assert.deepEqual(plan.steps, ["write-journal", "orphan-delete", "wait-gone", "create", "verify", "record", "migrate", "remove-journal"]);
+    assert.deepEqual(
+      plan.moves.map((v: { claim: string; phase: string; left: unknown[] }) => [v.claim, v.phase, v.left.length]),
+      [
+        ["data-db-1", "pending", 20],
+        ["data-db-0", "pending", 20],
+      ],
+    );
     assertNothingChanged(ns, before, rv);
   });
 });

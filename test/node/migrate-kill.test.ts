@@ -1,122 +1,193 @@
-// --migrate-existing killed at every step, on the real node: a one-replica StatefulSet whose pod
-// writes, `set --migrate-existing` SIGKILLed as soon as it reports reaching each step (the new
-// volume's claim, the first copy, the final copy's pod started to wait, the orphan delete, the
-// eviction, the final copy, that pod told to go, the verification, the old volume set to Retain, the old claim removed, the claim re-created, the
-// StatefulSet re-created, the pod Ready again), then the same command run again. After each:
-// the rerun converges (exit 0), the pod runs on the new class with the same data (payload
-// checksum, and the writer's numbered lines with no gap), the old volume is kept (Retain), and
-// no copy pod or claim of the tool's is left. A kill counts only when it killed a live process.
+// --migrate-existing killed, and answered with unknown outcomes, at the requests of a move, on the
+// real node: `set db data=256Mi,appstorage-csi-b --migrate-existing` moves the 3 claims of a
+// StatefulSet whose pods keep writing (each line carries the writing pod's uid). A baseline run
+// through the fault proxy gives the move's requests (everything after the re-create is recorded); then,
+// for each write of the move, the plugin is SIGKILLed while the proxy holds it before it reaches
+// the server ("before") and after the server answered ("after"), and the same command runs again;
+// or the proxy answers the write with a reset after the server did it ("unknown": the plugin cannot
+// tell whether it was done) and the run must finish by itself. In every case, over all the runs:
+// - the rerun (or the faulted run) ends with exit 0 and every claim on the new class;
+// - evictions highest ordinal first, each pod once (db-2, db-1, db-0); never two pods down;
+// - each pod replaced exactly once (a watch sees two uids per pod), no container ever restarted;
+// - each pod's payload the same bytes; each kept old volume (read back by a pod of the test's own)
+//   holds a writer's log that is exactly the start of the new volume's, the last line of every old
+//   pod included, and the same tree (stat of every entry and sha256 of every file);
+// - no copy pod, no claim of the tool's, no journal left; the old volumes Retain.
+//
+// Only writes are cases: a kill at a read leaves the server and the journal as the kill before the
+// next write does (a read changes nothing; the run's memory is lost either way).
+//
+// What runs: APPSTORAGE_MOVE_MATRIX=full runs every write of the move (63 in the baseline of 3 claims:
+// 18 journal records, 12 volume patches, 6 each of claim and pod creates and deletes, 3 orphan
+// deletes, evictions and StatefulSet creates, the journal's removal), before and after, and unknown at
+// each: 189 cases, 2 at a time, of 52 to 145 s each on this 2-core machine under load (about 100 s),
+// so about 2.5 hours; split it with APPSTORAGE_MOVE_SHARD=i/n (the i-th of n parts). The default, as
+// in CI: the first write of each kind (the journal's record, create and delete of claims and pods (a
+// delete also tells the final copy to go), the orphan delete, the eviction, the volume patch, the
+// StatefulSet's create, the journal's removal), before and after, and unknown at the three writes
+// whose outcome the move must read back (the orphan delete, the eviction, the claim's create): 23
+// cases, about 20 minutes (27 cases, counted from the re-create, took 1,617 s at a load average of 10
+// to 19).
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
-import { mkdtempSync } from "node:fs";
-import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { describe, test } from "node:test";
-import type { PersistentVolume, PersistentVolumeClaim, Pod } from "../../src/api/types";
-import { eventually, kubeconfig, kubectl, kubectlJson, namespace, plugin, runPlugin } from "../e2e/harness";
-import { allReady, assertSequence, create, deleteKeptVolumes, payloadSha, withWriter, workload, workloadImage } from "./node";
+import { describe, test, type TestContext } from "node:test";
+import type { PersistentVolume, PersistentVolumeClaim } from "../../src/api/types";
+import { type Fault, type FaultProxy, type SeenRequest, startFaultProxy } from "../e2e/faultproxy";
+import { kubeconfig, kubectlJson, kubectlTry, namespace, runPlugin } from "../e2e/harness";
+import { assertHeldIntended, assertRequestsAccountedFor, evictions, killAt, type PhaseTarget, phaseLabel, phaseTargets, pool, stateDir, within } from "../e2e/kill";
+import { allReady, create, deleteKeptVolumes, exec, maxDown, payloadSha, type PodSeen, type Running, watchPods, whenTwoDown, workload, workloadImage } from "./node";
+import { assertLogMoved, keptTreesAndLogs, statInPod, withUidWriter } from "./move";
 
-/** What the plugin prints as it reaches each step: it is killed right after the line. */
-const steps: [string, RegExp][] = [
-  ["the new volume's claim created", /created claim appstorage-new-data-db-0 for a new volume/],
-  ["the first copy started", /claim data-db-0: copying to a new volume/],
-  ["the first copy done", /claim data-db-0: copied \d+ bytes/],
-  ["the final copy's pod started, waiting", /started copy pod appstorage-copy-data-db-0 for the final copy/],
-  ["the StatefulSet orphan-deleted", /so nothing re-creates db-0 while its claim moves/],
-  ["the pod evicted", /pod\/db-0 evicted/],
-  ["the final copy started", /claim data-db-0: final copy of what changed/],
-  ["the final copy's pod told to go", /told copy pod appstorage-copy-data-db-0 to make the final copy/],
-  ["the copy verified", /claim data-db-0: verified \d+ files/],
-  ["the old volume set to Retain", /set to reclaim policy Retain and labelled/],
-  ["the old claim removed", /claim data-db-0 \(uid [^)]+\) removed/],
-  ["the claim re-created on the new volume", /claim data-db-0 re-created on volume/],
-  ["the StatefulSet re-created", /created statefulset\.apps\/db again/],
-  ["the pod Ready again", /db-0 is Ready on claim data-db-0/],
-];
+const names = ["db-0", "db-1", "db-2"];
+const setArgs = (ns: string) => ["set", "db", "data=256Mi,appstorage-csi-b", "--migrate-existing", "--copy-image", workloadImage, "--timeout", "240s", "-n", ns, "--yes"];
+/**
+ * The move begins once the StatefulSet is re-created with the new templates and the change is
+ * recorded (its event: the record step's last write; the re-create's own writes are the e2e kill
+ * matrix's, test/e2e/reliability.test.ts).
+ */
+const moveStart = "create events";
+/** Writes that are not a step of the move: lease renewals come as time passes. */
+const moveWrite = (x: PhaseTarget) => x.write && !/^(renew|release) /.test(x.signature);
 
-/** Runs the plugin and SIGKILLs it right after a stderr line matches; whether the kill hit a live process. */
-function killedAt(args: string[], at: RegExp, stateDir: string): Promise<{ killed: boolean; stderr: string; code: number | null }> {
-  return new Promise((resolve) => {
-    const child = spawn(plugin, [...args, "--kubeconfig", kubeconfig()], {
-      env: { PATH: process.env["PATH"] ?? "", HOME: process.env["HOME"] ?? "", APPSTORAGE_STATE_DIR: stateDir },
-      stdio: ["ignore", "ignore", "pipe"],
-    });
-    let stderr = "";
-    let killed = false;
-    child.stderr.on("data", (d: Buffer) => {
-      stderr += d.toString();
-      if (!killed && at.test(stderr) && child.exitCode === null) killed = child.kill("SIGKILL");
-    });
-    child.on("close", (code, signal) => resolve({ killed: killed && signal === "SIGKILL", stderr, code }));
-  });
+interface Before {
+  ns: string;
+  pods: Record<string, Running>;
+  data: Record<string, string>;
+  volumes: Record<string, string>;
 }
 
-describe("node: --migrate-existing killed at every step", { timeout: 2_400_000 }, () => {
-  let kills = 0;
-  for (const [name, at] of steps) {
-    test(`killed after ${name}: the same command finishes the move, the data is kept`, async (t) => {
-      const ns = namespace(t, "node");
-      deleteKeptVolumes(t, ns);
-      create(withWriter(workload("db", { replicas: 1, size: "512Mi" })), ns);
-      await allReady(ns, "db", 1);
-      const data = payloadSha(ns, "db-0");
-      const old = kubectlJson<PersistentVolumeClaim>(["get", "pvc", "data-db-0", "-n", ns]);
-      const args = ["set", "db", "data=512Mi,appstorage-csi-b", "--migrate-existing", "--copy-image", workloadImage, "--timeout", "240s", "-n", ns, "--yes"];
-      const stateDir = mkdtempSync(join(tmpdir(), "appstorage-state-"));
-      const k = await killedAt(args, at, stateDir);
-      assert.ok(k.killed, `the run was not killed after ${name} (exit ${k.code}):\n${k.stderr}`);
-      kills += 1;
-      const rerun = await runPlugin(args, { stateDir });
-      assert.equal(rerun.code, 0, `after a kill after ${name}:\n${k.stderr}\n--- rerun:\n${rerun.stderr}`);
-      await allReady(ns, "db", 1);
-      assert.equal(payloadSha(ns, "db-0"), data, "the payload is the same data");
-      assertSequence(ns, "db-0");
-      const now = kubectlJson<PersistentVolumeClaim>(["get", "pvc", "data-db-0", "-n", ns]);
-      assert.equal(now.spec.storageClassName, "appstorage-csi-b");
-      assert.notEqual(now.spec.volumeName, old.spec.volumeName);
-      const kept = kubectlJson<PersistentVolume>(["get", "pv", old.spec.volumeName!]);
-      assert.equal(kept.spec.persistentVolumeReclaimPolicy, "Retain", "the old volume is kept");
-      assert.equal(kubectlJson<PersistentVolume>(["get", "pv", now.spec.volumeName!]).spec.persistentVolumeReclaimPolicy, "Delete", "the new volume has its class's policy back");
-      assert.deepEqual(kubectlJson<{ items: unknown[] }>(["get", "pods,pvc", "-n", ns, "-l", "appstorage.kubectl.io/claim"]).items, [], "no copy pod or claim of the tool's left");
-      assert.notEqual((await runPlugin(["show", "db", "-n", ns])).stdout.indexOf(old.spec.volumeName!), -1, "show lists the kept volume");
-      t.diagnostic(`kills that landed so far: ${kills}`);
-    });
-  }
+async function prepared(t: TestContext): Promise<Before> {
+  const ns = namespace(t, "nodemk");
+  deleteKeptVolumes(t, ns);
+  create(withUidWriter(workload("db", { replicas: 3, size: "256Mi", podManagementPolicy: "Parallel" })), ns);
+  const pods = await allReady(ns, "db", 3, 180_000);
+  const data = Object.fromEntries(names.map((n) => [n, payloadSha(ns, n)]));
+  const volumes = Object.fromEntries(names.map((n) => [n, kubectlJson<PersistentVolumeClaim>(["get", "pvc", `data-${n}`, "-n", ns]).spec.volumeName!]));
+  return { ns, pods, data, volumes };
+}
 
-  test("a waiting final-copy pod that does not start when told to is replaced after 20 s: the move finishes, the data is kept", async (t) => {
-    const ns = namespace(t, "node");
-    deleteKeptVolumes(t, ns);
-    create(withWriter(workload("db", { replicas: 1, size: "512Mi" })), ns);
-    await allReady(ns, "db", 1);
-    const data = payloadSha(ns, "db-0");
-    const args = ["set", "db", "data=512Mi,appstorage-csi-b", "--migrate-existing", "--copy-image", workloadImage, "--timeout", "240s", "-n", ns, "--yes"];
-    const stateDir = mkdtempSync(join(tmpdir(), "appstorage-state-"));
-    const k = await killedAt(args, /started copy pod appstorage-copy-data-db-0 for the final copy/, stateDir);
-    assert.ok(k.killed, `the run was not killed once the final copy's pod started (exit ${k.code}):\n${k.stderr}`);
-    // In its place, a pod that looks the same to the tool but never reads its signal (as if its downward API volume were never updated).
-    const real = kubectlJson<Pod>(["get", "pod", "appstorage-copy-data-db-0", "-n", ns]);
-    kubectl(["delete", "pod", "appstorage-copy-data-db-0", "-n", ns, "--grace-period=1", "--wait=true"]);
-    create(
-      {
-        apiVersion: "v1",
-        kind: "Pod",
-        metadata: { name: "appstorage-copy-data-db-0", labels: real.metadata.labels, annotations: real.metadata.annotations },
-        spec: {
-          restartPolicy: "Never",
-          terminationGracePeriodSeconds: 0,
-          containers: [{ name: "copy", image: workloadImage, imagePullPolicy: "Never", command: ["sleep", "3600"], readinessProbe: { exec: { command: ["false"] }, periodSeconds: 1 } }],
-        },
-      },
-      ns,
+/** A run through a proxy with these faults (none: it only logs); its requests checked against the plugin's own log. */
+async function loggedRun(ns: string, context: string, faults: Fault[] = []): Promise<{ code: number; stderr: string; requests: SeenRequest[]; proxy: FaultProxy }> {
+  const proxy = await startFaultProxy(kubeconfig(), faults);
+  const logFile = join(stateDir(), "requests.log");
+  try {
+    const r = await within(runPlugin(setArgs(ns), { kubeconfig: proxy.kubeconfig, env: { APPSTORAGE_REQUEST_LOG: logFile } }), 600_000, context);
+    await proxy.close();
+    assertRequestsAccountedFor(proxy, logFile, context);
+    return { ...r, requests: proxy.requests, proxy };
+  } finally {
+    await proxy.close();
+  }
+}
+
+/** What must hold once the runs are over (see the file's comment). */
+async function assertMoved(b: Before, seen: PodSeen[], evicted: string[], context: string): Promise<void> {
+  const { ns } = b;
+  assert.deepEqual(evicted, ["db-2", "db-1", "db-0"], `${context}: evicted highest ordinal first, each once`);
+  const after = await allReady(ns, "db", 3, 180_000);
+  assert.ok(maxDown(seen, names) <= 1, `${context}: never two pods down:\n${whenTwoDown(seen, names)}`);
+  for (const n of names) {
+    const uids = [...new Set(seen.filter((s) => s.name === n).map((s) => s.uid))];
+    assert.deepEqual(uids.sort(), [b.pods[n]!.uid, after[n]!.uid].sort(), `${context}: ${n} replaced exactly once`);
+    assert.ok(
+      seen.filter((s) => s.name === n).every((s) => s.restarts === "" || s.restarts === "0"),
+      `${context}: ${n}: a container restarted (${seen
+        .filter((s) => s.name === n)
+        .map((s) => s.restarts)
+        .join(",")})`,
     );
-    await eventually("the stand-in copy pod running", () => kubectlJson<Pod>(["get", "pod", "appstorage-copy-data-db-0", "-n", ns]).status?.phase === "Running", 60_000);
-    const rerun = await runPlugin(args, { stateDir });
-    assert.equal(rerun.code, 0, rerun.stderr);
-    assert.match(rerun.stderr, /copy pod appstorage-copy-data-db-0 did not start the final copy within 20s of being told to/);
-    await allReady(ns, "db", 1);
-    assert.equal(payloadSha(ns, "db-0"), data, "the payload is the same data");
-    assertSequence(ns, "db-0");
-    assert.equal(kubectlJson<PersistentVolumeClaim>(["get", "pvc", "data-db-0", "-n", ns]).spec.storageClassName, "appstorage-csi-b");
-    assert.deepEqual(kubectlJson<{ items: unknown[] }>(["get", "pods,pvc", "-n", ns, "-l", "appstorage.kubectl.io/claim"]).items, [], "no copy pod or claim of the tool's left");
+    assert.equal(after[n]!.restartCount, 0, `${context}: ${n} restart count 0`);
+    assert.equal(payloadSha(ns, n), b.data[n], `${context}: ${n} payload kept`);
+    const claim = kubectlJson<PersistentVolumeClaim>(["get", "pvc", `data-${n}`, "-n", ns]);
+    assert.equal(claim.spec.storageClassName, "appstorage-csi-b", `${context}: data-${n} on the new class`);
+    assert.equal(kubectlJson<PersistentVolume>(["get", "pv", b.volumes[n]!]).spec.persistentVolumeReclaimPolicy, "Retain", `${context}: ${n}'s old volume kept`);
+  }
+  assert.deepEqual(kubectlJson<{ items: unknown[] }>(["get", "pods,pvc", "-n", ns, "-l", "appstorage.kubectl.io/claim"]).items, [], `${context}: no copy pod or claim of the tool's left`);
+  assert.notEqual(kubectlTry(["get", "secret", "appstorage-journal-db", "-n", ns]).code, 0, `${context}: the journal removed`);
+  const kept = await keptTreesAndLogs(
+    ns,
+    names.map((n) => b.volumes[n]!),
+  );
+  for (const [i, n] of names.entries()) {
+    assert.equal(statInPod(ns, n, ["./load.log"]), kept[i]!.tree, `${context}: ${n}'s tree as on its kept volume`);
+    assertLogMoved(kept[i]!.log, exec(ns, n, "cat /data/load.log"), after[n]!.uid, `${context}: ${n}`);
+  }
+}
+
+/** The cases: the writes of the move, and how each is faulted. */
+function cases(phase: PhaseTarget[]): { x: PhaseTarget; how: "hold" | "hold-after" | "reset-after" }[] {
+  const writes = phase.filter(moveWrite);
+  if (process.env["APPSTORAGE_MOVE_MATRIX"] === "full") {
+    const all = writes.flatMap((x) => (["hold", "hold-after", "reset-after"] as const).map((how) => ({ x, how })));
+    const [i, n] = (process.env["APPSTORAGE_MOVE_SHARD"] ?? "1/1").split("/").map(Number) as [number, number];
+    return all.filter((_, k) => k % n === i - 1);
+  }
+  const first = writes.filter((x) => x.nth === 0);
+  const unknown = ["delete statefulsets", "create pods/eviction", "create persistentvolumeclaims"];
+  return [
+    ...first.flatMap((x) => (["hold", "hold-after"] as const).map((how) => ({ x, how }))),
+    ...first.filter((x) => unknown.includes(x.signature)).map((x) => ({ x, how: "reset-after" as const })),
+  ];
+}
+
+const summary = { cases: 0, converged: 0 };
+const width = 2;
+
+describe("node: --migrate-existing killed or answered with unknown outcomes at the writes of a move", { timeout: 10_000_000 }, () => {
+  test("3 replicas under write load: every run converges, nothing lost, one pod down at a time, highest ordinal first", async (t) => {
+    const started = Date.now();
+    const base = await prepared(t);
+    const baseWatch = watchPods(base.ns);
+    const r = await loggedRun(base.ns, "baseline");
+    assert.equal(r.code, 0, r.stderr);
+    await allReady(base.ns, "db", 3, 180_000);
+    await baseWatch.stop();
+    await assertMoved(base, baseWatch.seen, evictions(r.requests), "baseline");
+    kubectlTry(["delete", "namespace", base.ns, "--wait=false"]);
+    const phase = phaseTargets(r.requests, moveStart);
+    const todo = cases(phase);
+    t.diagnostic(`baseline: ${Math.round((Date.now() - started) / 1000)} s; the move's writes: ${phase.filter(moveWrite).map(phaseLabel).join(", ")}`);
+    t.diagnostic(`cases (${process.env["APPSTORAGE_MOVE_MATRIX"] === "full" ? `full, shard ${process.env["APPSTORAGE_MOVE_SHARD"] ?? "1/1"}` : "ci"}): ${todo.length}`);
+    await pool(todo, width, async ({ x, how }) => {
+      const context = `${how === "reset-after" ? "unknown outcome of" : how === "hold" ? "killed before" : "killed after"} ${phaseLabel(x)}`;
+      const t0 = Date.now();
+      try {
+        await oneCase(t, x, how, context);
+      } finally {
+        t.diagnostic(`${context}: ${Math.round((Date.now() - t0) / 1000)} s`);
+      }
+    }).finally(() => t.diagnostic(`cases: ${summary.cases}, converged: ${summary.converged}, in ${Math.round((Date.now() - started) / 1000)} s`));
+    assert.equal(summary.converged, todo.length, "every case converged");
   });
 });
+
+async function oneCase(t: TestContext, x: PhaseTarget, how: "hold" | "hold-after" | "reset-after", context: string): Promise<void> {
+  const b = await prepared(t);
+  const watch = watchPods(b.ns);
+  try {
+    summary.cases += 1;
+    let evicted: string[];
+    if (how === "reset-after") {
+      const fault: Fault = { kind: "reset-after", signature: x.signature, nth: x.nth, after: x.after };
+      const run = await loggedRun(b.ns, context, [fault]);
+      assert.ok(fault.landed, `${context}: the fault did not land`);
+      assert.equal(run.code, 0, `${context}: the run did not finish by itself: ${run.stderr}`);
+      evicted = evictions(run.requests);
+    } else {
+      let killed: FaultProxy | undefined;
+      const at = await killAt(setArgs(b.ns), x, how, (p) => (killed = p), 300_000);
+      assertHeldIntended(killed!.requests, at, x, context);
+      const rerun = await loggedRun(b.ns, `${context}: the rerun`);
+      assert.equal(rerun.code, 0, `${context}: the rerun failed: ${rerun.stderr}`);
+      evicted = [...evictions(killed!.requests), ...evictions(rerun.requests)];
+    }
+    await allReady(b.ns, "db", 3, 180_000);
+    await watch.stop();
+    await assertMoved(b, watch.seen, evicted, context);
+    summary.converged += 1;
+  } finally {
+    await watch.stop();
+    // Its pods go now, not at the end of the test: the next case has the node to itself.
+    kubectlTry(["delete", "namespace", b.ns, "--wait=false"]);
+  }
+}

@@ -1,7 +1,6 @@
 // Helpers for the tests on a real node (node scripts/test.mjs node): StatefulSets of the locally made
 // workload image whose pods write a file onto their volume, and what a user reads
 // back from running pods: container ids, restart counts, the file's checksum, the filesystem's size.
-import assert from "node:assert/strict";
 import type { PersistentVolume, Pod, StatefulSet } from "../../src/api/types";
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import { after, type TestContext } from "node:test";
@@ -161,6 +160,8 @@ export interface PodSeen {
   /** The container's exit code once it terminated, else "". */
   exitCode: string;
   ready: boolean;
+  /** The container's restart count ("" before it has a status). */
+  restarts: string;
 }
 
 /**
@@ -181,7 +182,8 @@ function tracked<T extends ChildProcess>(child: T): T {
 
 /** Watches the namespace's pods (kubectl get -w) until stop(); every change seen, in order. */
 export function watchPods(ns: string): { seen: PodSeen[]; stop: () => Promise<void> } {
-  const line = '{.metadata.name} {.metadata.uid} {.metadata.deletionTimestamp}|{.status.containerStatuses[0].state.terminated.exitCode}|{.status.conditions[?(@.type=="Ready")].status}{"\\n"}';
+  const line =
+    '{.metadata.name} {.metadata.uid} {.metadata.deletionTimestamp}|{.status.containerStatuses[0].state.terminated.exitCode}|{.status.conditions[?(@.type=="Ready")].status}|{.status.containerStatuses[0].restartCount}{"\\n"}';
   const child = tracked(spawn("kubectl", ["--kubeconfig", kubeconfig(), "get", "pods", "-n", ns, "-w", "-o", `jsonpath=${line}`], { stdio: ["ignore", "pipe", "ignore"] }));
   const seen: PodSeen[] = [];
   let buf = "";
@@ -191,9 +193,9 @@ export function watchPods(ns: string): { seen: PodSeen[]; stop: () => Promise<vo
     while ((i = buf.indexOf("\n")) >= 0) {
       const l = buf.slice(0, i);
       buf = buf.slice(i + 1);
-      const [head = "", exitCode = "", ready = ""] = l.split("|");
+      const [head = "", exitCode = "", ready = "", restarts = ""] = l.split("|");
       const [name = "", uid = "", deletion = ""] = head.split(" ");
-      if (name) seen.push({ name, uid, deleting: deletion !== "", exitCode, ready: ready === "True" });
+      if (name) seen.push({ name, uid, deleting: deletion !== "", exitCode, ready: ready === "True", restarts });
     }
   });
   let closed: Promise<void> | undefined;
@@ -206,6 +208,21 @@ export function watchPods(ns: string): { seen: PodSeen[]; stop: () => Promise<vo
         child.kill();
       })),
   };
+}
+
+/** Where a watch first saw more than one of `names` down: the events up to then (for a failure's message). */
+export function whenTwoDown(seen: PodSeen[], names: string[]): string {
+  const up = new Map<string, boolean>(names.map((n) => [n, true]));
+  for (const [i, s] of seen.entries()) {
+    if (!up.has(s.name)) continue;
+    up.set(s.name, s.ready && !s.deleting);
+    if ([...up.values()].filter((v) => !v).length > 1)
+      return seen
+        .slice(Math.max(0, i - 8), i + 1)
+        .map((x) => JSON.stringify(x))
+        .join("\n");
+  }
+  return "";
 }
 
 /** The most pods of `names` down (not Ready, or being deleted, or missing) at once over a watch. */
@@ -255,24 +272,6 @@ export function atMountClass(t: TestContext, ns: string): string {
   );
   t.after(() => kubectlTry(["delete", "storageclass", name, "--wait=false"]));
   return name;
-}
-
-/**
- * The workload plus a writer: a numbered line ("seq N") every 50 ms to /data/load.log, resumed
- * from the last line after a restart, so a lost or repeated write shows as a gap (assertSequence).
- */
-export function withWriter(sts: StatefulSet): StatefulSet {
-  const container = (sts.spec.template.spec as { containers: { command: string[] }[] }).containers[0]!;
-  const writer = "( n=$(tail -n 1 /data/load.log 2>/dev/null | cut -d' ' -f2); n=${n:-0}; while :; do n=$((n + 1)); echo \"seq $n\" >> /data/load.log; sleep 0.05; done ) &";
-  container.command = ["sh", "-c", container.command[2]!.replace("trap 'exit 0' TERM", `${writer}\ntrap 'exit 0' TERM`)];
-  return sts;
-}
-
-/** The writer's lines are 1, 2, 3, ... with no gap and no repeat: nothing written before a stop was lost. */
-export function assertSequence(ns: string, pod: string): number {
-  const seqs = exec(ns, pod, "cut -d' ' -f2 /data/load.log").trim().split("\n").map(Number);
-  seqs.forEach((n, i) => assert.equal(n, i + 1, `${pod}: line ${i + 1} of /data/load.log is seq ${n}`));
-  return seqs.length;
 }
 
 /** Watches the copy pods of the namespace (label appstorage.kubectl.io/claim): the node each was put on. */

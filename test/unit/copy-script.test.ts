@@ -220,26 +220,27 @@ describe("copy script", () => {
     assert.match(String(sync.report["diff"]), /segment/);
   });
 
-  test("sync with WAIT reads nothing until the file holds go", async () => {
+  test("sync with WAIT reads nothing until SIGTERM (the pod deleted: its go), then copies and verifies", async () => {
     const dirs = fresh();
     writeFileSync(join(dirs.src, "a"), "a");
     const first = run({ MODE: "copy" }, dirs);
     assert.equal(first.code, 0, first.stderr);
-    const signal = join(dirs.work, "start");
-    writeFileSync(signal, "no");
+    writeFileSync(join(dirs.src, "b"), "b");
     const out = join(dirs.work, "termination-log");
     rmSync(out, { force: true });
     const child = spawn(join(bin, "sh"), ["-c", copyScript], {
-      env: { PATH: bin, SRC: dirs.src, DST: dirs.dst, OUT: out, TMPDIR: dirs.work, MODE: "sync", SINCE: String(first.report["since"]), WAIT: signal },
+      env: { PATH: bin, SRC: dirs.src, DST: dirs.dst, OUT: out, TMPDIR: dirs.work, MODE: "sync", SINCE: String(first.report["since"]), WAIT: "sigterm" },
     });
     const ended = new Promise<number>((resolve) => child.on("close", (code) => resolve(code ?? -1)));
     await new Promise((r) => setTimeout(r, 1000));
     assert.equal(child.exitCode, null, "the sync ended before it was told to go");
     assert.ok(!existsSync(out));
-    writeFileSync(signal, "go");
+    assert.ok(!existsSync(join(dirs.dst, "b")), "nothing copied before the go");
+    child.kill("SIGTERM");
     assert.equal(await ended, 0);
     const report = JSON.parse(readFileSync(out, "utf8"));
     assert.equal(report.src, report.dst);
+    assert.equal(readFileSync(join(dirs.dst, "b"), "utf8"), "b");
   });
 
   test("a difference the final copy does not repair fails the verification, naming it", () => {

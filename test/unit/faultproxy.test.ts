@@ -63,6 +63,30 @@ describe("writeDisciplineViolations", () => {
       1,
     );
   });
+  test("the same create after the server deleted an object of that collection makes a new object: not a repeat", () => {
+    const sts = "/apis/apps/v1/namespaces/x/statefulsets";
+    assert.deepEqual(
+      writeDisciplineViolations(
+        log([
+          ["POST", sts, "s"],
+          ["DELETE", `${sts}/db`, "d"],
+          ["POST", sts, "s"],
+        ]),
+      ),
+      [],
+    );
+    assert.equal(
+      writeDisciplineViolations(
+        log([
+          ["POST", sts, "s"],
+          ["DELETE", `${sts}/db`, "d", { serverStatus: 409 }],
+          ["POST", sts, "s"],
+        ]),
+      ).length,
+      1,
+      "a delete the server refused changes nothing",
+    );
+  });
   test("a retry after a 429 from the server, and a repeat of a write that never reached it, are not repeats", () => {
     assert.deepEqual(
       writeDisciplineViolations(
@@ -93,6 +117,28 @@ describe("writeDisciplineViolations", () => {
     );
     assert.equal(problems.length, 1);
     assert.match(problems[0]!, /followed by a write/);
+  });
+  test("an unknown outcome of an eviction is read back through its pod (list pods), then another eviction may follow", () => {
+    const pods = "/api/v1/namespaces/x/pods";
+    assert.deepEqual(
+      writeDisciplineViolations(
+        log([
+          ["POST", `${pods}/db-2/eviction`, "e2", { fault: "reset-after" }],
+          ["GET", pods, ""],
+          ["POST", `${pods}/db-1/eviction`, "e1"],
+        ]),
+      ),
+      [],
+    );
+    assert.equal(
+      writeDisciplineViolations(
+        log([
+          ["POST", `${pods}/db-2/eviction`, "e2", { fault: "reset-after" }],
+          ["POST", `${pods}/db-1/eviction`, "e1"],
+        ]),
+      ).length,
+      1,
+    );
   });
   test("reviews and dry runs are not writes", () => {
     const review = "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews";

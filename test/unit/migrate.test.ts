@@ -14,6 +14,8 @@ import type { Observed, PlanRequest } from "../../src/plan/types";
 import { claim, pod, storageClass, sts } from "../fixtures/builders";
 
 const now = "2026-12-01T12:00:00.000Z";
+const movesLeftKinds =
+  "create-new-claim create-copy-pod record remove-copy-pod create-copy-pod orphan-delete evict record tell-copy-pod record retain-old-volume hold-new-volume delete-claim delete-claim bind-new-volume create-moved-claim create-statefulset restore-new-volume-policy record record";
 const bound = (c: PersistentVolumeClaim, volume: string, more: Partial<PersistentVolumeClaim["spec"]> = {}): PersistentVolumeClaim => ({
   ...c,
   metadata: { ...c.metadata, labels: { app: "db" } },
@@ -84,6 +86,11 @@ describe("--migrate-existing: the plan", () => {
     assert.match(text, /^data-db-0 +0 +Bound +1Gi +1Gi +fast +db-0 +moves to a new volume: 512Mi slow, the data copied$/m);
     assert.match(text, /^storage class fast \(example\.com\/test, the default\): volumes do not expand .*\nstorage class slow \(example\.com\/test\): volumes do not expand/m);
     assert.match(text, /^smaller: a pod measures the data of data-db-2, data-db-1, data-db-0 \(du\) once the change is confirmed, before anything changes/m);
+    // Each claim's phase and the actions its move has left (src/plan/move.ts, movesLeft), in the order a run takes them.
+    assert.match(
+      text,
+      /^ {2}data-db-2 \(pending\): create claim appstorage-new-data-db-2, first copy by pod appstorage-copy-data-db-2, record copied, remove pod appstorage-copy-data-db-2, start pod appstorage-copy-data-db-2 to wait for the final copy, orphan-delete statefulset.apps\/db, evict db-2, record stopped, tell pod appstorage-copy-data-db-2 to make the final copy and verify \(delete it: SIGTERM is its go\), record verified, set volume pv-2 to Retain, hold the new volume \(Retain\), delete claim appstorage-new-data-db-2, delete claim data-db-2, bind the new volume to the claim's name, create claim data-db-2 on the new volume, create statefulset.apps\/db, give the new volume its reclaim policy back, record swapped, record done$/m,
+    );
   });
 
   test("a shrink below the data by kubelet's stats is refused, in bytes", () => {
@@ -179,6 +186,24 @@ describe("--migrate-existing: the plan", () => {
     assert.deepEqual(plan.refusals, []);
     assert.deepEqual(plan.steps, ["write-journal", "migrate", "remove-journal"]);
     assert.equal(plan.migration!.claims[0]!.phase, "swapped");
+    assert.equal(plan.migration!.copyImage, "img:1", "the journal's copy image");
+    // --copy-image given again: the rest of the move uses it (the journal's could not be pulled, say).
+    const other = buildPlan(observed(recreated, { journal }), {
+      ...request(["data=1Gi,slow"]),
+      existing: { ...request(["data=1Gi,slow"]).existing!, migrate: { copyImage: "img:2", copyImageGiven: true } },
+    });
+    assert.equal(other.migration!.copyImage, "img:2");
+    assert.equal(journalFor(other, { holder: "h2", by: "bob", now: new Date(now) }).migration!.copyImage, "img:2", "the run's journal (which apply reads the moves from) has it too");
+    // A rerun's plan shows where each move stands and what it has left.
+    assert.deepEqual(
+      plan.moves!.map((v) => [v.claim, v.phase, v.left.map((s) => s.kind).join(" ")]),
+      [
+        ["data-db-2", "swapped", "record"],
+        ["data-db-1", "pending", movesLeftKinds],
+        ["data-db-0", "pending", movesLeftKinds],
+      ],
+    );
+    assert.match(renderPlan(plan), /^ {2}data-db-2 \(swapped\): record done$/m);
     assert.match(plan.warnings[0]!, /was moving the claims of db to new volumes and was interrupted/);
     // Gone in the middle of a move (the StatefulSet is orphan-deleted while a replica is down): the same.
     const gone = buildPlan(observed(recreated, { statefulSet: undefined, journal }), request(["data=1Gi,slow"]));
@@ -190,7 +215,7 @@ describe("--migrate-existing: the plan", () => {
   test("the command line: --migrate-existing alone, --copy-image, --yes", () => {
     const parsed = commandLine(["set", "db", "data=2Gi,slow", "--migrate-existing", "--yes", "--copy-image", "reg/copy:2"]);
     assert.equal(parsed.kind, "set");
-    assert.deepEqual(existingOf(parsed), { resize: false, vac: false, waitResize: false, restartPods: false, migrate: { copyImage: "reg/copy:2" } });
+    assert.deepEqual(existingOf(parsed), { resize: false, vac: false, waitResize: false, restartPods: false, migrate: { copyImage: "reg/copy:2", copyImageGiven: true } });
     const diff = commandLine(["diff", "db", "data=2Gi", "--migrate-existing"]);
     assert.deepEqual(existingOf(diff)?.migrate, { copyImage: defaultCopyImage });
     assert.throws(() => commandLine(["set", "db", "data=2Gi", "--copy-image", "x"]), /--copy-image is the image of the copy pods of --migrate-existing/);
@@ -261,30 +286,32 @@ describe("--migrate-existing: the objects", () => {
     const temp = newVolumeClaim(m, "default", "db");
     assert.equal(temp.metadata.name, "appstorage-new-data-db-2");
     assert.deepEqual(temp.spec, { accessModes: ["ReadWriteOnce"], volumeMode: "Filesystem", resources: { requests: { storage: "2Gi" } }, storageClassName: "slow" });
-    const copy = copyPod({ ...m, copiedSince: 1700000000 }, "default", "db", "sync", "img:1");
+    const copy = copyPod({ ...m, copiedSince: 1700000000 }, "default", "db", "sync", "img:1", "wait");
     const spec = copy.spec as Record<string, unknown> & { containers: { env: unknown[]; volumeMounts: unknown[] }[]; volumes: unknown[] };
     assert.deepEqual(spec["affinity"], {
       nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [{ matchFields: [{ key: "metadata.name", operator: "In", values: ["node-b"] }] }] } },
     });
     assert.deepEqual(spec["tolerations"], [{ operator: "Exists" }]);
+    // The final copy started before its replica stops waits for SIGTERM (its deletion is the go), and has a day to finish once told.
     assert.deepEqual(spec.containers[0]!.env, [
       { name: "MODE", value: "sync" },
       { name: "SINCE", value: "1700000000" },
-      { name: "WAIT", value: "/signal/start" },
-      { name: "STARTED", value: "/tmp/.appstorage-started" },
+      { name: "WAIT", value: "sigterm" },
     ]);
-    // The final copy waits for its start annotation, which its script reads through the downward API; Ready once it started.
+    assert.equal(spec["terminationGracePeriodSeconds"], 86_400);
     assert.deepEqual(spec.volumes, [
       { name: "src", persistentVolumeClaim: { claimName: "data-db-2", readOnly: true } },
       { name: "dst", persistentVolumeClaim: { claimName: "appstorage-new-data-db-2" } },
-      { name: "signal", downwardAPI: { items: [{ path: "start", fieldRef: { fieldPath: "metadata.annotations['appstorage.kubectl.io/start']" } }] } },
     ]);
-    assert.equal(copy.metadata.annotations?.["appstorage.kubectl.io/start"], "go");
-    assert.equal(copyPod({ ...m, copiedSince: 1 }, "default", "db", "sync", "img:1", "wait").metadata.annotations?.["appstorage.kubectl.io/start"], "wait");
-    assert.deepEqual((spec.containers[0] as unknown as { readinessProbe: unknown }).readinessProbe, { exec: { command: ["cat", "/tmp/.appstorage-started"] }, periodSeconds: 1, failureThreshold: 1 });
+    assert.equal(copy.metadata.annotations?.["appstorage.kubectl.io/start"], "wait");
+    // One that goes at once does not wait.
+    const now_ = copyPod({ ...m, copiedSince: 1 }, "default", "db", "sync", "img:1", "go");
+    assert.equal(now_.metadata.annotations?.["appstorage.kubectl.io/start"], "go");
+    assert.ok(!(now_.spec as { containers: { env: { name: string }[] }[] }).containers[0]!.env.some((e) => e.name === "WAIT"));
     // A first copy has neither.
     const first = copyPod(m, "default", "db", "copy", "img:1");
     assert.equal(first.metadata.annotations?.["appstorage.kubectl.io/start"], undefined);
+    assert.equal((first.spec as { terminationGracePeriodSeconds?: number }).terminationGracePeriodSeconds, undefined);
     assert.equal((first.spec as { volumes: unknown[] }).volumes.length, 2);
     const moved = movedClaim(m, "default", "pv-new");
     assert.deepEqual(moved.metadata, { name: "data-db-2", namespace: "default", labels: { app: "db" } });

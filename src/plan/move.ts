@@ -1,0 +1,368 @@
+// One claim's move as a state machine: nextMoveAction(observed) -> the next action, from what was
+// read of the claim, its pods, volumes and copy pod, the journal's phase and this run's memory.
+// Pure; src/apply/move.ts executes the action, records it, reads again and asks again.
+//
+// The phases (the journal's, ./migration-types.ts) and the goal that leads to each:
+//   copied:   the tool's claim of a new volume, filled by a copy pod (while the replica runs);
+//   stopped:  the final copy's pod started while the replica runs (it waits to be told), every
+//             other replica Ready, the StatefulSet orphan-deleted, the replica evicted and gone;
+//   verified: that pod told to go (deleted: kubelet sends it SIGTERM at once, its go): it copies what
+//             changed, compares both sides' manifests and exits, which kubelet reports at once;
+//   swapped:  the old volume Retain and labelled, the new one held (Retain), the tool's claim and
+//             the old claim removed, the claim re-created on the new volume, the StatefulSet
+//             re-created while the claim binds;
+//   done:     the StatefulSet there (re-created if a rerun finds it gone), the replica Ready on the new volume.
+// A ReadWriteOncePod claim is stopped before its first copy (phaseOrder). While the replica must
+// be down and its claim is still the original, a replica that runs again (its StatefulSet
+// re-created by someone) sends the move back to stopping it: the final copy is made again.
+import type { Pod, PersistentVolumeClaim } from "../api/types";
+import { statefulSetRef } from "../refs";
+import { copyPodDone, copyPodName, labelValue, migrationLabels, newVolumeClaimName, parseCopyReport, phaseOrder, startAnnotation } from "./migrate";
+import type { MigrationClaim, MigrationPhase } from "./migration-types";
+import type { MoveAction, MoveObserved, MoveStepView, MoveView } from "./move-types";
+import { controlledBy, isReady, ordinalStart, replicasOf, sameClaimTemplates } from "./objects";
+
+/** How long a copy pod may stay Unschedulable before the run stops (a claim of an Immediate class binds meanwhile, resources may free up). */
+export const unschedulableSeconds = 20;
+
+const deleting = (o: { metadata: { deletionTimestamp?: string } } | undefined) => !!o?.metadata.deletionTimestamp;
+/** A copy pod whose container ended (a deleted pod's may end before its phase says so). */
+const ended = (p: Pod) => copyPodDone(p) || (p.status?.containerStatuses ?? []).some((c) => c.state?.terminated !== undefined);
+const modeOf = (p: Pod) => p.metadata.annotations?.["appstorage.kubectl.io/copy"];
+export const imageOf = (p: Pod) => ((p.spec?.["containers"] as { image?: string }[] | undefined) ?? [])[0]?.image;
+const wait = (on: Extract<MoveAction, { kind: "wait" }>["on"], what: string): MoveAction => ({ kind: "wait", on, for: what });
+const remove = (p: Pod, warn?: string): MoveAction => ({ kind: "remove-copy-pod", uid: p.metadata.uid!, ...(warn ? { warn } : {}) });
+
+/** The phase a move goes to next. */
+function goalOf(m: MigrationClaim): MigrationPhase {
+  const order = phaseOrder(m);
+  return order[Math.min(order.indexOf(m.phase) + 1, order.length - 1)]!;
+}
+
+/** Phases in which the replica must stay down (it was stopped for them), and the phase to go back to when it runs again. */
+function mustBeDown(m: MigrationClaim): boolean {
+  return m.offline ? m.phase === "stopped" || m.phase === "copied" || m.phase === "verified" : m.phase === "stopped" || m.phase === "verified";
+}
+const backPhase = (m: MigrationClaim): MigrationPhase => (m.offline ? "pending" : "copied");
+
+const replicaOf = (o: MoveObserved) => (o.m.pod ? o.pods.find((p) => p.metadata.name === o.m.pod) : undefined);
+const original = (o: MoveObserved): PersistentVolumeClaim | undefined => (o.claim?.metadata.uid === o.m.uid ? o.claim : undefined);
+
+/** A failure of this run: when the replica is down for it and its claim untouched, the StatefulSet comes back and the move goes back a phase. */
+function failHere(o: MoveObserved, message: string, back: MigrationPhase = backPhase(o.m)): MoveAction {
+  const restore = mustBeDown(o.m) && original(o) !== undefined;
+  return { kind: "fail", message, restore, ...(restore ? { phase: back } : {}) };
+}
+
+/** The next action of one claim's move. */
+export function nextMoveAction(observed: MoveObserved): MoveAction {
+  // A final-copy pod this run told to go is removed by kubelet once it ended: its last state, as this
+  // run's watch saw it, carries its report.
+  const o = !observed.copyPod && observed.run.ended && goalOf(observed.m) === "verified" ? { ...observed, copyPod: observed.run.ended } : observed;
+  if (o.run.failure) return windDown(o, o.run.failure);
+  if (o.run.refused) return failHere(o, refusedMessage(o, o.run.refused));
+  if (o.m.phase === "done") return { kind: "done" };
+  const sts = o.statefulSet;
+  const replica = replicaOf(o);
+  if (mustBeDown(o.m) && original(o) && ((replica && !deleting(replica)) || (sts && !deleting(sts)))) {
+    return { kind: "record", set: { phase: backPhase(o.m) }, warn: `${o.m.pod ?? o.m.claim} runs again (its StatefulSet was re-created meanwhile): stopping it again before the final copy` };
+  }
+  switch (goalOf(o.m)) {
+    case "copied":
+      return firstCopy(o);
+    case "stopped":
+      return stopReplica(o);
+    case "verified":
+      return finalCopy(o);
+    case "swapped":
+      return swapClaim(o);
+    default:
+      return startReplica(o);
+  }
+}
+
+/** Once failed: the copy pod removed, the StatefulSet back when asked, then the stop with the failure's message. */
+function windDown(o: MoveObserved, failure: NonNullable<MoveObserved["run"]["failure"]>): MoveAction {
+  const pod = o.copyPod;
+  if (pod) return deleting(pod) ? wait("copy-pod", `copy pod ${pod.metadata.name} to be removed`) : remove(pod);
+  // Before (or back before) its first copy, the tool's claim holds nothing worth keeping: the next run copies anew.
+  const copy = o.newClaim;
+  if (o.m.phase === "pending" && copy)
+    return deleting(copy) ? wait("new-claim", `claim ${copy.metadata.name} to be removed`) : { kind: "delete-claim", name: copy.metadata.name!, uid: copy.metadata.uid! };
+  if (failure.restore && !o.statefulSet) return { kind: "create-statefulset" };
+  if (failure.restore && deleting(o.statefulSet)) return wait("statefulset", `${statefulSetRef(o.target.name)} to be deleted before it is created again`);
+  return { kind: "stop", message: failure.message };
+}
+
+/** A copy pod this run created (its end is this run's result, not a leftover to replace). */
+const mine = (o: MoveObserved, p: Pod) => o.run.created.includes(p.metadata.uid!) || o.run.told[p.metadata.uid!] !== undefined;
+
+/** A copy pod that cannot start, as the run says it: the reason, the image, what to do. */
+function cannotStart(o: MoveObserved, p: Pod): string | undefined {
+  const seen = o.run.seen[p.metadata.uid!] ?? o.now;
+  const trouble = copyPodTrouble(p, (o.now - seen) / 1000);
+  if (!trouble) return undefined;
+  return `claim ${o.m.claim}: copy pod ${p.metadata.name} cannot start: ${trouble.reason}${trouble.message ? ` (${trouble.message})` : ""}; image ${imageOf(p) ?? o.target.copyImage}: ${troubleAdvice(trouble.reason, o)}; the pod was removed (and the claim of the new volume, before its first copy) and nothing else was changed by this step: then run the same command again`;
+}
+
+function troubleAdvice(reason: string, o: MoveObserved): string {
+  if (/Image/.test(reason)) return "pass --copy-image with an image the node can pull or already has (it needs sh, cp, dd, cat, find, stat, sha256sum, awk, sort, du and df; busybox has them all)";
+  if (reason === "Unschedulable")
+    return `the copy pod must run on ${o.m.node ? `node ${o.m.node}, ` : ""}where the claim's replica runs, and tolerates every taint: make room there (or lower the namespace's LimitRange defaults), or choose a class whose volumes that node can use`;
+  return `the copy pods run as root with the claim and the new volume mounted: let the namespace's policies allow them (kubectl describe pod ${o.copyPod?.metadata.name ?? copyPodName(o.m.claim)} -n ${o.target.namespace})`;
+}
+
+/** kubelet's and the scheduler's reasons a pod will not start by waiting: the run stops rather than wait out --timeout. */
+const stuckReasons = new Set(["ErrImagePull", "ImagePullBackOff", "InvalidImageName", "ErrImageNeverPull", "CreateContainerConfigError", "CreateContainerError"]);
+
+/**
+ * Why a copy pod cannot start, or undefined while it may: its container waiting on an image it
+ * cannot pull or a configuration it cannot create, or the scheduler finding no node for it for
+ * unschedulableSeconds (`pendingSeconds`: how long the run has seen it).
+ */
+export function copyPodTrouble(p: Pod, pendingSeconds: number): { reason: string; message: string } | undefined {
+  if (copyPodDone(p) || deleting(p)) return undefined;
+  for (const c of p.status?.containerStatuses ?? []) {
+    const w = c.state?.waiting;
+    if (w?.reason && stuckReasons.has(w.reason)) return { reason: w.reason, message: (w.message ?? "").split("\n")[0]!.slice(0, 300) };
+  }
+  const unscheduled = p.status?.conditions?.find((c) => c.type === "PodScheduled" && c.status === "False" && c.reason === "Unschedulable");
+  if (unscheduled && pendingSeconds >= unschedulableSeconds) return { reason: "Unschedulable", message: (unscheduled.message ?? "").slice(0, 300) };
+  return undefined;
+}
+
+/** The server refused a copy pod (admission): what it said and what to do. */
+function refusedMessage(o: MoveObserved, message: string): string {
+  const ns = o.target.namespace;
+  const advice = /quota/i.test(message)
+    ? `a ResourceQuota of namespace ${ns} has no room for it: raise it (kubectl describe resourcequota -n ${ns}) or free some, then run the same command again`
+    : /PodSecurity|pod security/i.test(message)
+      ? `the copy pods run as root (to keep every file's owner): allow them while the claims move, for example with kubectl label namespace ${ns} pod-security.kubernetes.io/enforce=baseline --overwrite, then run the same command again`
+      : "fix the cause, then run the same command again";
+  return `claim ${o.m.claim}: the server refused copy pod ${copyPodName(o.m.claim)}: ${message}; nothing else was changed by this step: ${advice}`;
+}
+
+/** The first copy, into the tool's claim of a new volume, while the replica runs (offline: once it is stopped). */
+function firstCopy(o: MoveObserved): MoveAction {
+  const { m } = o;
+  const claimName = newVolumeClaimName(m.claim);
+  if (!o.newClaim) return { kind: "create-new-claim" };
+  if (deleting(o.newClaim)) return wait("new-claim", `claim ${claimName} to be removed`);
+  const pod = o.copyPod;
+  if (!pod) return { kind: "create-copy-pod", mode: "copy", start: "go" };
+  if (deleting(pod)) return wait("copy-pod", `copy pod ${pod.metadata.name} to be removed`);
+  if (modeOf(pod) !== "copy" || imageOf(pod) !== o.target.copyImage) return remove(pod);
+  if (pod.status?.phase === "Succeeded") {
+    const report = parseCopyReport(pod);
+    if (report?.since !== undefined) {
+      const volume = o.newClaim.spec.volumeName;
+      return { kind: "record", set: { phase: "copied", copiedSince: report.since, ...(volume ? { newVolume: volume } : {}) }, report };
+    }
+  }
+  if (copyPodDone(pod)) {
+    if (!mine(o, pod)) return remove(pod);
+    const report = parseCopyReport(pod);
+    const why = report?.error ?? pod.status?.message ?? pod.status?.reason ?? `see kubectl describe pod ${pod.metadata.name} -n ${o.target.namespace}`;
+    return failHere(o, `claim ${m.claim}: the copy failed (${why}); nothing was changed on the claim: fix the cause, then run the same command again`);
+  }
+  const stuck = cannotStart(o, pod);
+  if (stuck) return failHere(o, stuck);
+  return wait("copy-pod", `copy pod ${pod.metadata.name} (the first copy); see kubectl describe pod ${pod.metadata.name} -n ${o.target.namespace}, then run the same command again`);
+}
+
+/** Every replica but this claim's Ready (never two down). */
+function othersReady(o: MoveObserved): boolean {
+  const base = o.statefulSet ?? o.target.desired;
+  const members = Array.from({ length: replicasOf(base) }, (_, i) => `${o.target.name}-${ordinalStart(base) + i}`).filter((p) => p !== o.m.pod);
+  const pods = new Map(o.pods.map((p) => [p.metadata.name!, p]));
+  return members.every((p) => isReady(pods.get(p)));
+}
+
+/** A final-copy pod that waits to be told (created with "wait", not told, not ended). */
+export const waitingSyncPod = (p: Pod | undefined): boolean => !!p && modeOf(p) === "sync" && p.metadata.annotations?.[startAnnotation] === "wait" && !copyPodDone(p) && !deleting(p);
+
+/** The replica stopped: the final copy's pod waiting beside it, the others Ready, the StatefulSet orphan-deleted, the replica evicted and gone. */
+function stopReplica(o: MoveObserved): MoveAction {
+  const { m } = o;
+  const ref = statefulSetRef(o.target.name);
+  const replica = replicaOf(o);
+  const running = replica !== undefined && !deleting(replica);
+  const pod = o.copyPod;
+  if (pod) {
+    if (deleting(pod)) return wait("copy-pod", `copy pod ${pod.metadata.name} to be removed`);
+    if (m.offline || !waitingSyncPod(pod) || imageOf(pod) !== o.target.copyImage) {
+      if (ended(pod) && modeOf(pod) === "sync" && mine(o, pod)) {
+        return failHere(
+          o,
+          `claim ${m.claim}: copy pod ${pod.metadata.name} ended (${parseCopyReport(pod)?.error ?? "see its events"}) before the final copy; nothing was changed on the claim: run the same command again`,
+        );
+      }
+      return remove(pod);
+    }
+    const stuck = cannotStart(o, pod);
+    if (stuck) return failHere(o, stuck);
+    if (running && pod.status?.phase !== "Running")
+      return wait("copy-pod", `copy pod ${pod.metadata.name} to run (it waits to make the final copy); see kubectl describe pod ${pod.metadata.name} -n ${o.target.namespace}`);
+  } else if (running && !m.offline) {
+    return { kind: "create-copy-pod", mode: "sync", start: "wait" };
+  }
+  if (!othersReady(o)) return wait("pods", `the other replicas of ${ref} to be Ready before stopping ${m.pod ?? m.claim} (never more than one down)`);
+  const sts = o.statefulSet;
+  if (sts && !deleting(sts)) {
+    if (sts.metadata.uid !== o.target.uid && !sameClaimTemplates(sts.spec.volumeClaimTemplates, o.target.desired.spec.volumeClaimTemplates)) {
+      return failHere(o, `${ref} was re-created by someone else (uid ${sts.metadata.uid}) with other claim templates; the claims not moved yet are untouched: run the command again to plan anew`);
+    }
+    return { kind: "orphan-delete", uid: sts.metadata.uid!, resourceVersion: sts.metadata.resourceVersion! };
+  }
+  if (sts) return wait("statefulset", `${ref} to be deleted; check that kube-controller-manager (garbage collector) runs, then run the same command again`);
+  if (running) return { kind: "evict", pod: m.pod!, uid: replica.metadata.uid! };
+  if (replica) return wait("pods", `${m.pod} to stop (evicted)`);
+  return { kind: "record", set: { phase: "stopped" } };
+}
+
+/**
+ * The final copy and verification: the pod that waited is told to go (deleted: kubelet sends it
+ * SIGTERM at once, and reports its end at once), or a new one goes at once.
+ */
+function finalCopy(o: MoveObserved): MoveAction {
+  const { m } = o;
+  const pod = o.copyPod;
+  if (!pod) return { kind: "create-copy-pod", mode: "sync", start: "go" };
+  const gone = () => wait("copy-pod", `copy pod ${pod.metadata.name} to be removed`);
+  if (modeOf(pod) !== "sync" || imageOf(pod) !== o.target.copyImage) return deleting(pod) ? gone() : remove(pod);
+  const stuck = cannotStart(o, pod);
+  if (stuck) return failHere(o, stuck);
+  // Waiting, it has read nothing yet: told now, whoever started it.
+  if (waitingSyncPod(pod)) return { kind: "tell-copy-pod", uid: pod.metadata.uid! };
+  // Told or ended in an earlier run: it may have copied before the replica last ran.
+  if (!mine(o, pod)) return deleting(pod) ? gone() : remove(pod);
+  if (ended(pod)) {
+    const report = parseCopyReport(pod);
+    if (report?.src && report.src === report.dst && (report.files !== undefined || pod.status?.phase === "Succeeded")) {
+      return { kind: "record", set: { phase: "verified", verified: { files: report.files ?? 0, bytes: report.bytes ?? 0, digest: report.src } }, report };
+    }
+    const why = report?.error ?? (report?.diff ? `the volumes differ: ${report.diff}` : "see the copy pod's events");
+    // The new volume cannot be trusted: the next run copies it anew from the start, not only what changed.
+    return failHere(
+      o,
+      `claim ${m.claim}: verification failed (${why}); the claim and its volume ${m.volume} were not changed and ${statefulSetRef(o.target.name)} is back; the copy on claim ${newVolumeClaimName(m.claim)} is removed: run the same command again to copy it anew`,
+      "pending",
+    );
+  }
+  return wait("copy-pod", `copy pod ${pod.metadata.name} (the final copy and verification); see kubectl describe pod ${pod.metadata.name} -n ${o.target.namespace}, then run the same command again`);
+}
+
+/** The old volume as a kept volume: Retain, and labelled with its claim. */
+const retained = (o: MoveObserved) => o.oldVolume?.spec.persistentVolumeReclaimPolicy === "Retain" && o.oldVolume.metadata.labels?.[migrationLabels.claim] === labelValue(o.m.claim);
+
+/** The claim moved onto the new volume: the old volume kept, the claims removed, the claim re-created and bound. */
+function swapClaim(o: MoveObserved): MoveAction {
+  const { m } = o;
+  const ns = o.target.namespace;
+  // The copy pod goes (a told one goes by itself); its claims wait for it, nothing else does.
+  if (o.copyPod && !deleting(o.copyPod)) return remove(o.copyPod);
+  const volume = o.newVolume;
+  if (!volume) {
+    return failHere(
+      o,
+      `claim ${m.claim}: the new volume ${m.newVolume ?? `(claim ${newVolumeClaimName(m.claim)} is gone or unbound)`} is not there; the old claim and its volume ${m.volume} are kept: run the command again to plan anew`,
+    );
+  }
+  const volumeName = volume.metadata.name!;
+  const old = original(o);
+  if (old) {
+    if (!o.oldVolume) return failHere(o, `claim ${m.claim}: its volume ${m.volume} is gone; nothing was changed on the claim`);
+    if (!retained(o)) return { kind: "retain-old-volume", volume: m.volume };
+    if (volume.spec.persistentVolumeReclaimPolicy !== "Retain") return { kind: "hold-new-volume", volume: volumeName, policy: volume.spec.persistentVolumeReclaimPolicy ?? "Delete" };
+  }
+  // Both claims deleted at once, then awaited (each stays while a pod uses it).
+  if (o.newClaim && !deleting(o.newClaim)) return { kind: "delete-claim", name: o.newClaim.metadata.name!, uid: o.newClaim.metadata.uid! };
+  if (old && !deleting(old)) return { kind: "delete-claim", name: m.claim, uid: m.uid };
+  if (o.newClaim) return wait("new-claim", `claim ${o.newClaim.metadata.name} to be removed`);
+  if (old) return wait("claim", `claim ${m.claim} to be removed (a pod still using it keeps it: kubectl get pods -n ${ns})`);
+  const claim = o.claim;
+  if (claim && deleting(claim)) return wait("claim", `claim ${m.claim} to be removed`);
+  if (claim && claim.spec.volumeName !== volumeName) {
+    return {
+      kind: "fail",
+      restore: false,
+      message: `claim ${m.claim} was created again by someone else (uid ${claim.metadata.uid}, volume ${claim.spec.volumeName ?? "none"}); the data is on volume ${volumeName}, the old data on ${m.volume} (Retain): inspect them`,
+    };
+  }
+  const ref = volume.spec.claimRef;
+  if (!ref || ref.name !== m.claim || ref.namespace !== ns || (claim && ref.uid && ref.uid !== claim.metadata.uid)) return { kind: "bind-new-volume", volume: volumeName };
+  if (!claim) return { kind: "create-moved-claim", volume: volumeName };
+  // The StatefulSet comes back while the claim binds (its pod waits for the binding): the binder's time is not added to the downtime.
+  if (!o.statefulSet) return { kind: "create-statefulset" };
+  if (claim.status?.phase !== "Bound") return wait("claim", `claim ${m.claim} to bind to volume ${volumeName}`);
+  if (m.newVolumePolicy && volume.spec.persistentVolumeReclaimPolicy !== m.newVolumePolicy) return { kind: "restore-new-volume-policy", volume: volumeName, policy: m.newVolumePolicy };
+  return { kind: "record", set: { phase: "swapped" } };
+}
+
+const mountsClaim = (p: Pod, claim: string) => (p.spec?.volumes ?? []).some((v) => v.persistentVolumeClaim?.claimName === claim);
+
+/** The StatefulSet back and the replica Ready on its new volume. */
+function startReplica(o: MoveObserved): MoveAction {
+  const { m } = o;
+  const sts = o.statefulSet;
+  const ref = statefulSetRef(o.target.name);
+  if (!sts) return { kind: "create-statefulset" };
+  if (deleting(sts)) return wait("statefulset", `${ref} to be deleted before it is created again`);
+  if (m.pod) {
+    const p = replicaOf(o);
+    if (!(p && controlledBy(p, sts.metadata.uid!) && isReady(p) && mountsClaim(p, m.claim))) {
+      return wait(
+        "pods",
+        `${m.pod} to be Ready on the new volume; its old volume ${m.volume} is kept with the data as it was (Retain); to go back, run: kubectl appstorage show ${o.target.name} -n ${o.target.namespace}, and see README "Moving existing claims"`,
+      );
+    }
+  }
+  return { kind: "record", set: { phase: "done" } };
+}
+
+/**
+ * The actions a move has left from its phase when nothing goes wrong, in the order a run takes
+ * them (the waits left out): what `diff` and a rerun's plan show. test/unit/move.test.ts drives
+ * nextMoveAction through the same path and checks it takes exactly these.
+ */
+export function movesLeft(m: MigrationClaim, statefulSet: string): MoveView {
+  const copy = newVolumeClaimName(m.claim);
+  const pod = copyPodName(m.claim);
+  const early = m.pod !== undefined && !m.offline;
+  const byGoal: Record<Exclude<MigrationPhase, "pending">, MoveStepView[]> = {
+    copied: [
+      { kind: "create-new-claim", object: copy },
+      { kind: "create-copy-pod", object: pod, mode: "copy", start: "go" },
+      { kind: "record", phase: "copied" },
+    ],
+    stopped: [
+      ...(early ? [{ kind: "create-copy-pod", object: pod, mode: "sync", start: "wait" } as const] : []),
+      { kind: "orphan-delete", object: statefulSet },
+      ...(m.pod ? [{ kind: "evict", object: m.pod } as const] : []),
+      { kind: "record", phase: "stopped" },
+    ],
+    verified: [early ? { kind: "tell-copy-pod", object: pod } : { kind: "create-copy-pod", object: pod, mode: "sync", start: "go" }, { kind: "record", phase: "verified" }],
+    swapped: [
+      { kind: "retain-old-volume", object: m.volume },
+      { kind: "hold-new-volume" },
+      { kind: "delete-claim", object: copy },
+      { kind: "delete-claim", object: m.claim },
+      { kind: "bind-new-volume" },
+      { kind: "create-moved-claim", object: m.claim },
+      { kind: "create-statefulset", object: statefulSet },
+      { kind: "restore-new-volume-policy" },
+      { kind: "record", phase: "swapped" },
+    ],
+    done: [{ kind: "record", phase: "done" }],
+  };
+  const order = phaseOrder(m);
+  const at = order.indexOf(m.phase);
+  // The copy pod a copy leaves (ended) is removed first by the goal after it; a final copy's pod told
+  // to go was deleted to tell it, and goes by itself once it ended.
+  const left = order.slice(at + 1).flatMap((g, i) => {
+    const before = order[at + i]!;
+    const steps = byGoal[g as Exclude<MigrationPhase, "pending">];
+    return before === "copied" || (before === "verified" && !early) ? [{ kind: "remove-copy-pod", object: pod } as const, ...steps] : steps;
+  });
+  return { claim: m.claim, phase: m.phase, left };
+}
