@@ -380,7 +380,11 @@ export function differencesFromController(snap) {
       continue;
     }
     const ours = JSON.parse(controllerRevisionText(sts).text);
-    same(`controllerrevision ${rev.metadata.namespace}/${rev.metadata.name}`, { ...pick(rev.metadata, ["name", "labels", "ownerReferences"]), data: rev.data }, { ...ours.metadata, data: ours.data });
+    same(
+      `controllerrevision ${rev.metadata.namespace}/${rev.metadata.name}`,
+      { ...pick(rev.metadata, ["name", "namespace", "labels", "ownerReferences"]), data: rev.data },
+      { ...ours.metadata, data: ours.data },
+    );
   }
   const metaKeys = ["name", "generateName", "labels", "annotations", "ownerReferences", "finalizers"];
   for (const pod of snap.pods) {
