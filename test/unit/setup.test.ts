@@ -51,7 +51,7 @@ function check(part: string, path?: string): { code: number; stderr: string; ms:
 
 describe("scripts/setup --check", () => {
   test("passes on this machine, which has everything (npm test runs setup base first)", () => {
-    for (const part of ["demo", "base", "node"]) {
+    for (const part of ["demo", "base", "node", "windows", "all"]) {
       const r = check(part);
       assert.deepEqual({ code: r.code, stderr: r.stderr }, { code: 0, stderr: `setup: ${part}: every prerequisite is there\n` });
     }
@@ -103,6 +103,6 @@ describe("scripts/setup --check", () => {
 
   test("a part it does not know is a usage error", () => {
     const r = check("everything");
-    assert.deepEqual({ code: r.code, stderr: r.stderr }, { code: 2, stderr: 'setup: unknown part "everything": give all, base, oldest, node or demo\n' });
+    assert.deepEqual({ code: r.code, stderr: r.stderr }, { code: 2, stderr: 'setup: unknown part "everything": give all, base, oldest, node, windows or demo\n' });
   });
 });
