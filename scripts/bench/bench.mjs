@@ -21,8 +21,12 @@
 //      edit, delete --cascade=orphan --wait, create, wait for adoption), 4 at a time (at most 1.0x),
 //      and against one set (at most 3x: side by side, --parallel's default); the same change one at
 //      a time (--parallel 1, measured: what side by side gains on this control plane); over 100
-//      (measured). Every run of these and of row 1 starts once kube-controller-manager is idle
-//      again (controllerQuiet): its work on a change goes on after the command exits.
+//      (measured). Every run of these and of row 1 starts once kube-controller-manager has finished
+//      with the runs before (controllersDone): its work on a change goes on after the command exits.
+//      These rows run right after 4, before the namespace of 2 exists, and their namespaces (with
+//      those of 1 and 4) are deleted before 2: every claim stays Pending without a node, and the
+//      controllers write the pending claims' events for as long as they exist (about 20 requests a
+//      second for the 300 of row 2, their client's limit), which the rows after would pay for.
 //   8. show -A over 1,000 StatefulSets with 3,000 pods and 3,000 claims (in 10 namespaces) against
 //      kubectl get sts,pvc,pods -A: time (at most 1.0x) and peak memory (at most 1.5x).
 //   9. Scale, last, once the other rows' namespaces are gone: 5,000 StatefulSets, 15,000 pods and
@@ -316,7 +320,7 @@ async function benchSet() {
     const order = i % 2 === 0 ? ["plugin", "kubectl"] : ["kubectl", "plugin"];
     for (const side of order) {
       // The controllers' work on the run before is over: it would slow down whichever side comes next.
-      await controllerQuiet();
+      await controllersDone(i > 0 ? [names[2 * i - 2], names[2 * i - 1], pns, kns] : [pns, kns]);
       if (side === "plugin") {
         const r = pluginSet(pns, "2Gi");
         pluginRuns.push(r.ms);
@@ -561,7 +565,7 @@ function benchDiffSelector(ns) {
 
 /**
  * set -l over `setManyCount` StatefulSets (one replica each), with, each measured alternately with
- * it in the same run, on an idle controller manager (controllerQuiet before every timed run):
+ * it in the same run, each run once the controllers have finished with the one before (controllersDone):
  * - `recipe`: the same StatefulSets changed by the kubectl recipe, 4 at a time (recipeOver), the
  *   user's real alternative: at most 1.0x;
  * - one set of one such StatefulSet: at most `target` times (undefined: measured only);
@@ -609,13 +613,12 @@ async function benchSetMany(setManyCount, { target, oneAtATime = false, recipe =
     // Each side first once, second once, ...: the order turns by one every run.
     const order = sides.map((_, k) => sides[(k + i) % sides.length]);
     for (const side of order) {
-      const waited = await controllerQuiet();
-      if (waited !== undefined) quietWaits.push(waited);
+      quietWaits.push(await controllersDone([many[i], single[i], ...(i > 0 ? [many[i - 1], single[i - 1]] : [])]));
       const [ns, size] = side === "one" ? [single[i], nextSize(single[i])] : [many[i], nextSize(many[i])];
       if (side === "many") {
         const before = controllerManagerMetrics();
         times.many.push(await changed(ns, size, "set -l", () => pluginOver(ns, group(i), size)));
-        await controllerQuiet();
+        await controllersDone([ns]);
         const after = controllerManagerMetrics();
         if (before && after) {
           for (const [verb, n] of Object.entries(after.requests)) controllerManager.requests[verb] = (controllerManager.requests[verb] ?? 0) + n - (before.requests[verb] ?? 0);
@@ -637,7 +640,8 @@ async function benchSetMany(setManyCount, { target, oneAtATime = false, recipe =
   // The comparison's "kubectl" side is one set: set -l changes its StatefulSets side by side (--parallel).
   const result = comparison(times.many, times.one, target ?? Number.POSITIVE_INFINITY, { what: `set -l over ${setManyCount} StatefulSets vs one set`, statefulSets: setManyCount });
   if (target === undefined) result.target = null;
-  result.controllerQuietMs = quietWaits.length ? round(median(quietWaits)) : null;
+  // How long the controllers went on after a run (the wait before the next one), for the record.
+  result.controllersDoneMs = round(median(quietWaits));
   if (controllerManager.runs) {
     const total = Object.values(controllerManager.requests).reduce((a, b) => a + b, 0);
     result.controllerManager = {
@@ -758,7 +762,7 @@ async function benchScale() {
     const diff = scaleDiff(n);
     const set = await scaleSet(api, manifests);
     // What the rows changed, against the objects once settled: only what set -l -A must change.
-    await controllerQuiet();
+    await controllersDone(names);
     const changedNames = new Set(manifests.filter((m) => m.metadata.labels["scale-set"]).map((m) => `${m.metadata.namespace}/${m.metadata.name}`));
     const changes = changedBeyond(settled.snapshot, await snapshotObjects(api, names), changedNames);
     const unchanged = {
@@ -881,7 +885,7 @@ async function scaleSet(api, manifests) {
   const setOver = async (group, k) => {
     const targets = selected(group);
     const size = `${++sizes[group]}Gi`;
-    await controllerQuiet();
+    await controllersDone([...new Set(targets.map((m) => m.namespace))]);
     const before = await state(targets);
     const file = join(stateDir, `requests-scale-set-${group}-${k}.log`);
     const r = timed(plugin, pluginArgs(["set", "-A", "-l", `scale-set=${group}`, `data=${size}`, "--yes"]), { env: { ...timedEnv, APPSTORAGE_REQUEST_LOG: file } });
@@ -969,31 +973,49 @@ function controllerManagerMetrics() {
 }
 
 /**
- * Waits until kube-controller-manager has sent no request for `quietMs`: its garbage collector and
- * StatefulSet controller have finished with the last change (they go on for seconds after the
- * plugin or kubectl has exited, held back by their client's rate limit), so the next run, of either
- * side, starts on an idle control plane and does not pay for the one before. Returns how long it waited.
+ * Waits until kube-controller-manager has finished with the last change in these namespaces: every
+ * StatefulSet settled (its status of its own generation, every replica at one revision), and every
+ * pod and ControllerRevision controlled by the StatefulSet of its name as it is now (adopted after
+ * a re-create). Its garbage collector and StatefulSet controller go on for seconds after the plugin
+ * or kubectl has exited, held back by their client's rate limit, and the next run, of either side,
+ * must not pay for that. (Not "no requests": the controllers never stop sending the pending claims'
+ * events.) Returns how long it waited.
  */
-async function controllerQuiet(quietMs = 2000, timeoutMs = 180_000) {
-  const total = (m) => Object.values(m.requests).reduce((a, b) => a + b, 0);
+async function controllersDone(nsList, timeoutMs = 180_000) {
   const started = Date.now();
-  let last = controllerManagerMetrics();
-  if (!last) return undefined;
-  let since = Date.now();
-  while (Date.now() - since < quietMs) {
-    await sleep(250);
-    const now = controllerManagerMetrics();
-    if (!now) return undefined;
-    if (total(now) !== total(last)) {
-      last = now;
-      since = Date.now();
-    }
-    if (Date.now() - started > timeoutMs) {
-      log(`warning: kube-controller-manager still sent requests after ${timeoutMs / 1000} s; going on`);
-      break;
-    }
+  const api = benchApi();
+  for (;;) {
+    const lists = await Promise.all(
+      nsList.flatMap((ns) => [`/apis/apps/v1/namespaces/${ns}/statefulsets`, `/api/v1/namespaces/${ns}/pods`, `/apis/apps/v1/namespaces/${ns}/controllerrevisions`].map((p) => api.list(p))),
+    );
+    const sets = lists.filter((_, i) => i % 3 === 0).flat();
+    const owned = lists.filter((_, i) => i % 3 !== 0).flat();
+    const uid = new Map(sets.map((x) => [`${x.metadata.namespace}/${x.metadata.name}`, x.metadata.uid]));
+    const settled = sets.every((x) => {
+      const st = x.status ?? {};
+      return (
+        !x.metadata.deletionTimestamp &&
+        st.observedGeneration === x.metadata.generation &&
+        st.replicas === x.spec.replicas &&
+        st.updatedReplicas === x.spec.replicas &&
+        st.currentRevision === st.updateRevision
+      );
+    });
+    const adopted = owned.every((o) => {
+      const ref = (o.metadata.ownerReferences ?? []).find((r) => r.controller);
+      return ref && ref.uid === uid.get(`${o.metadata.namespace}/${ref.name}`);
+    });
+    if (settled && adopted) return Date.now() - started;
+    if (Date.now() - started > timeoutMs) throw new Error(`kube-controller-manager had not settled ${nsList.join(", ")} after ${timeoutMs / 1000} s`);
+    await sleep(200);
   }
-  return Date.now() - started;
+}
+
+let api;
+/** One HTTPS client for the bench's own reads (scripts/bench/scale-objects.mjs), made once the cluster is up. */
+function benchApi() {
+  api ??= apiClient(kubeconfig);
+  return api;
 }
 
 function clusterUp() {
@@ -1218,6 +1240,7 @@ async function main() {
   const startedHere = clusterUp();
   let interrupted = false;
   const cleanup = () => {
+    api?.close();
     deleteNamespaces();
     rmSync(stateDir, { recursive: true, force: true });
     if (startedHere) spawnSync("bash", [join(root, "scripts", "cluster"), "down"], { stdio: "inherit" });
@@ -1263,12 +1286,16 @@ async function main() {
       results.startup = benchStartup();
       results.set = await benchSet();
       results.requests = await benchRequests();
+      // The rows that change many StatefulSets next, while the cluster holds only their own objects,
+      // and then without them: every claim here stays Pending (no node), and the controllers keep
+      // writing their events, which the later rows would pay for.
+      results.setMany = await benchSetMany(setManyCount, { target: 3, oneAtATime: true, recipe: true });
+      if (!small) results.setManyMore = await benchSetMany(setManyMoreCount);
+      await removeNamespaces();
       const showNs = await createShowNamespace();
       results.show = benchShow(showNs);
       results.memory = await benchMemory();
       results.diffSelector = benchDiffSelector(showNs);
-      results.setMany = await benchSetMany(setManyCount, { target: 3, oneAtATime: true, recipe: true });
-      if (!small) results.setManyMore = await benchSetMany(setManyMoreCount);
       results.showAll = await benchShowAll();
     }
     if (withScale) {
