@@ -6,7 +6,7 @@
 # scripts/setup (npm run setup, which npm test and .ci/run run).
 #   build.sh            kubectl for this machine (linux/amd64)
 #   build.sh windows    kubectl.exe for windows/amd64, which the Windows check runs under wine
-#                       (test/e2e/windows.test.ts: plugin discovery and the completion shim)
+#                       (test/e2e/packaging.test.ts: plugin discovery and the completion shim)
 # To move it with the control plane: copy scripts/controlplane/versions/MINOR.mod here as go.mod
 # (module kubectl-appstorage/kubectl, without etcd), keep tools.go, and run go mod tidy: that is
 # scripts/kubectl/pin.sh, which scripts/controlplane/pin.sh runs when it pins a newest release.

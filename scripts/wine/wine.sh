@@ -2,7 +2,7 @@
 # The Windows check's runtime: wine 10 of Debian trixie, in a chroot made with debootstrap from
 # Debian's own packages, because Debian 12's wine 8 cannot start Node.js 24 (V8 aborts in
 # SegmentedTable::InitializeTable). Made once into the cache (about a minute and 1.6 GB here) and
-# removed by nothing but `wine.sh clean`. test/e2e/windows.test.ts runs the release's windows/amd64
+# removed by nothing but `wine.sh clean`. test/e2e/packaging.test.ts runs the release's windows/amd64
 # binary with it.
 #
 #   wine.sh build   makes the chroot once (debootstrap --variant=minbase trixie, then wine64 and a
