@@ -991,22 +991,30 @@ async function controllersDone(nsList, timeoutMs = 180_000) {
     const sets = lists.filter((_, i) => i % 3 === 0).flat();
     const owned = lists.filter((_, i) => i % 3 !== 0).flat();
     const uid = new Map(sets.map((x) => [`${x.metadata.namespace}/${x.metadata.name}`, x.metadata.uid]));
-    const settled = sets.every((x) => {
+    const unsettled = sets.filter((x) => {
       const st = x.status ?? {};
       return (
-        !x.metadata.deletionTimestamp &&
-        st.observedGeneration === x.metadata.generation &&
-        st.replicas === x.spec.replicas &&
-        st.updatedReplicas === x.spec.replicas &&
-        st.currentRevision === st.updateRevision
+        x.metadata.deletionTimestamp ||
+        // At least: after a re-create the controller may write the old object's observedGeneration
+        // (its orphan delete raised the generation) into the new object's status (seen: 2 on a
+        // generation 1), as kubectl rollout status allows.
+        !(st.observedGeneration >= x.metadata.generation) ||
+        st.replicas !== x.spec.replicas ||
+        st.updatedReplicas !== x.spec.replicas ||
+        st.currentRevision !== st.updateRevision
       );
     });
-    const adopted = owned.every((o) => {
+    const orphans = owned.filter((o) => {
       const ref = (o.metadata.ownerReferences ?? []).find((r) => r.controller);
-      return ref && ref.uid === uid.get(`${o.metadata.namespace}/${ref.name}`);
+      return !ref || ref.uid !== uid.get(`${o.metadata.namespace}/${ref.name}`);
     });
-    if (settled && adopted) return Date.now() - started;
-    if (Date.now() - started > timeoutMs) throw new Error(`kube-controller-manager had not settled ${nsList.join(", ")} after ${timeoutMs / 1000} s`);
+    if (!unsettled.length && !orphans.length) return Date.now() - started;
+    if (Date.now() - started > timeoutMs) {
+      const some = (xs) => JSON.stringify(xs.slice(0, 3).map((x) => ({ name: `${x.metadata.namespace}/${x.metadata.name}`, status: x.status, owners: x.metadata.ownerReferences })));
+      throw new Error(
+        `kube-controller-manager had not settled ${nsList.join(", ")} after ${timeoutMs / 1000} s: StatefulSets not settled ${some(unsettled)}, pods or revisions not adopted ${some(orphans)}`,
+      );
+    }
     await sleep(200);
   }
 }
