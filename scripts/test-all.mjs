@@ -3,6 +3,7 @@
 //   e2e:    the e2e suite on the newest control plane, then (once the build lane has it) the suite
 //           again on the oldest (reduced fault matrix);
 //   build:  `scripts/setup oldest`, the oldest control plane;
+//   windows: `scripts/setup windows`, the packaging test's Windows check (wine in a chroot, kubectl.exe);
 //   node:   `scripts/setup node`, then the node suite on a cluster with a real node.
 // On a machine with warm caches the setup steps build nothing; on a new one the oldest control plane
 // and the node are built while the e2e suite runs, instead of before it (see the README's "Tests").
@@ -11,7 +12,7 @@
 // step failed. A summary of every step, with its time, is printed last, after the failing tests of
 // each failed step (its test runner's "failing tests" report, or its last lines), so that the end of
 // the output, all a CI log may keep, says what failed.
-//   node scripts/test-all.mjs [e2e|node]   the e2e lane (with its build) or the node lane only
+//   node scripts/test-all.mjs [e2e|node]   the e2e lane (with its builds) or the node lane only
 import { spawn } from "node:child_process";
 import { createInterface } from "node:readline";
 
@@ -25,6 +26,9 @@ const lanes = {
   // The node's is not: its lane is the longest on a new machine (niced, the CSI sidecars took 30
   // minutes and more beside the e2e suite in the cold runs at 4e4854a and 1297fab).
   build: [["setup oldest", "nice", ["-n", "10", "bash", "scripts/setup", "oldest"]]],
+  // Niced as well; the packaging test of the e2e lane waits for it (the builds hold a lock) if it
+  // gets there first, which on a new machine it does not: the chroot and kubectl.exe take minutes.
+  windows: [["setup windows", "nice", ["-n", "10", "bash", "scripts/setup", "windows"]]],
   node: [
     ["setup node", "bash", ["scripts/setup", "node"]],
     ["node suite", "node", ["scripts/test.mjs", "node"]],
@@ -36,7 +40,7 @@ if (only !== undefined && only !== "e2e" && only !== "node") {
   console.error("usage: node scripts/test-all.mjs [e2e|node]");
   process.exit(2);
 }
-const chosen = only === undefined ? Object.keys(lanes) : only === "e2e" ? ["e2e", "build"] : ["node"];
+const chosen = only === undefined ? Object.keys(lanes) : only === "e2e" ? ["e2e", "build", "windows"] : ["node"];
 
 /** How much of a failed step is printed again at the end. */
 const recapLines = 80;
@@ -119,6 +123,6 @@ for (const r of failed.filter((f) => f.recap?.length)) {
   for (const line of r.recap) process.stderr.write(`[${r.lane}] ${line}\n`);
 }
 process.stderr.write("\ntest-all: steps (lane, step, exit code, time)\n");
-for (const r of results) process.stderr.write(`  ${r.lane.padEnd(6)} ${r.what.padEnd(18)} ${String(r.code).padStart(7)} ${r.seconds}s\n`);
+for (const r of results) process.stderr.write(`  ${r.lane.padEnd(7)} ${r.what.padEnd(18)} ${String(r.code).padStart(7)} ${r.seconds}s\n`);
 process.stderr.write(`test-all: ${failed.length ? `${failed.length} step(s) failed` : "all passed"} in ${Math.round((Date.now() - start) / 1000)}s\n`);
 process.exit(failed.length ? 1 : 0);

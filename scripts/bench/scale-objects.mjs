@@ -341,34 +341,137 @@ export async function createScale(api, manifests, log) {
   return created;
 }
 
+/** Every StatefulSet, ControllerRevision, pod and claim in these namespaces, and the cluster's counts. */
+export async function snapshotObjects(api, namespaces) {
+  const wanted = new Set(namespaces);
+  const [sets, revisions, pods, claims] = await Promise.all(
+    ["/apis/apps/v1/statefulsets", "/apis/apps/v1/controllerrevisions", "/api/v1/pods", "/api/v1/persistentvolumeclaims"].map((p) => api.list(p)),
+  );
+  const mine = (items) => items.filter((o) => wanted.has(o.metadata.namespace));
+  return { sets: mine(sets), revisions: mine(revisions), pods: mine(pods), claims: mine(claims), cluster: { statefulSets: sets.length, pods: pods.length, claims: claims.length } };
+}
+
+const kinds = ["sets", "revisions", "pods", "claims"];
+const objectKey = (kind, o) => `${kind}/${o.metadata.namespace}/${o.metadata.name}`;
+/** Each object's resourceVersion, by kind, namespace and name. */
+const versionsOf = (snap) => new Map(kinds.flatMap((kind) => snap[kind].map((o) => [objectKey(kind, o), o.metadata.resourceVersion])));
+
 /**
- * Waits until the controller has nothing left to do (no StatefulSet in these namespaces changed for
- * `quietMs`), then checks that no pod was replaced, that every StatefulSet is settled with one
- * ControllerRevision, and counts what the controller wrote itself when it reached a StatefulSet
- * before the bench had written all of its objects. Returns the counts, in the namespaces and in
- * the whole cluster.
+ * What differs between the objects and what the StatefulSet controller writes for their StatefulSets
+ * (the functions above, which calibrate() checked against it): each revision's name, labels, owner
+ * and data; each pod's identity, labels, owner and claim volumes; each claim's labels, owners and
+ * spec; each StatefulSet's status. One line per difference.
+ */
+export function differencesFromController(snap) {
+  const problems = [];
+  const sets = new Map(snap.sets.map((o) => [`${o.metadata.namespace}/${o.metadata.name}`, o]));
+  const owner = (o) => sets.get(`${o.metadata.namespace}/${(o.metadata.ownerReferences ?? []).find((r) => r.controller)?.name}`);
+  const same = (what, a, b) => {
+    if (goJson(a) !== goJson(b)) problems.push(`${what}: ${goJson(a)}, not ${goJson(b)}`);
+  };
+  for (const sts of snap.sets) {
+    const rev = controllerRevisionText(sts).name;
+    same(`statefulset ${sts.metadata.namespace}/${sts.metadata.name} status`, pick(sts.status ?? {}, Object.keys(settledStatus(sts, rev))), settledStatus(sts, rev));
+  }
+  for (const rev of snap.revisions) {
+    const sts = owner(rev);
+    if (!sts) {
+      problems.push(`controllerrevision ${rev.metadata.namespace}/${rev.metadata.name} has no StatefulSet`);
+      continue;
+    }
+    const ours = JSON.parse(controllerRevisionText(sts).text);
+    same(
+      `controllerrevision ${rev.metadata.namespace}/${rev.metadata.name}`,
+      { ...pick(rev.metadata, ["name", "namespace", "labels", "ownerReferences"]), data: rev.data },
+      { ...ours.metadata, data: ours.data },
+    );
+  }
+  const metaKeys = ["name", "generateName", "labels", "annotations", "ownerReferences", "finalizers"];
+  for (const pod of snap.pods) {
+    const sts = owner(pod);
+    if (!sts) {
+      problems.push(`pod ${pod.metadata.namespace}/${pod.metadata.name} has no StatefulSet`);
+      continue;
+    }
+    const ours = podFor(sts, Number(pod.metadata.labels?.["apps.kubernetes.io/pod-index"]), controllerRevisionText(sts).name);
+    same(`pod ${pod.metadata.namespace}/${pod.metadata.name}`, pick(pod.metadata, metaKeys), pick(ours.metadata, metaKeys));
+    same(`pod ${pod.metadata.namespace}/${pod.metadata.name} volumes`, withoutServiceAccountVolume(pod.spec.volumes), ours.spec.volumes);
+  }
+  const specKeys = ["accessModes", "resources", "volumeMode", "storageClassName"];
+  for (const claim of snap.claims) {
+    const m = /^(.+)-(\d+)$/.exec(claim.metadata.name);
+    const sts = sets.get(`${claim.metadata.namespace}/${claim.metadata.labels?.app}`);
+    const ours = sts && m ? claimsFor(sts, Number(m[2])).find((c) => c.metadata.name === claim.metadata.name) : undefined;
+    if (!ours) {
+      problems.push(`claim ${claim.metadata.namespace}/${claim.metadata.name} is no claim of a StatefulSet`);
+      continue;
+    }
+    same(
+      `claim ${claim.metadata.namespace}/${claim.metadata.name}`,
+      { ...pick(claim.metadata, ["labels", "ownerReferences"]), ...pick(claim.spec, specKeys) },
+      { ...pick(ours.metadata, ["labels", "ownerReferences"]), ...pick(ours.spec, specKeys) },
+    );
+  }
+  return problems;
+}
+
+/**
+ * What changed between two snapshots, beyond what a set of the StatefulSets `changed` (names
+ * "namespace/name") must change: those are re-created (a new uid), their pods and revision are
+ * adopted (their controller reference names the new uid) and nothing else of them changes; every
+ * other object keeps its resourceVersion. One line per object that changed otherwise.
+ */
+export function changedBeyond(before, after, changed) {
+  const problems = [];
+  const mineOf = (kind, o) => {
+    const ns = o.metadata.namespace;
+    if (kind === "sets") return changed.has(`${ns}/${o.metadata.name}`);
+    if (kind === "claims") return false; // claims are the data: a set changes none
+    return changed.has(`${ns}/${(o.metadata.ownerReferences ?? []).find((r) => r.controller)?.name}`);
+  };
+  const strip = (o) => {
+    const { resourceVersion, managedFields, ownerReferences, ...metadata } = o.metadata;
+    return goJson({ ...o, metadata });
+  };
+  for (const kind of kinds) {
+    const was = new Map(before[kind].map((o) => [objectKey(kind, o), o]));
+    const is = new Map(after[kind].map((o) => [objectKey(kind, o), o]));
+    for (const [k, o] of was) if (!is.has(k)) problems.push(`${k} is gone`);
+    for (const [k, o] of is) {
+      const b = was.get(k);
+      if (!b) problems.push(`${k} is new`);
+      else if (kind === "sets" && mineOf(kind, b)) {
+        if (o.metadata.uid === b.metadata.uid) problems.push(`${k} was not re-created`);
+      } else if (o.metadata.resourceVersion === b.metadata.resourceVersion) continue;
+      else if (!mineOf(kind, b)) problems.push(`${k} changed (resourceVersion ${b.metadata.resourceVersion} -> ${o.metadata.resourceVersion})`);
+      else if (o.metadata.uid !== b.metadata.uid || strip(o) !== strip(b)) problems.push(`${k} changed beyond its adoption`);
+    }
+  }
+  return problems;
+}
+
+/**
+ * Waits until the controller has nothing left to do (no StatefulSet, ControllerRevision, pod or
+ * claim in these namespaces changed for `quietMs`), then checks that no pod was replaced, that
+ * every StatefulSet is settled with one ControllerRevision, that every object is what the controller
+ * itself would have written (differencesFromController), and counts what the controller wrote itself
+ * when it reached a StatefulSet before the bench had written all of its objects. Returns the counts,
+ * in the namespaces and in the whole cluster, and the snapshot.
  */
 export async function quiet(api, namespaces, expect, quietMs = 10_000, timeoutMs = 600_000) {
-  const wanted = new Set(namespaces);
-  const snapshot = async () => {
-    const [sets, revisions, pods, claims] = await Promise.all(
-      ["/apis/apps/v1/statefulsets", "/apis/apps/v1/controllerrevisions", "/api/v1/pods", "/api/v1/persistentvolumeclaims"].map((p) => api.list(p)),
-    );
-    const mine = (items) => items.filter((o) => wanted.has(o.metadata.namespace));
-    return { sets: mine(sets), revisions: mine(revisions), pods: mine(pods), claims: mine(claims), cluster: { statefulSets: sets.length, pods: pods.length, claims: claims.length } };
-  };
   const key = (o) => `${o.metadata.namespace}/${o.metadata.name}`;
-  const first = await snapshot();
+  const first = await snapshotObjects(api, namespaces);
   const deadline = Date.now() + timeoutMs;
   let a = first;
   let b;
   for (;;) {
     await sleep(quietMs);
-    b = await snapshot();
-    const before = new Map(a.sets.map((o) => [key(o), o.metadata.resourceVersion]));
-    const written = b.sets.filter((s) => before.get(key(s)) !== s.metadata.resourceVersion).length;
-    if (written === 0 && b.sets.length === a.sets.length) break;
-    if (Date.now() > deadline) throw new Error(`scale: the StatefulSet controller was still writing after ${timeoutMs / 1000} s (${written} StatefulSets in ${quietMs / 1000} s)`);
+    b = await snapshotObjects(api, namespaces);
+    const before = versionsOf(a);
+    const now = versionsOf(b);
+    const written = [...now].filter(([k, v]) => before.get(k) !== v).length;
+    if (written === 0 && now.size === before.size) break;
+    if (Date.now() > deadline) throw new Error(`scale: the controllers were still writing after ${timeoutMs / 1000} s (${written} objects in ${quietMs / 1000} s)`);
     a = b;
   }
   const podUids = new Map(first.pods.map((o) => [key(o), o.metadata.uid]));
@@ -382,6 +485,8 @@ export async function quiet(api, namespaces, expect, quietMs = 10_000, timeoutMs
       `scale: the objects are not as created: ${JSON.stringify(counts)} (expected ${JSON.stringify({ ...expect, revisions: expect.statefulSets })}), ${replaced} pods replaced or gone, ${unsettled} unsettled`,
     );
   }
+  const differences = differencesFromController(b);
+  if (differences.length) throw new Error(`scale: ${differences.length} objects differ from what the StatefulSet controller writes, first:\n  ${differences.slice(0, 10).join("\n  ")}`);
   // managedFields name who wrote what: the controller as kube-controller-manager, the bench by its user agent.
   const byController = (items, subresource) =>
     items.filter((o) => (o.metadata.managedFields ?? []).some((f) => f.manager === "kube-controller-manager" && (f.subresource ?? "") === subresource)).length;
@@ -391,5 +496,5 @@ export async function quiet(api, namespaces, expect, quietMs = 10_000, timeoutMs
     claims: byController(b.claims, ""),
     statuses: byController(b.sets, "status"),
   };
-  return { ...counts, controllerWrote, cluster: b.cluster };
+  return { ...counts, controllerWrote, cluster: b.cluster, snapshot: b };
 }

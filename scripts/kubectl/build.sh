@@ -4,6 +4,9 @@
 # benchmarks and the kubectl-parity tests compare the plugin with this kubectl; the machine's
 # kubectl stays for plugin discovery. Prints the bin directory as its last line. Run by
 # scripts/setup (npm run setup, which npm test and .ci/run run).
+#   build.sh            kubectl for this machine (linux/amd64)
+#   build.sh windows    kubectl.exe for windows/amd64, which the Windows check runs under wine
+#                       (test/e2e/packaging.test.ts: plugin discovery and the completion shim)
 # To move it with the control plane: copy scripts/controlplane/versions/MINOR.mod here as go.mod
 # (module kubectl-appstorage/kubectl, without etcd), keep tools.go, and run go mod tidy: that is
 # scripts/kubectl/pin.sh, which scripts/controlplane/pin.sh runs when it pins a newest release.
@@ -14,7 +17,13 @@ newest="$(../controlplane/build.sh --resolve newest)"
 [[ "$version" == "$newest" ]] || { echo "kubectl: scripts/kubectl pins k8s.io/kubernetes $version, the control plane's newest pin is $newest: re-pin it with scripts/kubectl/pin.sh" >&2; exit 1; }
 cache="${APPSTORAGE_CACHE:-$HOME/.cache/kubectl-appstorage}"
 bin="$cache/kubectl/$version-$(sha256sum go.sum | cut -c1-12)/bin"
-if [[ -x "$bin/kubectl" ]]; then
+exe=kubectl goos=linux
+case "${1:-}" in
+  "") ;;
+  windows) bin="${bin%/bin}/windows-amd64"; exe=kubectl.exe goos=windows ;;
+  *) echo "usage: scripts/kubectl/build.sh [windows]" >&2; exit 2 ;;
+esac
+if [[ -x "$bin/$exe" ]]; then
   echo "$bin"
   exit 0
 fi
@@ -22,7 +31,7 @@ mkdir -p "$(dirname "$bin")"
 # One build at a time (worktrees and test runs share the cache); a waiter finds it built.
 exec 9>"$(dirname "$bin").lock"
 flock 9
-if [[ ! -x "$bin/kubectl" ]]; then
+if [[ ! -x "$bin/$exe" ]]; then
   major="${version#v}"; major="${major%%.*}"
   minor="${version#v*.}"; minor="${minor%%.*}"
   ldflags="-s -w"
@@ -30,10 +39,10 @@ if [[ ! -x "$bin/kubectl" ]]; then
     ldflags="$ldflags -X $pkg.gitVersion=$version -X $pkg.gitMajor=$major -X $pkg.gitMinor=$minor -X $pkg.gitTreeState=clean"
   done
   start=$SECONDS
-  echo "building kubectl $version into $bin (first time only, a few minutes on 2 cores)" >&2
+  echo "building kubectl $version for $goos/amd64 into $bin (first time only, a few minutes on 2 cores)" >&2
   rm -rf "$bin.tmp" && mkdir -p "$bin.tmp"
-  CGO_ENABLED=0 go build -trimpath -ldflags "$ldflags" -o "$bin.tmp/kubectl" k8s.io/kubernetes/cmd/kubectl >&2
+  CGO_ENABLED=0 GOOS=$goos GOARCH=amd64 go build -trimpath -ldflags "$ldflags" -o "$bin.tmp/$exe" k8s.io/kubernetes/cmd/kubectl >&2
   rm -rf "$bin" && mv "$bin.tmp" "$bin"
-  echo "built kubectl $version in $((SECONDS - start))s" >&2
+  echo "built kubectl $version for $goos/amd64 in $((SECONDS - start))s" >&2
 fi
 echo "$bin"

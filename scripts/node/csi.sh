@@ -4,8 +4,11 @@
 # module proxy; csi-sanity (csi-test) checks the driver.
 #
 #   csi.sh build
-#       builds appstorage-csi-driver, csi-provisioner, csi-resizer and csi-sanity (once; cached under
+#       builds appstorage-csi-driver, csi-provisioner and csi-resizer (once; cached under
 #       ${APPSTORAGE_CACHE:-~/.cache/kubectl-appstorage}/node/) and prints their bin directory (last line).
+#   csi.sh build-sanity
+#       builds csi-sanity (once, into the same cache; only the node suite's csi-sanity test needs it,
+#       so the demo never builds it) and prints its bin directory (last line).
 #   csi.sh up STATE_DIR KUBECONFIG NODE_NAME KUBELET_ROOT [--expand-at-mount]
 #       starts the driver (CSI socket KUBELET_ROOT/plugins/csi.appstorage.local/csi.sock, kubelet
 #       registration socket KUBELET_ROOT/plugins_registry/csi.appstorage.local-reg.sock, volumes in
@@ -59,23 +62,49 @@ build_module() {
 }
 
 # The sidecars and csi-sanity change only with their pins and the Go toolchain; the driver with its
-# source. Both are cached apart so that editing the driver does not rebuild the sidecars (5 minutes each).
+# source. They are cached apart so that editing the driver does not rebuild the sidecars (5 minutes
+# each). The sidecars' key still names csi-sanity's version: they were built together until the demo
+# stopped building csi-sanity, and the same key keeps the sidecars already built valid.
 build_sidecars() {
   local key bin tmp start
   key="$(echo "$provisioner_version $resizer_version $sanity_version $(go env GOVERSION)" | sha256sum | cut -c1-12)"
   bin="$cache/csi-sidecars-$key/bin"
-  if [[ ! -x "$bin/csi-provisioner" || ! -x "$bin/csi-resizer" || ! -x "$bin/csi-sanity" ]]; then
+  if [[ ! -x "$bin/csi-provisioner" || ! -x "$bin/csi-resizer" ]]; then
     rm -rf "$bin".tmp.* # what a failed or killed build left (the lock is held)
     tmp="$bin.tmp.$$"; mkdir -p "$tmp"
     start=$SECONDS
-    log "building csi-provisioner $provisioner_version, csi-resizer $resizer_version and csi-sanity $sanity_version (first time only, about 12 minutes on 2 busy cores)"
+    log "building csi-provisioner $provisioner_version and csi-resizer $resizer_version (first time only, several minutes)"
     build_module "$provisioner_mod" "$provisioner_version" cmd/csi-provisioner "$tmp/csi-provisioner" "-X main.version=$provisioner_version"
     build_module "$resizer_mod" "$resizer_version" cmd/csi-resizer "$tmp/csi-resizer" "-X main.version=$resizer_version"
-    build_module "$sanity_mod" "$sanity_version" cmd/csi-sanity "$tmp/csi-sanity" "-X main.VERSION=$sanity_version"
     rm -rf "$bin" && mv "$tmp" "$bin"
     log "built the sidecars in $((SECONDS - start))s"
   fi
   sidecars_bin=$bin
+}
+
+# csi-sanity: its own folder, or the sidecars' folder where it was built with them before.
+cmd_build_sanity() {
+  local key bin old tmp start
+  mkdir -p "$cache"
+  exec 9>"$cache/csi.lock"
+  flock 9
+  key="$(echo "$sanity_version $(go env GOVERSION)" | sha256sum | cut -c1-12)"
+  bin="$cache/csi-sanity-$key/bin"
+  old="$cache/csi-sidecars-$(echo "$provisioner_version $resizer_version $sanity_version $(go env GOVERSION)" | sha256sum | cut -c1-12)/bin"
+  if [[ ! -x "$bin/csi-sanity" && -x "$old/csi-sanity" ]]; then
+    mkdir -p "$bin" && cp "$old/csi-sanity" "$bin/csi-sanity"
+  fi
+  if [[ ! -x "$bin/csi-sanity" ]]; then
+    rm -rf "$bin".tmp.*
+    tmp="$bin.tmp.$$"; mkdir -p "$tmp"
+    start=$SECONDS
+    log "building csi-sanity $sanity_version (first time only, a few minutes)"
+    build_module "$sanity_mod" "$sanity_version" cmd/csi-sanity "$tmp/csi-sanity" "-X main.VERSION=$sanity_version"
+    rm -rf "$bin" && mv "$tmp" "$bin"
+    log "built csi-sanity in $((SECONDS - start))s"
+  fi
+  exec 9>&-
+  echo "$bin"
 }
 
 driver_hash() {
@@ -97,7 +126,7 @@ cmd_build() {
     start=$SECONDS
     (cd "$here/csi" && CGO_ENABLED=0 go build -trimpath -ldflags "-s -w" -o "$tmp/appstorage-csi-driver" .) >&2 ||
       { rm -rf "$tmp"; die "building the driver failed (see above)"; }
-    for f in csi-provisioner csi-resizer csi-sanity; do
+    for f in csi-provisioner csi-resizer; do
       ln "$sidecars_bin/$f" "$tmp/$f" 2>/dev/null || cp "$sidecars_bin/$f" "$tmp/$f"
     done
     rm -rf "$bin" && mv "$tmp" "$bin"
@@ -297,14 +326,15 @@ sanity_cleanup() {
 
 cmd_sanity() {
   bin="$(cmd_build | tail -n 1)"
-  local tmp rc=0
+  local sanity tmp rc=0
+  sanity="$(cmd_build_sanity | tail -n 1)/csi-sanity"
   # Short names: the sockets' paths must stay under a Unix socket's 107 bytes.
   tmp="$(mktemp -d "${TMPDIR:-/tmp}/csi-sanity.XXXXXX")"
   # shellcheck disable=SC2064 # expand now: tmp is local
   trap "sanity_cleanup '$tmp'" EXIT
   start_driver "$tmp/state" "$tmp/k" sanity-node
   # Sizes of whole GiB: above xfs's 300 MiB minimum, so the sizes asked are the sizes made.
-  "$bin/csi-sanity" --csi.endpoint "unix://$tmp/k/plugins/$driver_name/csi.sock" \
+  "$sanity" --csi.endpoint "unix://$tmp/k/plugins/$driver_name/csi.sock" \
     --csi.mountdir "$tmp/target" --csi.stagingdir "$tmp/staging" \
     --csi.testvolumesize $((1 << 30)) --csi.testvolumeexpandsize $((2 << 30)) \
     --ginkgo.no-color "$@" >&2 || rc=$?
@@ -314,8 +344,9 @@ cmd_sanity() {
 
 case "${1:-}" in
   build) cmd_build ;;
+  build-sanity) cmd_build_sanity ;;
   up) shift; cmd_up "$@" ;;
   down) shift; cmd_down "$@" ;;
   sanity) shift; cmd_sanity "$@" ;;
-  *) echo "usage: scripts/node/csi.sh build | up STATE_DIR KUBECONFIG NODE_NAME KUBELET_ROOT [--expand-at-mount] | down STATE_DIR KUBELET_ROOT | sanity" >&2; exit 2 ;;
+  *) echo "usage: scripts/node/csi.sh build | build-sanity | up STATE_DIR KUBECONFIG NODE_NAME KUBELET_ROOT [--expand-at-mount] | down STATE_DIR KUBELET_ROOT | sanity" >&2; exit 2 ;;
 esac

@@ -50,6 +50,11 @@ test("the bench runs in its small mode and reports all nine sections", { timeout
   finite(results.diffSelector.requests.one, "diffSelector.requests.one");
   assert.equal(results.diffSelector.requests.all, results.diffSelector.requests.one, "diff -l reads in a constant number of requests");
   assert.equal(results.setMany.statefulSets, 3);
+  // set -l against the same StatefulSets changed by the kubectl recipe, 4 at a time (issue 40).
+  for (const field of ["pluginMs", "kubectlMs", "ratio", "target"]) finite(results.setMany.recipe[field], `setMany.recipe.${field}`);
+  assert.equal(typeof results.setMany.recipe.met, "boolean");
+  assert.equal(results.setMany.recipe.parallel, 4);
+  finite(results.setMany.parallelOne.pluginMs, "setMany.parallelOne.pluginMs");
   assert.equal(results.showAll.claims, 18);
   finite(results.showAll.memory.pluginMiB, "showAll.memory.pluginMiB");
 
@@ -65,6 +70,12 @@ test("the bench runs in its small mode and reports all nine sections", { timeout
   assert.equal(scale.set.statefulSets, 3);
   assert.deepEqual(scale.set.requests.unpaged, [], "set -l -A made no list without a limit");
   assert.equal(scale.set.listsConstant, true, "set -l -A over 3 read the cluster-wide lists of over one");
+  // Every object of the scale row compared after the rows: only what set -l -A changes changed.
+  assert.deepEqual(
+    { objects: scale.unchanged.objects, changed: scale.unchanged.changed, met: scale.unchanged.met },
+    { objects: 60 + 60 + 180 + 180, changed: 0, met: true },
+    scale.unchanged.first.join("\n"),
+  );
 
   for (const k of ["nproc", "memoryGiB"]) finite(results.machine[k], `machine.${k}`);
   assert.match(r.stdout, /^benchmark\s+plugin\s+kubectl\s+ratio\s+target/m, "a table on stdout");
@@ -77,13 +88,15 @@ test("the bench runs in its small mode and reports all nine sections", { timeout
     "peak memory, show -A",
     "diff -l over 3 sts",
     "API requests, diff -l",
-    "set -l over 3 sts",
+    "set -l over 3 sts (vs the kubectl recipe over them, 4 at a time)",
+    "  same, 3 sts (vs one set",
     "show -A, 6 sts",
     "show -A, 60 sts / 180 pods / 180 claims (3 ns)",
     "diff -l -A over all 60",
     "API requests, diff -l -A",
     "set -l -A over 3 sts",
     "API requests, set -l -A",
+    "objects changed beyond what set -l -A changes (of 480)",
   ])
     assert.ok(r.stdout.includes(row), row);
 });

@@ -2,8 +2,9 @@
 // as a plugin, shell completion through kubectl, and the krew release: krew's own manifest
 // validator, an install and an upgrade with a real krew (built from the Go module proxy by
 // scripts/krew/build.sh), the darwin binaries' ad-hoc signatures (made by the release with
-// scripts/sea/macho-sign.mjs, checked by test/e2e/macho.ts, which shares no code with it) and the
-// linux/arm64 binary run under qemu-user.
+// scripts/sea/macho-sign.mjs, checked by test/e2e/macho.ts, which shares no code with it), the
+// linux/arm64 binary run under qemu-user, and the windows/amd64 binary, kubectl.exe and the
+// completion shim run under wine (test/e2e/wine.ts).
 import assert from "node:assert/strict";
 import { execFileSync, spawn, spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
@@ -33,6 +34,7 @@ import runtimes from "../../scripts/sea/runtimes.json";
 import { sts } from "../fixtures/builders";
 import { apply, kubeconfig, namespace, plugin, root } from "./harness";
 import { machoSection, verifyCodeSignature } from "./macho";
+import { userProfile, wine, wineChroot, windowsPath } from "./wine";
 
 const dist = dirname(plugin);
 const realKubectl = "/usr/bin/kubectl";
@@ -528,6 +530,97 @@ describe("the krew release", () => {
       assert.equal(r.stderr, "");
       assert.equal(r.stdout, run(plugin, ["show", "web", "-n", ns, "--kubeconfig", kubeconfig(), "-o", "json"], {}).stdout, "the same answer as the linux/amd64 build");
       assert.match(r.stdout, /"data"/);
+    });
+  });
+
+  describe("windows/amd64 under wine", () => {
+    // The archive unpacked into a folder that the runs see at the same path (Z:\... in Windows) and
+    // on the Windows PATH, beside kubectl.exe of the pinned release; the user's .kube folder holds a
+    // kubeconfig that names its certificates as files, by Windows paths, absolute and relative.
+    let dir = "";
+    let kube = "";
+    const opts = () => ({ env: { WINEPATH: windowsPath(dir) }, kube });
+    const win = (args: string[]) => wine(dir, join(dir, "kubectl-appstorage.exe"), args, opts());
+    /** The same command by the linux/amd64 build, on the same cluster as the same user. */
+    const linuxRun = (args: string[]) => run(plugin, [...args, "--kubeconfig", kubeconfig()], {});
+    before(() => {
+      wineChroot();
+      dir = mkdtempSync(join(tmpdir(), "appstorage-windows-"));
+      unpacked.push(dir);
+      const p = platform("windows", "amd64")!;
+      execFileSync("unzip", ["-q", archiveOf(p), "-d", dir]);
+      // A PE32+ executable for x86-64 (machine 0x8664).
+      const exe = readFileSync(join(dir, p.bin));
+      assert.equal(exe.toString("latin1", 0, 2), "MZ");
+      assert.equal(exe.readUInt16LE(exe.readUInt32LE(0x3c) + 4), 0x8664);
+      const built = spawnSync("bash", [join(root, "scripts", "kubectl", "build.sh"), "windows"], { encoding: "utf8", stdio: ["ignore", "pipe", "inherit"] });
+      assert.equal(built.status, 0, "scripts/kubectl/build.sh windows failed");
+      copyFileSync(join(built.stdout.trim().split("\n").pop()!, "kubectl.exe"), join(dir, "kubectl.exe"));
+      kube = join(dir, "kube");
+      mkdirSync(kube);
+      const pki = join(dirname(kubeconfig()), "pki");
+      for (const f of ["ca.crt", "admin.crt", "admin.key"]) copyFileSync(join(pki, f), join(kube, f));
+      const server = (YAML.parse(readFileSync(kubeconfig(), "utf8")) as { clusters: { cluster: { server: string } }[] }).clusters[0]!.cluster.server;
+      writeFileSync(
+        join(kube, "config"),
+        YAML.stringify({
+          apiVersion: "v1",
+          kind: "Config",
+          clusters: [{ name: "local", cluster: { server, "certificate-authority": `${userProfile}\\.kube\\ca.crt` } }],
+          // A relative path is relative to the kubeconfig's folder, as kubectl reads it.
+          users: [{ name: "admin", user: { "client-certificate": "admin.crt", "client-key": `${userProfile}\\.kube\\admin.key` } }],
+          contexts: [{ name: "local", context: { cluster: "local", user: "admin" } }],
+          "current-context": "local",
+        }),
+      );
+    });
+
+    test("--help and --version, and a usage error's message and exit code", () => {
+      assert.deepEqual(win(["--help"]), { code: 0, stdout: run(plugin, ["--help"], {}).stdout, stderr: "" }, "the same help as the linux/amd64 build");
+      assert.deepEqual(win(["--version"]), { code: 0, stdout: `${pkg.version}\n`, stderr: "" });
+      assert.deepEqual(win(["frobnicate"]), { ...run(plugin, ["frobnicate"], {}), code: 1 });
+    });
+
+    test("show, diff and set --dry-run=server against the local control plane, with the user's .kube\\config", (t) => {
+      const ns = namespace(t, "pkg");
+      apply(sts("web", ns).withClaim("data", "1Gi").withClaim("logs", "2Gi").build(), ns);
+      const uid = () => execFileSync(realKubectl, ["--kubeconfig", kubeconfig(), "get", "sts", "web", "-n", ns, "-o", "jsonpath={.metadata.uid}"], { encoding: "utf8" });
+      const before = uid();
+      for (const [args, code] of [
+        [["show", "web", "-n", ns, "-o", "json"], 0],
+        [["show", "-n", ns], 0],
+        [["diff", "web", "data=2Gi", "-n", ns], 1],
+        [["diff", "web", "data=1Gi", "-n", ns], 0],
+        [["diff", "nosuch", "data=2Gi", "-n", ns], 2],
+        [["set", "web", "data=2Gi", "-n", ns, "--dry-run=server"], 0],
+        [["set", "web", "data=2Gi", "-n", ns, "--dry-run=server", "-o", "name"], 0],
+      ] as const) {
+        // Progress lines start with the seconds since the start: those differ from run to run.
+        const untimed = (x: { code: number; stdout: string; stderr: string }) => ({ ...x, stderr: x.stderr.replace(/^\[\d+\.\d+s\] /gm, "[N s] ") });
+        const r = win([...args]);
+        assert.deepEqual(untimed(r), untimed(linuxRun([...args])), `${args.join(" ")}: what the linux/amd64 build prints, and its exit code`);
+        assert.equal(r.code, code, `${args.join(" ")}: exit ${r.code}`);
+      }
+      assert.equal(uid(), before, "a dry run changes nothing");
+      const missing = `${userProfile}\\.kube\\nosuch`;
+      const r = win(["show", "-n", ns, "--kubeconfig", missing]);
+      assert.deepEqual({ code: r.code, stdout: r.stdout }, { code: 1, stdout: "" });
+      assert.ok(r.stderr.includes(missing), r.stderr);
+    });
+
+    test("kubectl.exe finds the plugin, and completes through kubectl_complete-appstorage.cmd", (t) => {
+      const ns = namespace(t, "pkg");
+      apply(sts("web", ns).withClaim("data", "1Gi").withClaim("logs", "2Gi").build(), ns);
+      const kubectlExe = join(dir, "kubectl.exe");
+      const list = wine(dir, kubectlExe, ["plugin", "list"], opts());
+      assert.equal(list.code, 0, list.stderr);
+      assert.ok(list.stdout.split(/\r?\n/).includes(windowsPath(join(dir, "kubectl-appstorage.exe"))), list.stdout);
+      assert.deepEqual(wine(dir, kubectlExe, ["appstorage", "--help"], opts()), { code: 0, stdout: run(plugin, ["--help"], {}).stdout, stderr: "" });
+      // The shim as kubectl runs it: cmd runs the .cmd, which runs kubectl.exe, which runs the plugin.
+      const cmd = windowsPath(join(dir, "kubectl_complete-appstorage.cmd"));
+      assert.deepEqual(wine(dir, "cmd", ["/c", cmd, "-n", ns, "set", "web", "l"], opts()), { code: 0, stdout: "logs=\tnow 2Gi\n:6\n", stderr: "" });
+      const sub = wine(dir, "cmd", ["/c", cmd, "s"], opts());
+      assert.equal(sub.stdout, "show\tShow claim templates and every claim per ordinal\nset\tChange claim templates: orphan-delete and re-create, pods keep running\n:4\n");
     });
   });
 });
