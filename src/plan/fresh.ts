@@ -179,6 +179,7 @@ export function freshPlan(observed: Observed, request: PlanRequest): Plan {
   const from = changes.map((c) => formatDirective({ claim: c.claim, ...c.before }));
   // original and desired share what the change leaves alone (desiredStatefulSet): diff writes it once.
   const original = stripForCreate(sts);
+  const digest = contentDigest(sts, original);
   const desired = desiredStatefulSet(
     sts,
     request.directives,
@@ -197,7 +198,7 @@ export function freshPlan(observed: Observed, request: PlanRequest): Plan {
   return {
     apiVersion,
     kind: "Plan",
-    target: { namespace: request.namespace, name: request.name, uid: sts.metadata.uid!, resourceVersion: sts.metadata.resourceVersion!, contentDigest: contentDigest(sts) },
+    target: { namespace: request.namespace, name: request.name, uid: sts.metadata.uid!, resourceVersion: sts.metadata.resourceVersion!, contentDigest: digest },
     mode: "fresh",
     request: requestText,
     changes,

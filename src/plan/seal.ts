@@ -24,11 +24,10 @@ function canonical(value: unknown): string {
  * The sha256 of the object as a user would write it (no status, no server-set metadata): equal
  * for two reads between which only the controllers' status updates happened, so a delete guarded
  * by the first read's resourceVersion can be retried at the second's without planning anew.
+ * `stripped`: the object already stripped (stripForCreate), when the caller has it.
  */
-export function contentDigest(sts: StatefulSet): string {
-  return `sha256:${createHash("sha256")
-    .update(canonical(stripForCreate(sts)))
-    .digest("hex")}`;
+export function contentDigest(sts: StatefulSet, stripped: StatefulSet = stripForCreate(sts)): string {
+  return `sha256:${createHash("sha256").update(canonical(stripped)).digest("hex")}`;
 }
 
 export function planDigest(plan: Plan): string {
