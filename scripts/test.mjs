@@ -24,8 +24,8 @@ if (at >= 0) {
   argv.splice(at, argv[at].includes("=") ? 1 : 2);
 }
 const suite = argv[0];
-if ((suite !== "unit" && suite !== "e2e" && suite !== "node") || (version !== undefined && (suite !== "e2e" || !version || version.startsWith("-")))) {
-  console.error("usage: node scripts/test.mjs unit|e2e [--version MINOR|RELEASE|oldest|newest|prerelease] [files...] | node [files...]");
+if ((suite !== "unit" && suite !== "e2e" && suite !== "node" && suite !== "zones") || (version !== undefined && (suite !== "e2e" || !version || version.startsWith("-")))) {
+  console.error("usage: node scripts/test.mjs unit|e2e [--version MINOR|RELEASE|oldest|newest|prerelease] [files...] | node [files...] | zones [files...]");
   process.exit(2);
 }
 if (version) {
@@ -39,6 +39,12 @@ if (suite === "node") {
   process.env.APPSTORAGE_CLUSTER_DIR ??= join(homedir(), ".cache", "kubectl-appstorage", "cluster-node");
   // test/e2e/harness.ts brings the cluster up with --node.
   process.env.APPSTORAGE_NODE = "1";
+}
+if (suite === "zones") {
+  process.env.APPSTORAGE_PORT_BASE ??= "19440";
+  process.env.APPSTORAGE_CLUSTER_DIR ??= join(homedir(), ".cache", "kubectl-appstorage", "cluster-zones");
+  process.env.APPSTORAGE_NODE = "1";
+  process.env.APPSTORAGE_NODES ??= "3";
 }
 const dir = join("test", suite);
 const files =
@@ -54,6 +60,23 @@ if (files.length === 0) {
 }
 
 let startedHere = false;
+if (suite === "zones") {
+  // One node set per host (kubelet hard-wires host paths): the node suite's own cluster, the one
+  // the node lane or the demo left, goes first; any other cluster's node makes up refuse with what to do.
+  const nodeSuite = { ...process.env, APPSTORAGE_CLUSTER_DIR: join(homedir(), ".cache", "kubectl-appstorage", "cluster-node"), APPSTORAGE_PORT_BASE: "18440" };
+  const owner = spawnSync("cat", [join(homedir(), ".cache", "kubectl-appstorage", "node-host.owner")], { encoding: "utf8" }).stdout.trim();
+  if (owner === nodeSuite.APPSTORAGE_CLUSTER_DIR) {
+    console.error(`zones: stopping the node suite's cluster (${owner}) first: one node set per host`);
+    spawnSync("bash", ["scripts/cluster", "down"], { stdio: ["ignore", "ignore", "inherit"], env: nodeSuite });
+  }
+  const status = spawnSync("bash", ["scripts/cluster", "status"], { stdio: "ignore" });
+  const up = spawnSync("bash", ["scripts/cluster", "up", "--nodes", process.env.APPSTORAGE_NODES], { stdio: ["ignore", "ignore", "inherit"] });
+  if (up.status !== 0) {
+    console.error(`could not start the cluster with ${process.env.APPSTORAGE_NODES} nodes (scripts/cluster up --nodes ${process.env.APPSTORAGE_NODES}); zones tests not run`);
+    process.exit(1);
+  }
+  startedHere = status.status !== 0;
+}
 if (suite === "node") {
   const status = spawnSync("bash", ["scripts/cluster", "status"], { stdio: "ignore" });
   const up = spawnSync("bash", ["scripts/cluster", "up", "--node"], { stdio: ["ignore", "ignore", "inherit"] });
@@ -82,7 +105,7 @@ if (suite === "e2e") {
 if (suite !== "unit") {
   const v = spawnSync("bash", ["scripts/cluster", "status"], { encoding: "utf8" }).stdout.match(/^server: (.*)$/m)?.[1];
   console.error(
-    `${suite} on Kubernetes ${v ?? "(unknown version)"}${suite === "node" ? ` with a node (${process.env.APPSTORAGE_CLUSTER_DIR})` : ""}${process.env.APPSTORAGE_FAULT_MATRIX === "reduced" ? ", reduced fault matrix" : ""}`,
+    `${suite} on Kubernetes ${v ?? "(unknown version)"}${suite === "node" ? ` with a node (${process.env.APPSTORAGE_CLUSTER_DIR})` : suite === "zones" ? ` with ${process.env.APPSTORAGE_NODES} nodes in zones (${process.env.APPSTORAGE_CLUSTER_DIR})` : ""}${process.env.APPSTORAGE_FAULT_MATRIX === "reduced" ? ", reduced fault matrix" : ""}`,
   );
 }
 const args = ["--require", "./test/register.cjs", "--test", "--test-reporter=spec"];

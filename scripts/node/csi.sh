@@ -236,7 +236,7 @@ cmd_up() {
   log "driver and sidecars up (logs in $state/logs, volumes in $state/volumes)"
 }
 
-# apply_objects KUBECONFIG: the CSIDriver and the storage classes. Every class names its filesystem:
+# apply_objects KUBECONFIG [ATTACH_REQUIRED]: the CSIDriver and the storage classes. Every class names its filesystem:
 # xfs, because on this machine kind only xfs grows while mounted (a mounted ext4 grows only for a
 # process with CAP_SYS_RESOURCE, which the machine's root lacks).
 apply_objects() {
@@ -246,7 +246,7 @@ kind: CSIDriver
 metadata:
   name: $driver_name
 spec:
-  attachRequired: false
+  attachRequired: ${2:-false}
   podInfoOnMount: false
   fsGroupPolicy: File
   volumeLifecycleModes: [Persistent]
@@ -286,6 +286,121 @@ allowVolumeExpansion: false
 volumeBindingMode: WaitForFirstConsumer
 reclaimPolicy: Delete
 YAML
+}
+
+# --- the zones (scripts/cluster up --nodes N) ----------------------------------------------
+# The driver as a cloud's block storage: one controller part on the host with external-provisioner,
+# external-resizer and external-attacher (a volume is attached to one node at a time: VolumeAttachment
+# objects), and one node part in each node's namespaces (scripts/node/nodes.sh), which reports the
+# node's zone; a volume lives in one zone, and its PersistentVolume gets that zone's node affinity.
+# All parts share STATE_DIR/volumes, the store of the "cloud's" disks.
+
+# zone_nodes CLUSTER_STATE: "NODE ZONE" a line, for the nodes of nodes.sh.
+zone_nodes() { bash "$here/nodes.sh" names "$1" | while read -r n; do echo "$n zone-${n#node-}"; done; }
+
+zones_running() {
+  local state=$1 cluster=$2 name node zone
+  for name in appstorage-csi-controller csi-provisioner csi-resizer csi-attacher; do pid_alive "$state/run" "$name" || return 1; done
+  while read -r node zone; do pid_alive "$state/run" "driver-$node" || return 1; done < <(zone_nodes "$cluster")
+}
+
+cmd_up_zones() {
+  [[ $# -eq 3 ]] || die "usage: csi.sh up-zones STATE_DIR KUBECONFIG CLUSTER_STATE"
+  local state=$1 kubeconfig=$2 cluster=$3 node zone name i sock
+  [[ -f "$kubeconfig" ]] || die "kubeconfig $kubeconfig does not exist"
+  kubeconfig="$(cd "$(dirname "$kubeconfig")" && pwd)/$(basename "$kubeconfig")"
+  state="$(mkdir -p "$state" && cd "$state" && pwd)"
+  # Issue 37, in progress: the driver's controller/node modes, topology and attach, and the
+  # external-attacher's build, are not in this tree yet.
+  declare -F cmd_build_attacher >/dev/null || die "three zones are not built yet (the driver has no attach step and no external-attacher build); use scripts/cluster up --node"
+  bin="$(cmd_build | tail -n 1)"
+  attacher="$(cmd_build_attacher | tail -n 1)/csi-attacher"
+  check_tools
+  mkdir -p "$state/logs" "$state/run" "$state/volumes" "$state/ctl"
+  if zones_running "$state" "$cluster"; then apply_zone_objects "$kubeconfig"; return 0; fi
+  for name in csi-attacher csi-resizer csi-provisioner appstorage-csi-controller; do stop "$state/run" "$name"; done
+  sock="$state/ctl/plugins/$driver_name/csi.sock"
+  start "$state/run" "$state/logs" appstorage-csi-controller "$bin/appstorage-csi-driver" \
+    --mode controller --attach-required --node-id controller --state-dir "$state" --kubelet-root "$state/ctl"
+  for ((i = 0; i < 100; i++)); do [[ -S "$sock" ]] && break; sleep 0.1; done
+  [[ -S "$sock" ]] || { tail -n 20 "$state/logs/appstorage-csi-controller.log" >&2; die "the driver's controller did not start"; }
+  # Each node's part in that node's mount and network namespaces: its mounts must be the ones its
+  # kubelet and containerd see.
+  while read -r node zone; do
+    pid_alive "$state/run" "driver-$node" && continue
+    bash "$here/nodes.sh" exec "$cluster" "$node" setsid "$bin/appstorage-csi-driver" --mode node --attach-required --zone "$zone" \
+      --node-id "$node" --state-dir "$state" --kubelet-root "$cluster/nodes/$node/kubelet" \
+      >"$state/logs/driver-$node.log" 2>&1 </dev/null &
+    echo $! > "$state/run/driver-$node.pid"
+  done < <(zone_nodes "$cluster")
+  # Topology is GA in external-provisioner v6; --immediate-topology (the default) lets an Immediate
+  # claim ask for any zone the nodes have, and the driver picks one.
+  start "$state/run" "$state/logs" csi-provisioner "$bin/csi-provisioner" \
+    --kubeconfig "$kubeconfig" --csi-address "$sock" --leader-election=false \
+    --extra-create-metadata --timeout=60s --retry-interval-max=30s --v=2
+  start "$state/run" "$state/logs" csi-resizer "$bin/csi-resizer" \
+    --kubeconfig "$kubeconfig" --csi-address "$sock" --leader-election=false \
+    --timeout=60s --retry-interval-max=30s --v=2
+  start "$state/run" "$state/logs" csi-attacher "$attacher" \
+    --kubeconfig "$kubeconfig" --csi-address "$sock" --leader-election=false \
+    --timeout=60s --retry-interval-max=30s --v=2
+  apply_zone_objects "$kubeconfig"
+  # Every node's kubelet has registered the driver with its zone (CSINode), or the scheduler cannot
+  # place a pod with a claim of these classes.
+  for ((i = 0; i < 300; i++)); do
+    local ok=1
+    while read -r node zone; do
+      pid_alive "$state/run" "driver-$node" || { tail -n 20 "$state/logs/driver-$node.log" >&2; die "the driver of $node exited (log: $state/logs/driver-$node.log)"; }
+      [[ "$(kubectl --kubeconfig "$kubeconfig" get csinode "$node" -o jsonpath="{.spec.drivers[?(@.name==\"$driver_name\")].topologyKeys}" 2>/dev/null)" == *topology.kubernetes.io/zone* ]] || ok=0
+    done < <(zone_nodes "$cluster")
+    ((ok)) && break
+    for name in appstorage-csi-controller csi-provisioner csi-resizer csi-attacher; do
+      pid_alive "$state/run" "$name" || { tail -n 20 "$state/logs/$name.log" >&2; die "$name exited while starting (log: $state/logs/$name.log)"; }
+    done
+    sleep 0.1
+  done
+  ((i < 300)) || die "not every node's kubelet registered the driver in 30s (kubectl get csinode; logs in $state/logs)"
+  log "the zones' driver and sidecars up (logs in $state/logs, volumes in $state/volumes)"
+}
+
+# The classes of the zones: as the one node's, with attach, and one Immediate class (the
+# provisioner picks the zone before any pod exists).
+apply_zone_objects() {
+  apply_objects "$1" true
+  kubectl --kubeconfig "$1" apply -f - >&2 <<YAML
+apiVersion: storage.k8s.io/v1
+kind: StorageClass
+metadata:
+  name: appstorage-csi-immediate
+provisioner: $driver_name
+parameters:
+  csi.storage.k8s.io/fstype: xfs
+allowVolumeExpansion: true
+volumeBindingMode: Immediate
+reclaimPolicy: Delete
+YAML
+}
+
+cmd_down_zones() {
+  [[ $# -eq 2 ]] || die "usage: csi.sh down-zones STATE_DIR CLUSTER_STATE"
+  local state=$1 cluster=$2 name node zone dev mp
+  [[ -d "$state" ]] || return 0
+  state="$(cd "$state" && pwd)"
+  for name in csi-attacher csi-resizer csi-provisioner appstorage-csi-controller; do stop "$state/run" "$name"; done
+  while read -r node zone; do
+    stop "$state/run" "driver-$node"
+    # What kubelet did not unstage, in the node's own mount table.
+    for dev in $(loops_under "$state/volumes"); do
+      bash "$here/nodes.sh" exec "$cluster" "$node" sh -c "awk -v d='$dev' '\$1 == d {print \$2}' /proc/mounts | sort -r | while read -r m; do umount \"\$(printf '%b' \"\$m\")\" 2>/dev/null || umount -l \"\$(printf '%b' \"\$m\")\"; done" 2>/dev/null || true
+    done
+  done < <(zone_nodes "$cluster")
+  for dev in $(loops_under "$state/volumes"); do
+    for mp in $(awk -v d="$dev" '$1 == d {print $2}' /proc/mounts | sort -r); do
+      mp="$(printf '%b' "$mp")"
+      umount "$mp" 2>/dev/null || umount -l "$mp" || log "cannot unmount $mp"
+    done
+    losetup --detach "$dev" || log "cannot detach $dev"
+  done
 }
 
 # Loop devices whose backing file is under DIR, one a line.
@@ -348,5 +463,8 @@ case "${1:-}" in
   up) shift; cmd_up "$@" ;;
   down) shift; cmd_down "$@" ;;
   sanity) shift; cmd_sanity "$@" ;;
+  up-zones) shift; cmd_up_zones "$@" ;;
+  down-zones) shift; cmd_down_zones "$@" ;;
+  zones-running) [[ $# -eq 3 ]] || die "usage: csi.sh zones-running STATE_DIR CLUSTER_STATE"; zones_running "$2" "$3" ;;
   *) echo "usage: scripts/node/csi.sh build | build-sanity | up STATE_DIR KUBECONFIG NODE_NAME KUBELET_ROOT [--expand-at-mount] | down STATE_DIR KUBELET_ROOT | sanity" >&2; exit 2 ;;
 esac

@@ -24,16 +24,18 @@ hardwired=(/var/lib/kubelet /var/log/containers /var/log/pods /var/lib/cni /run/
 # Counters and random values: never the node's doing, never written back.
 volatile='^(fs\.(dentry-state|file-nr|inode-nr|inode-state|aio-nr|quota\.)|kernel\.(ns_last_pid|random\.|pty\.nr)|net\.netfilter\.nf_conntrack_count)'
 # The CNI bridge of runtime.sh, and the host ends of the pods' veth pairs.
-ours_link='^(appstor0|veth)'
+# nodes.sh's: the host ends of the nodes' veth pairs (appstor-h1, ...).
+ours_link='^(appstor0|appstor-h|veth)'
 
-sysctls() { sysctl -a 2>/dev/null | grep -Ev "$volatile" | grep -Ev '^net\.ipv[46]\.(conf|neigh)\.(appstor0|veth)' | sort; }
+sysctls() { sysctl -a 2>/dev/null | grep -Ev "$volatile" | grep -Ev '^net\.ipv[46]\.(conf|neigh)\.(appstor0|appstor-h|veth)' | sort; }
 mountpoints() { awk '{print $2}' /proc/mounts; }
 links() { ip -o link show | awk -F': ' '{print $2}' | sed 's/@.*//' | sort; }
 netns() { ls -1 /run/netns 2>/dev/null | sort || true; }
 loops() { losetup -a -O NAME,BACK-FILE --noheadings 2>/dev/null | sort || true; }
 # kubelet's cgroups in every hierarchy (kubepods, with the QoS classes and pods below it). Only
 # these: a cgroup someone else makes meanwhile is none of the node's business.
-cgroups() { find /sys/fs/cgroup -mindepth 2 -maxdepth 2 -type d -name 'kubepods*' 2>/dev/null | sort; }
+# The nodes of nodes.sh keep theirs under a cgroup root of their own (appstor-node-a, ...).
+cgroups() { find /sys/fs/cgroup -mindepth 2 -maxdepth 2 -type d \( -name 'kubepods*' -o -name 'appstor-node-*' \) 2>/dev/null | sort; }
 ruleset() { nft list ruleset 2>/dev/null || true; }
 paths() {
   local p

@@ -5,6 +5,7 @@
 # kubelet 1.37 still runs with it (it logs that containerd 1.x loses support in 1.38: a 1.38 node
 # may need containerd 2.x, which builds from github.com/containerd/containerd/v2 with CGO_ENABLED=0;
 # v1.38.0-beta.0's kubelet still falls back to its own cgroupDriver, read from its source, not run).
+# APPSTORAGE_POD_SUBNET: the pods' addresses (default 10.88.0.0/24; nodes.sh gives each node its own).
 # No systemd here: containerd runs with its own config, root, state and socket under STATE.
 #
 #   runtime.sh up STATE     writes the configs, starts containerd, waits for its socket
@@ -67,7 +68,7 @@ EOF
   "plugins": [
     {
       "type": "bridge", "bridge": "appstor0", "isGateway": true, "ipMasq": false, "hairpinMode": true,
-      "ipam": {"type": "host-local", "ranges": [[{"subnet": "10.88.0.0/24"}]], "routes": [{"dst": "0.0.0.0/0"}],
+      "ipam": {"type": "host-local", "ranges": [[{"subnet": "${APPSTORAGE_POD_SUBNET:-10.88.0.0/24}"}]], "routes": [{"dst": "0.0.0.0/0"}],
                "dataDir": "$state/cni/ipam"}
     }
   ]

@@ -15,11 +15,16 @@ let kubeconfigPath: string | undefined;
 
 /** Whether the tests run on a cluster with a real node (APPSTORAGE_NODE=1: node scripts/test.mjs node). */
 export const onNode = process.env["APPSTORAGE_NODE"] === "1";
+/** How many nodes in zones (APPSTORAGE_NODES=3: node scripts/test.mjs zones); 0 for none or the one node. */
+export const zoneNodes = Number(process.env["APPSTORAGE_NODES"] ?? "0");
 
 /** Brings the control plane (and with onNode the node) up if needed (idempotent) and returns the admin kubeconfig. */
 export function kubeconfig(): string {
   if (kubeconfigPath) return kubeconfigPath;
-  const up = spawnSync("bash", [join(root, "scripts", "cluster"), "up", ...(onNode ? ["--node"] : [])], { encoding: "utf8", stdio: ["ignore", "pipe", "inherit"] });
+  const up = spawnSync("bash", [join(root, "scripts", "cluster"), "up", ...(zoneNodes > 0 ? ["--nodes", String(zoneNodes)] : onNode ? ["--node"] : [])], {
+    encoding: "utf8",
+    stdio: ["ignore", "pipe", "inherit"],
+  });
   if (up.status !== 0) throw new Error("scripts/cluster up failed");
   kubeconfigPath = up.stdout.trim().split("\n").pop()!;
   return kubeconfigPath;
