@@ -198,16 +198,45 @@ export function watchPods(ns: string): { seen: PodSeen[]; stop: () => Promise<vo
       if (name) seen.push({ name, uid, deleting: deletion !== "", exitCode, ready: ready === "True", restarts });
     }
   });
-  let closed: Promise<void> | undefined;
-  return {
-    seen,
-    stop: () =>
-      (closed ??= new Promise((res) => {
-        if (child.exitCode !== null || child.signalCode !== null) return res();
-        child.on("close", () => res());
-        child.kill();
-      })),
-  };
+  return { seen, stop: () => stopChild(child) };
+}
+
+/** Ends a watch and resolves once it has closed (again: the same promise). */
+const stopping = new WeakMap<ChildProcess, Promise<void>>();
+function stopChild(child: ChildProcess): Promise<void> {
+  let closed = stopping.get(child);
+  if (!closed) {
+    closed = new Promise((res) => {
+      if (child.exitCode !== null || child.signalCode !== null) return res();
+      child.on("close", () => res());
+      child.kill();
+    });
+    stopping.set(child, closed);
+  }
+  return closed;
+}
+
+/**
+ * Watches the namespace's claims until stop(): every condition type seen True, per claim
+ * ("claim/type"). The types and the statuses come as two lists: a jsonpath range or filter prints
+ * only the first object of a watch (kubectl 1.37).
+ */
+export function watchClaimConditions(ns: string): { seen: Set<string>; stop: () => Promise<void> } {
+  const line = '{.metadata.name}|{.status.conditions[*].type}|{.status.conditions[*].status}{"\\n"}';
+  const child = tracked(spawn("kubectl", ["--kubeconfig", kubeconfig(), "get", "pvc", "-n", ns, "-w", "-o", `jsonpath=${line}`], { stdio: ["ignore", "pipe", "ignore"] }));
+  const seen = new Set<string>();
+  let buf = "";
+  child.stdout.on("data", (d: Buffer) => {
+    buf += d.toString();
+    let i: number;
+    while ((i = buf.indexOf("\n")) >= 0) {
+      const [name = "", types = "", statuses = ""] = buf.slice(0, i).split("|");
+      buf = buf.slice(i + 1);
+      const status = statuses.split(" ");
+      for (const [k, t] of types.split(" ").entries()) if (name && t && status[k] === "True") seen.add(`${name}/${t}`);
+    }
+  });
+  return { seen, stop: () => stopChild(child) };
 }
 
 /** Where a watch first saw more than one of `names` down: the events up to then (for a failure's message). */

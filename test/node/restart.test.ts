@@ -4,8 +4,8 @@
 // SIGTERM (exit code 0), mounts the volume again and grows it; the data stays.
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { namespace, runPlugin, uids } from "../e2e/harness";
-import { aboutGiB, allReady, atMountClass, claimStatus, create, fsBytes, maxDown, payloadSha, watchPods, workload } from "./node";
+import { eventually, namespace, runPlugin, uids } from "../e2e/harness";
+import { aboutGiB, allReady, atMountClass, claimStatus, create, fsBytes, maxDown, payloadSha, watchClaimConditions, watchPods, workload } from "./node";
 
 describe("node: --restart-pods", { timeout: 900_000 }, () => {
   test("FileSystemResizePending from the driver: pods restarted one at a time, gracefully, data kept", async (t) => {
@@ -18,12 +18,22 @@ describe("node: --restart-pods", { timeout: 900_000 }, () => {
     const ids = uids(ns);
 
     const watch = watchPods(ns);
+    const conditions = watchClaimConditions(ns);
     const r = await runPlugin(["set", "db", "data=2Gi", "--resize-existing", "--restart-pods", "--timeout", "240s", "-n", ns, "--yes"]);
     assert.equal(r.code, 0, r.stderr);
-    // kubelet tried to grow them in the running pods first, and the driver refused (NodeResizeError).
+    // The plugin saw each claim's condition before it went on; the watch has had time since.
+    await eventually("the claims' watch to catch up", () => names.every((n) => conditions.seen.has(`data-${n}/NodeResizeError`)), 5_000).catch(() => undefined);
+    await conditions.stop();
+    // kubelet tried to grow them in the running pods first, and the driver refused: kubelet wrote
+    // NodeResizeError on each claim, which the claims' watch saw. The plugin's "waiting for kubelet"
+    // line is not required: kubelet may refuse before the plugin first looks (seen once in a cold
+    // run); when the line is there, it comes before the restart decision.
     for (const n of names) {
-      assert.match(r.stderr, new RegExp(`claim data-${n}: capacity 1Gi of 2Gi, FileSystemResizePending: waiting for kubelet`));
-      assert.match(r.stderr, new RegExp(`claim data-${n}: FileSystemResizePending \\(capacity 1Gi of 2Gi\\): the file system grows when its pod restarts`));
+      assert.ok(conditions.seen.has(`data-${n}/NodeResizeError`), `data-${n}: kubelet's NodeResizeError (seen: ${[...conditions.seen].join(", ")})`);
+      const restartAt = r.stderr.search(new RegExp(`claim data-${n}: FileSystemResizePending \\(capacity 1Gi of 2Gi\\): the file system grows when its pod restarts`));
+      assert.ok(restartAt >= 0, r.stderr);
+      const waitingAt = r.stderr.search(new RegExp(`claim data-${n}: capacity 1Gi of 2Gi, FileSystemResizePending: waiting for kubelet`));
+      assert.ok(waitingAt < restartAt, `data-${n}: waiting for kubelet comes before the restart decision`);
     }
     assert.match(r.stderr, /restarting 2 pod\(s\) one at a time, highest ordinal first: db-1, db-0/);
     assert.match(r.stdout, /pod\/db-1 evicted\npod\/db-0 evicted\n/);
