@@ -20,7 +20,7 @@ import { exec, workloadImage } from "./node";
  */
 export function withUidWriter(sts: StatefulSet): StatefulSet {
   const container = (sts.spec.template.spec as { containers: { command: string[]; env?: unknown[] }[] }).containers[0]!;
-  const writer = '( trap \'exit 0\' TERM; n=0; while :; do n=$((n + 1)); echo "$POD_UID $n" >> /data/load.log; sleep 0.05; done ) &\nwriter=$!';
+  const writer = "( trap 'exit 0' TERM; n=0; while :; do n=$((n + 1)); echo \"$POD_UID $n\" >> /data/load.log; sleep 0.05; done ) &\nwriter=$!";
   const script = container.command[2]!;
   assert.ok(script.includes("trap 'exit 0' TERM"), "the workload's script ends on SIGTERM with trap 'exit 0' TERM");
   container.command = ["sh", "-c", script.replace("trap 'exit 0' TERM", `${writer}\ntrap 'kill "$writer"; wait "$writer"; exit 0' TERM`)];
