@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"os"
+	"sort"
 	"strings"
 
 	"github.com/container-storage-interface/spec/lib/go/csi"
@@ -23,10 +24,14 @@ func (c *controller) ControllerGetCapabilities(context.Context, *csi.ControllerG
 		return &csi.ControllerServiceCapability{Type: &csi.ControllerServiceCapability_Rpc{
 			Rpc: &csi.ControllerServiceCapability_RPC{Type: t}}}
 	}
-	return &csi.ControllerGetCapabilitiesResponse{Capabilities: []*csi.ControllerServiceCapability{
+	caps := []*csi.ControllerServiceCapability{
 		capability(csi.ControllerServiceCapability_RPC_CREATE_DELETE_VOLUME),
 		capability(csi.ControllerServiceCapability_RPC_EXPAND_VOLUME),
-	}}, nil
+	}
+	if c.d.cfg.attachRequired {
+		caps = append(caps, capability(csi.ControllerServiceCapability_RPC_PUBLISH_UNPUBLISH_VOLUME))
+	}
+	return &csi.ControllerGetCapabilitiesResponse{Capabilities: caps}, nil
 }
 
 func (c *controller) CreateVolume(_ context.Context, req *csi.CreateVolumeRequest) (*csi.CreateVolumeResponse, error) {
@@ -53,16 +58,17 @@ func (c *controller) CreateVolume(_ context.Context, req *csi.CreateVolumeReques
 			return nil, status.Errorf(codes.InvalidArgument, "unknown parameter %q (this driver knows expansion=online|at-mount)", k)
 		}
 	}
-	if err := c.checkTopology(req.GetAccessibilityRequirements()); err != nil {
-		return nil, err
-	}
 	size, err := sizeFor(req.GetCapacityRange(), fsType)
 	if err != nil {
 		return nil, err
 	}
 
-	d.mu.Lock()
-	defer d.mu.Unlock()
+	d.lock()
+	defer d.unlock()
+	zone, err := c.placement(req.GetAccessibilityRequirements())
+	if err != nil {
+		return nil, err
+	}
 	id := volumeID(req.GetName())
 	v, err := d.load(id)
 	if err != nil {
@@ -72,6 +78,9 @@ func (c *controller) CreateVolume(_ context.Context, req *csi.CreateVolumeReques
 		// Created before (a retry): the same volume if it still fits the request.
 		if !fits(v.CapacityBytes, req.GetCapacityRange()) || v.FSType != fsType {
 			return nil, status.Errorf(codes.AlreadyExists, "volume %q exists with %d bytes of %s, which does not fit this request", req.GetName(), v.CapacityBytes, v.FSType)
+		}
+		if !allows(req.GetAccessibilityRequirements(), zoneTopologyKey, v.Zone) {
+			return nil, status.Errorf(codes.AlreadyExists, "volume %q exists in zone %s, which this request does not allow", req.GetName(), v.Zone)
 		}
 		return &csi.CreateVolumeResponse{Volume: c.csiVolume(v)}, nil
 	}
@@ -92,7 +101,7 @@ func (c *controller) CreateVolume(_ context.Context, req *csi.CreateVolumeReques
 		os.Remove(file)
 		return nil, status.Errorf(codes.Internal, "creating volume %q: %v", req.GetName(), err)
 	}
-	v = &volume{ID: id, Name: req.GetName(), CapacityBytes: size, FSBytes: size, FSType: fsType, ExpandAtMount: expandAtMount}
+	v = &volume{ID: id, Name: req.GetName(), CapacityBytes: size, FSBytes: size, FSType: fsType, ExpandAtMount: expandAtMount, Zone: zone}
 	if err := d.save(v); err != nil {
 		os.Remove(file)
 		return nil, err
@@ -101,24 +110,68 @@ func (c *controller) CreateVolume(_ context.Context, req *csi.CreateVolumeReques
 }
 
 func (c *controller) csiVolume(v *volume) *csi.Volume {
+	segments := map[string]string{nodeTopologyKey: c.d.cfg.nodeID}
+	if c.d.cfg.zoned() {
+		segments = map[string]string{zoneTopologyKey: v.Zone}
+	}
 	return &csi.Volume{
 		VolumeId:           v.ID,
 		CapacityBytes:      v.CapacityBytes,
-		AccessibleTopology: []*csi.Topology{{Segments: map[string]string{topologyKey: c.d.cfg.nodeID}}},
+		AccessibleTopology: []*csi.Topology{{Segments: segments}},
 	}
 }
 
-// checkTopology refuses a volume that must be reachable from nodes other than this one.
-func (c *controller) checkTopology(ar *csi.TopologyRequirement) error {
-	if len(ar.GetRequisite()) == 0 {
-		return nil
+// placement is the zone of a new volume (empty without zones), as a cloud's driver picks it: the
+// first preferred zone the requisite allows (the provisioner puts the chosen node's zone first for
+// a WaitForFirstConsumer claim), else the first requisite zone, else this node's zone, else the
+// first zone a node registered. Without zones it refuses a volume that must be reachable from
+// nodes other than this one.
+func (c *controller) placement(ar *csi.TopologyRequirement) (string, error) {
+	cfg := c.d.cfg
+	if !cfg.zoned() {
+		if allows(ar, nodeTopologyKey, cfg.nodeID) {
+			return "", nil
+		}
+		return "", status.Errorf(codes.ResourceExhausted, "this driver provisions on node %s only, which the requisite topology does not include", cfg.nodeID)
 	}
-	for _, t := range ar.GetRequisite() {
-		if t.GetSegments()[topologyKey] == c.d.cfg.nodeID {
-			return nil
+	for _, t := range ar.GetPreferred() {
+		if z := t.GetSegments()[zoneTopologyKey]; z != "" && allows(ar, zoneTopologyKey, z) {
+			return z, nil
 		}
 	}
-	return status.Errorf(codes.ResourceExhausted, "this driver provisions on node %s only, which the requisite topology does not include", c.d.cfg.nodeID)
+	for _, t := range ar.GetRequisite() {
+		if z := t.GetSegments()[zoneTopologyKey]; z != "" {
+			return z, nil
+		}
+	}
+	if len(ar.GetRequisite()) > 0 {
+		return "", status.Errorf(codes.InvalidArgument, "the requisite topology names no %s", zoneTopologyKey)
+	}
+	if cfg.zone != "" {
+		return cfg.zone, nil
+	}
+	zones, err := c.d.zones()
+	if err != nil {
+		return "", err
+	}
+	if len(zones) == 0 {
+		return "", status.Error(codes.Unavailable, "no node has registered a zone yet: start a node part (--mode node --zone ZONE)")
+	}
+	return zones[0], nil
+}
+
+// allows says whether a topology requirement lets a volume live where key has value: an empty
+// requisite allows anything.
+func allows(ar *csi.TopologyRequirement, key, value string) bool {
+	if len(ar.GetRequisite()) == 0 {
+		return true
+	}
+	for _, t := range ar.GetRequisite() {
+		if t.GetSegments()[key] == value {
+			return true
+		}
+	}
+	return false
 }
 
 func (c *controller) DeleteVolume(_ context.Context, req *csi.DeleteVolumeRequest) (*csi.DeleteVolumeResponse, error) {
@@ -127,17 +180,41 @@ func (c *controller) DeleteVolume(_ context.Context, req *csi.DeleteVolumeReques
 	if id == "" {
 		return nil, status.Error(codes.InvalidArgument, "volume_id is required")
 	}
-	d.mu.Lock()
-	defer d.mu.Unlock()
-	if !idPattern.MatchString(id) {
-		return &csi.DeleteVolumeResponse{}, nil // not one of ours, so already gone
-	}
-	busy, err := d.detachUnused(d.backingFile(id))
+	d.lock()
+	defer d.unlock()
+	v, err := d.load(id)
 	if err != nil {
-		return nil, status.Errorf(codes.Internal, "volume %s: %v", id, err)
+		return nil, err
 	}
-	if len(busy) > 0 {
-		return nil, status.Errorf(codes.FailedPrecondition, "volume %s is still mounted (%s)", id, strings.Join(busy, ", "))
+	if v == nil {
+		// Not one of ours, or deleted before. A backing file without metadata is a creation that
+		// did not finish: remove it too.
+		if idPattern.MatchString(id) {
+			os.Remove(d.backingFile(id))
+		}
+		return &csi.DeleteVolumeResponse{}, nil
+	}
+	if len(v.Attached) > 0 {
+		return nil, status.Errorf(codes.FailedPrecondition, "volume %s is still attached to node %s", id, strings.Join(attachedNodes(v), ", "))
+	}
+	if d.cfg.attachRequired {
+		// The nodes' mounts are in their own mount tables, out of this part's sight; a loop device
+		// left means a node still has the volume staged.
+		devs, err := loops(d.backingFile(id))
+		if err != nil {
+			return nil, status.Errorf(codes.Internal, "volume %s: %v", id, err)
+		}
+		if len(devs) > 0 {
+			return nil, status.Errorf(codes.FailedPrecondition, "volume %s is still in use on a node (%s)", id, strings.Join(devs, ", "))
+		}
+	} else {
+		busy, err := d.detachUnused(d.backingFile(id))
+		if err != nil {
+			return nil, status.Errorf(codes.Internal, "volume %s: %v", id, err)
+		}
+		if len(busy) > 0 {
+			return nil, status.Errorf(codes.FailedPrecondition, "volume %s is still mounted (%s)", id, strings.Join(busy, ", "))
+		}
 	}
 	for _, f := range []string{d.backingFile(id), d.metaFile(id)} {
 		if err := os.Remove(f); err != nil && !os.IsNotExist(err) {
@@ -157,8 +234,8 @@ func (c *controller) ControllerExpandVolume(_ context.Context, req *csi.Controll
 	if req.GetCapacityRange() == nil {
 		return nil, status.Error(codes.InvalidArgument, "capacity_range is required")
 	}
-	d.mu.Lock()
-	defer d.mu.Unlock()
+	d.lock()
+	defer d.unlock()
 	v, err := d.mustLoad(req.GetVolumeId())
 	if err != nil {
 		return nil, err
@@ -188,9 +265,9 @@ func (c *controller) ValidateVolumeCapabilities(_ context.Context, req *csi.Vali
 	if len(req.GetVolumeCapabilities()) == 0 {
 		return nil, status.Error(codes.InvalidArgument, "volume_capabilities are required")
 	}
-	d.mu.Lock()
+	d.lock()
 	v, err := d.mustLoad(req.GetVolumeId())
-	d.mu.Unlock()
+	d.unlock()
 	if err != nil {
 		return nil, err
 	}
@@ -261,4 +338,107 @@ func sizeFor(r *csi.CapacityRange, fsType string) (int64, error) {
 
 func fits(size int64, r *csi.CapacityRange) bool {
 	return size >= r.GetRequiredBytes() && (r.GetLimitBytes() == 0 || size <= r.GetLimitBytes())
+}
+
+func attachedNodes(v *volume) []string {
+	var nodes []string
+	for n := range v.Attached {
+		nodes = append(nodes, n)
+	}
+	sort.Strings(nodes)
+	return nodes
+}
+
+// ControllerPublishVolume attaches a volume to a node, as a cloud attaches a disk: only to a node of
+// the volume's zone, and a single-node volume to one node at a time.
+func (c *controller) ControllerPublishVolume(_ context.Context, req *csi.ControllerPublishVolumeRequest) (*csi.ControllerPublishVolumeResponse, error) {
+	d := c.d
+	switch {
+	case req.GetVolumeId() == "":
+		return nil, status.Error(codes.InvalidArgument, "volume_id is required")
+	case req.GetNodeId() == "":
+		return nil, status.Error(codes.InvalidArgument, "node_id is required")
+	case req.GetVolumeCapability() == nil:
+		return nil, status.Error(codes.InvalidArgument, "volume_capability is required")
+	}
+	d.lock()
+	defer d.unlock()
+	v, err := d.mustLoad(req.GetVolumeId())
+	if err != nil {
+		return nil, err
+	}
+	n, err := d.node(req.GetNodeId())
+	if err != nil {
+		return nil, err
+	}
+	if n == nil {
+		return nil, status.Errorf(codes.NotFound, "node %s is not known: no node part of this driver registered it", req.GetNodeId())
+	}
+	if _, err := checkCapabilities([]*csi.VolumeCapability{req.GetVolumeCapability()}, v.FSType); err != nil {
+		return nil, err
+	}
+	if v.Zone != "" && n.Zone != v.Zone {
+		return nil, status.Errorf(codes.FailedPrecondition, "volume %s is in zone %s and node %s in zone %q: a volume attaches only to nodes of its zone", v.ID, v.Zone, n.ID, n.Zone)
+	}
+	readonly := req.GetReadonly()
+	if ro, ok := v.Attached[n.ID]; ok {
+		if ro != readonly {
+			return nil, status.Errorf(codes.AlreadyExists, "volume %s is attached to node %s with readonly=%v already", v.ID, n.ID, ro)
+		}
+		return &csi.ControllerPublishVolumeResponse{}, nil
+	}
+	if len(v.Attached) > 0 {
+		return nil, status.Errorf(codes.FailedPrecondition, "volume %s is attached to node %s: a single-node volume attaches to one node at a time", v.ID, strings.Join(attachedNodes(v), ", "))
+	}
+	if v.Attached == nil {
+		v.Attached = map[string]bool{}
+	}
+	v.Attached[n.ID] = readonly
+	if err := d.save(v); err != nil {
+		return nil, err
+	}
+	return &csi.ControllerPublishVolumeResponse{}, nil
+}
+
+// ControllerUnpublishVolume detaches a volume from a node (from every node without node_id). It
+// refuses while the node still has the volume staged: a cloud would cut a disk off under its
+// filesystem, which is the data loss this project's tests look for.
+func (c *controller) ControllerUnpublishVolume(_ context.Context, req *csi.ControllerUnpublishVolumeRequest) (*csi.ControllerUnpublishVolumeResponse, error) {
+	d := c.d
+	if req.GetVolumeId() == "" {
+		return nil, status.Error(codes.InvalidArgument, "volume_id is required")
+	}
+	d.lock()
+	defer d.unlock()
+	v, err := d.load(req.GetVolumeId())
+	if err != nil {
+		return nil, err
+	}
+	if v == nil {
+		return &csi.ControllerUnpublishVolumeResponse{}, nil // gone, so detached from every node
+	}
+	nodes := attachedNodes(v)
+	if id := req.GetNodeId(); id != "" {
+		if _, ok := v.Attached[id]; !ok {
+			return &csi.ControllerUnpublishVolumeResponse{}, nil
+		}
+		nodes = []string{id}
+	}
+	if len(nodes) == 0 {
+		return &csi.ControllerUnpublishVolumeResponse{}, nil
+	}
+	devs, err := loops(d.backingFile(v.ID))
+	if err != nil {
+		return nil, status.Errorf(codes.Internal, "volume %s: %v", v.ID, err)
+	}
+	if len(devs) > 0 {
+		return nil, status.Errorf(codes.FailedPrecondition, "volume %s is still staged on node %s (%s): unstage it first", v.ID, strings.Join(nodes, ", "), strings.Join(devs, ", "))
+	}
+	for _, n := range nodes {
+		delete(v.Attached, n)
+	}
+	if err := d.save(v); err != nil {
+		return nil, err
+	}
+	return &csi.ControllerUnpublishVolumeResponse{}, nil
 }

@@ -11,24 +11,29 @@ import (
 
 type identity struct {
 	csi.UnimplementedIdentityServer
+	cfg config
 }
 
 func (identity) GetPluginInfo(context.Context, *csi.GetPluginInfoRequest) (*csi.GetPluginInfoResponse, error) {
 	return &csi.GetPluginInfoResponse{Name: driverName, VendorVersion: driverVersion}, nil
 }
 
-func (identity) GetPluginCapabilities(context.Context, *csi.GetPluginCapabilitiesRequest) (*csi.GetPluginCapabilitiesResponse, error) {
+func (i identity) GetPluginCapabilities(context.Context, *csi.GetPluginCapabilitiesRequest) (*csi.GetPluginCapabilitiesResponse, error) {
 	service := func(t csi.PluginCapability_Service_Type) *csi.PluginCapability {
 		return &csi.PluginCapability{Type: &csi.PluginCapability_Service_{Service: &csi.PluginCapability_Service{Type: t}}}
 	}
-	return &csi.GetPluginCapabilitiesResponse{Capabilities: []*csi.PluginCapability{
-		service(csi.PluginCapability_Service_CONTROLLER_SERVICE),
+	caps := []*csi.PluginCapability{
 		service(csi.PluginCapability_Service_VOLUME_ACCESSIBILITY_CONSTRAINTS),
 		// ONLINE: ControllerExpandVolume grows a backing file while it is mounted, in every mode. What
 		// --expand-at-mount changes is the node side (NodeExpandVolume), which this capability does not cover.
 		{Type: &csi.PluginCapability_VolumeExpansion_{VolumeExpansion: &csi.PluginCapability_VolumeExpansion{
 			Type: csi.PluginCapability_VolumeExpansion_ONLINE}}},
-	}}, nil
+	}
+	// A node part has no controller service: the sidecars talk to the controller part.
+	if i.cfg.serves("controller") {
+		caps = append(caps, service(csi.PluginCapability_Service_CONTROLLER_SERVICE))
+	}
+	return &csi.GetPluginCapabilitiesResponse{Capabilities: caps}, nil
 }
 
 func (identity) Probe(context.Context, *csi.ProbeRequest) (*csi.ProbeResponse, error) {

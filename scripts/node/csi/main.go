@@ -2,9 +2,14 @@
 // exactly the claim's size, formatted (xfs or ext4) and mounted through a loop device, so `df` in a pod
 // shows the claim's capacity and shows it grow after an expansion.
 //
-// It serves the identity, controller and node services on one socket (one node: the sidecars and
-// kubelet all talk to the same process), and registers itself with kubelet through kubelet's
-// plugin registration socket, which is node-driver-registrar's job elsewhere.
+// With --mode all (one node) it serves the identity, controller and node services on one socket: the
+// sidecars and kubelet all talk to the same process. With several nodes it takes the shape of a
+// cloud's block-storage driver: one --mode controller part beside the sidecars, and a --mode node
+// part in each node, all sharing --state-dir (the "cloud's" disks); each node part reports its
+// --zone, a volume lives in one zone, and with --attach-required a volume is attached to one node at
+// a time (ControllerPublishVolume) before that node stages it (NodeStageVolume).
+// A node part registers itself with kubelet through kubelet's plugin registration socket, which is
+// node-driver-registrar's job elsewhere.
 package main
 
 import (
@@ -26,9 +31,11 @@ import (
 const (
 	driverName    = "csi.appstorage.local"
 	driverVersion = "0.1.0"
-	// The topology key kubelet copies into the node's labels (from NodeGetInfo) and the provisioner
-	// reads back from CSINode; with one node it only says "this node".
-	topologyKey = "topology.csi.appstorage.local/node"
+	// The topology keys kubelet copies into the node's labels (from NodeGetInfo) and the provisioner
+	// reads back from CSINode: without zones the key only says "this node"; with zones it is the
+	// well-known zone label, which the nodes carry already.
+	nodeTopologyKey = "topology.csi.appstorage.local/node"
+	zoneTopologyKey = "topology.kubernetes.io/zone"
 )
 
 type config struct {
@@ -37,6 +44,25 @@ type config struct {
 	kubeletRoot   string
 	expandAtMount bool
 	defaultFSType string
+	// mode is all, controller or node: the services this process serves.
+	mode string
+	// zone is the node's zone (node and all modes). Volumes have zones when it is set, and always in
+	// the controller mode, which serves nodes of several zones.
+	zone           string
+	attachRequired bool
+}
+
+func (c config) serves(service string) bool { return c.mode == "all" || c.mode == service }
+
+// zoned says whether volumes live in zones (topology key topology.kubernetes.io/zone) or on this
+// one node.
+func (c config) zoned() bool { return c.zone != "" || c.mode == "controller" }
+
+func (c config) topologyKey() string {
+	if c.zoned() {
+		return zoneTopologyKey
+	}
+	return nodeTopologyKey
 }
 
 func main() {
@@ -46,9 +72,18 @@ func main() {
 	flag.StringVar(&cfg.kubeletRoot, "kubelet-root", "/var/lib/kubelet", "kubelet's --root-dir: the sockets go under its plugins and plugins_registry folders")
 	flag.BoolVar(&cfg.expandAtMount, "expand-at-mount", false, "grow a filesystem only when it is mounted (NodePublishVolume), never while a pod uses it: an expanded claim then stays FileSystemResizePending until its pod restarts (a StorageClass parameter expansion=online|at-mount overrides this per volume)")
 	flag.StringVar(&cfg.defaultFSType, "default-fstype", "xfs", "filesystem when the request names none (xfs or ext4)")
+	flag.StringVar(&cfg.mode, "mode", "all", "the services to serve: all (one node), controller (beside the sidecars) or node (in a node, for its kubelet)")
+	flag.StringVar(&cfg.zone, "zone", "", "the node's zone (topology.kubernetes.io/zone); volumes then live in zones")
+	flag.BoolVar(&cfg.attachRequired, "attach-required", false, "attach a volume to one node at a time (ControllerPublishVolume) before the node stages it (NodeStageVolume), as a cloud's disks")
 	flag.Parse()
 	if cfg.nodeID == "" || cfg.stateDir == "" {
 		log.Fatal("--node-id and --state-dir are required")
+	}
+	if cfg.mode != "all" && cfg.mode != "controller" && cfg.mode != "node" {
+		log.Fatalf("--mode %q: use all, controller or node", cfg.mode)
+	}
+	if cfg.mode == "controller" && cfg.zone != "" {
+		log.Fatal("--zone is a node's: the controller serves every zone")
 	}
 	if _, ok := minSize[cfg.defaultFSType]; !ok {
 		log.Fatalf("--default-fstype %q: use xfs or ext4", cfg.defaultFSType)
@@ -60,37 +95,53 @@ func main() {
 	csiSock := filepath.Join(cfg.kubeletRoot, "plugins", driverName, "csi.sock")
 	regSock := filepath.Join(cfg.kubeletRoot, "plugins_registry", driverName+"-reg.sock")
 
-	d := newDriver(cfg)
+	d, err := newDriver(cfg)
+	if err != nil {
+		log.Fatal(err)
+	}
 	csiServer := grpc.NewServer(grpc.UnaryInterceptor(logCalls))
-	csi.RegisterIdentityServer(csiServer, &identity{})
-	csi.RegisterControllerServer(csiServer, &controller{d: d})
-	csi.RegisterNodeServer(csiServer, &node{d: d})
+	csi.RegisterIdentityServer(csiServer, &identity{cfg: cfg})
+	if cfg.serves("controller") {
+		csi.RegisterControllerServer(csiServer, &controller{d: d})
+	}
+	if cfg.serves("node") {
+		csi.RegisterNodeServer(csiServer, &node{d: d})
+		// The controller part learns the nodes and their zones from here (ControllerPublishVolume
+		// of an unknown node is NotFound; a node of another zone than the volume's is refused).
+		if err := d.register(); err != nil {
+			log.Fatal(err)
+		}
+	}
 	csiListener, err := listenUnix(csiSock)
 	if err != nil {
 		log.Fatal(err)
 	}
-
-	regServer := grpc.NewServer()
-	registerapi.RegisterRegistrationServer(regServer, &registration{endpoint: csiSock})
-	// Listen for kubelet only once the CSI socket is up: kubelet calls the driver as soon as it
-	// has registered it.
-	regListener, err := listenUnix(regSock)
-	if err != nil {
-		log.Fatal(err)
-	}
-
 	go serve(csiServer, csiListener)
-	go serve(regServer, regListener)
-	log.Printf("%s %s serving %s (kubelet registration %s), node %s, volumes in %s, expand at mount: %v",
-		driverName, driverVersion, csiSock, regSock, cfg.nodeID, d.volumesDir, cfg.expandAtMount)
+
+	// Only a node part registers with a kubelet. Listen for kubelet only once the CSI socket is up:
+	// kubelet calls the driver as soon as it has registered it.
+	var regServer *grpc.Server
+	if cfg.serves("node") {
+		regServer = grpc.NewServer()
+		registerapi.RegisterRegistrationServer(regServer, &registration{endpoint: csiSock})
+		regListener, err := listenUnix(regSock)
+		if err != nil {
+			log.Fatal(err)
+		}
+		go serve(regServer, regListener)
+	}
+	log.Printf("%s %s (%s) serving %s, node %s, zone %q, attach required: %v, volumes in %s, expand at mount: %v",
+		driverName, driverVersion, cfg.mode, csiSock, cfg.nodeID, cfg.zone, cfg.attachRequired, d.volumesDir, cfg.expandAtMount)
 
 	stop := make(chan os.Signal, 1)
 	signal.Notify(stop, syscall.SIGTERM, syscall.SIGINT)
 	<-stop
 	// Stop the registration first, so kubelet stops sending calls that would be cut short.
-	regServer.Stop()
+	if regServer != nil {
+		regServer.Stop()
+		os.Remove(regSock)
+	}
 	csiServer.GracefulStop()
-	os.Remove(regSock)
 	os.Remove(csiSock)
 	log.Print("stopped")
 }

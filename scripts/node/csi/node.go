@@ -7,6 +7,7 @@ import (
 	"log"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 
@@ -17,17 +18,25 @@ import (
 	"k8s.io/mount-utils"
 )
 
-// node publishes a volume by mounting its loop device at the target path. There is no staging step
-// (no STAGE_UNSTAGE_VOLUME): a loop device costs nothing to set up per publish.
+// node publishes a volume by mounting its loop device at the target path. Without --attach-required
+// there is no staging step (no STAGE_UNSTAGE_VOLUME): a loop device costs nothing to set up per
+// publish. With it, as a cloud's block storage: NodeStageVolume makes the loop device (the disk
+// appearing on the node once attached) and mounts it at the staging path, NodePublishVolume bind
+// mounts that into each pod, and NodeUnstageVolume unmounts and detaches it.
 type node struct {
 	csi.UnimplementedNodeServer
 	d *driver
 }
 
 func (n *node) NodeGetInfo(context.Context, *csi.NodeGetInfoRequest) (*csi.NodeGetInfoResponse, error) {
+	cfg := n.d.cfg
+	value := cfg.nodeID
+	if cfg.zoned() {
+		value = cfg.zone
+	}
 	return &csi.NodeGetInfoResponse{
-		NodeId:             n.d.cfg.nodeID,
-		AccessibleTopology: &csi.Topology{Segments: map[string]string{topologyKey: n.d.cfg.nodeID}},
+		NodeId:             cfg.nodeID,
+		AccessibleTopology: &csi.Topology{Segments: map[string]string{cfg.topologyKey(): value}},
 	}, nil
 }
 
@@ -35,10 +44,99 @@ func (n *node) NodeGetCapabilities(context.Context, *csi.NodeGetCapabilitiesRequ
 	capability := func(t csi.NodeServiceCapability_RPC_Type) *csi.NodeServiceCapability {
 		return &csi.NodeServiceCapability{Type: &csi.NodeServiceCapability_Rpc{Rpc: &csi.NodeServiceCapability_RPC{Type: t}}}
 	}
-	return &csi.NodeGetCapabilitiesResponse{Capabilities: []*csi.NodeServiceCapability{
+	caps := []*csi.NodeServiceCapability{
 		capability(csi.NodeServiceCapability_RPC_EXPAND_VOLUME),
 		capability(csi.NodeServiceCapability_RPC_GET_VOLUME_STATS),
-	}}, nil
+	}
+	if n.d.cfg.attachRequired {
+		caps = append(caps, capability(csi.NodeServiceCapability_RPC_STAGE_UNSTAGE_VOLUME))
+	}
+	return &csi.NodeGetCapabilitiesResponse{Capabilities: caps}, nil
+}
+
+// NodeStageVolume mounts an attached volume at the staging path of this node.
+func (n *node) NodeStageVolume(_ context.Context, req *csi.NodeStageVolumeRequest) (*csi.NodeStageVolumeResponse, error) {
+	d := n.d
+	staging := req.GetStagingTargetPath()
+	switch {
+	case !d.cfg.attachRequired:
+		return nil, status.Error(codes.Unimplemented, "this driver stages volumes only with --attach-required")
+	case req.GetVolumeId() == "":
+		return nil, status.Error(codes.InvalidArgument, "volume_id is required")
+	case staging == "":
+		return nil, status.Error(codes.InvalidArgument, "staging_target_path is required")
+	case req.GetVolumeCapability() == nil:
+		return nil, status.Error(codes.InvalidArgument, "volume_capability is required")
+	}
+	d.lock()
+	defer d.unlock()
+	v, err := d.mustLoad(req.GetVolumeId())
+	if err != nil {
+		return nil, err
+	}
+	if _, err := checkCapabilities([]*csi.VolumeCapability{req.GetVolumeCapability()}, v.FSType); err != nil {
+		return nil, err
+	}
+	if _, ok := v.Attached[d.cfg.nodeID]; !ok {
+		return nil, status.Errorf(codes.FailedPrecondition, "volume %s is not attached to node %s (ControllerPublishVolume first)", v.ID, d.cfg.nodeID)
+	}
+	if err := os.MkdirAll(staging, 0o750); err != nil {
+		return nil, status.Errorf(codes.Internal, "staging_target_path %s: %v", staging, err)
+	}
+	if mounted, err := d.mounter.IsMountPoint(staging); err != nil {
+		return nil, status.Errorf(codes.Internal, "staging_target_path %s: %v", staging, err)
+	} else if mounted {
+		return &csi.NodeStageVolumeResponse{}, nil // staged before (a retry)
+	}
+	if err := d.mountDevice(v, staging, req.GetVolumeCapability().GetMount().GetMountFlags()); err != nil {
+		return nil, err
+	}
+	return &csi.NodeStageVolumeResponse{}, nil
+}
+
+// NodeUnstageVolume unmounts the staging path and detaches the loop device; it refuses while a pod
+// of this node still has the volume published.
+func (n *node) NodeUnstageVolume(_ context.Context, req *csi.NodeUnstageVolumeRequest) (*csi.NodeUnstageVolumeResponse, error) {
+	d := n.d
+	staging := req.GetStagingTargetPath()
+	switch {
+	case !d.cfg.attachRequired:
+		return nil, status.Error(codes.Unimplemented, "this driver stages volumes only with --attach-required")
+	case req.GetVolumeId() == "":
+		return nil, status.Error(codes.InvalidArgument, "volume_id is required")
+	case staging == "":
+		return nil, status.Error(codes.InvalidArgument, "staging_target_path is required")
+	}
+	d.lock()
+	defer d.unlock()
+	v, err := d.mustLoad(req.GetVolumeId())
+	if err != nil {
+		return nil, err
+	}
+	file := d.backingFile(v.ID)
+	devs, err := loops(file)
+	if err != nil {
+		return nil, status.Errorf(codes.Internal, "volume %s: %v", v.ID, err)
+	}
+	mps, err := d.mounter.List()
+	if err != nil {
+		return nil, status.Errorf(codes.Internal, "volume %s: %v", v.ID, err)
+	}
+	for _, mp := range mps {
+		if slices.Contains(devs, mp.Device) && filepath.Clean(mp.Path) != filepath.Clean(staging) {
+			return nil, status.Errorf(codes.FailedPrecondition, "volume %s is still published at %s: unpublish it first", v.ID, mp.Path)
+		}
+	}
+	if err := mount.CleanupMountPoint(staging, d.mounter, true); err != nil {
+		return nil, status.Errorf(codes.Internal, "staging_target_path %s: %v", staging, err)
+	}
+	if _, err := d.detachUnused(file); err != nil {
+		return nil, status.Errorf(codes.Internal, "volume %s: %v", v.ID, err)
+	}
+	if err := waitDetached(file); err != nil {
+		return nil, status.Errorf(codes.Internal, "volume %s: %v", v.ID, err)
+	}
+	return &csi.NodeUnstageVolumeResponse{}, nil
 }
 
 func (n *node) NodePublishVolume(_ context.Context, req *csi.NodePublishVolumeRequest) (*csi.NodePublishVolumeResponse, error) {
@@ -52,8 +150,8 @@ func (n *node) NodePublishVolume(_ context.Context, req *csi.NodePublishVolumeRe
 	case req.GetVolumeCapability() == nil:
 		return nil, status.Error(codes.InvalidArgument, "volume_capability is required")
 	}
-	d.mu.Lock()
-	defer d.mu.Unlock()
+	d.lock()
+	defer d.unlock()
 	v, err := d.mustLoad(req.GetVolumeId())
 	if err != nil {
 		return nil, err
@@ -70,59 +168,80 @@ func (n *node) NodePublishVolume(_ context.Context, req *csi.NodePublishVolumeRe
 		return &csi.NodePublishVolumeResponse{}, nil // published before (a retry)
 	}
 
-	file := d.backingFile(v.ID)
-	dev, err := attach(file)
-	if err != nil {
-		return nil, status.Errorf(codes.Internal, "volume %s: %v", v.ID, err)
-	}
-	mountedDevs, err := d.mountedDevices()
-	if err != nil {
-		return nil, status.Errorf(codes.Internal, "volume %s: %v", v.ID, err)
-	}
-	// A volume is mounted at its full size: a filesystem that waits for a node expansion grows here.
-	// ext4 grows before it is mounted (an offline resize2fs needs no privilege beyond the device);
-	// xfs only grows mounted, so right after the mount below. Elsewhere the volume is already in use
-	// (mounted for another target) and this is no longer "at mount".
-	grow := v.FSBytes < v.CapacityBytes && !mountedDevs[dev]
-	if grow && v.FSType == "ext4" {
-		if err := growExt4Offline(dev); err != nil {
-			d.detachUnused(file)
-			return nil, status.Errorf(codes.Internal, "volume %s: %v", v.ID, err)
-		}
-		if err := d.grown(v); err != nil {
-			return nil, err
-		}
-	}
-
 	options := append([]string{}, req.GetVolumeCapability().GetMount().GetMountFlags()...)
 	if req.GetReadonly() {
 		options = append(options, "ro")
 	}
+	if d.cfg.attachRequired {
+		// Staged by NodeStageVolume: each pod gets a bind mount of the staging path.
+		staging := req.GetStagingTargetPath()
+		if staging == "" {
+			return nil, status.Error(codes.InvalidArgument, "staging_target_path is required: this driver stages volumes")
+		}
+		if mounted, err := d.mounter.IsMountPoint(staging); err != nil || !mounted {
+			return nil, status.Errorf(codes.FailedPrecondition, "volume %s is not staged at %s (NodeStageVolume first)", v.ID, staging)
+		}
+		if err := d.mounter.Mount(staging, target, "", append([]string{"bind"}, options...)); err != nil {
+			return nil, status.Errorf(codes.Internal, "volume %s: bind mount of %s: %v", v.ID, staging, err)
+		}
+		return &csi.NodePublishVolumeResponse{}, nil
+	}
+
 	// Mounted for another target already (a second pod on this node, such as a copy pod): a bind
 	// mount of that mount, read-only if asked (the kernel refuses a second mount of the same
 	// device with other read-only flags), as drivers with a staging path do.
-	if mountedDevs[dev] {
+	devs, err := loops(d.backingFile(v.ID))
+	if err != nil {
+		return nil, status.Errorf(codes.Internal, "volume %s: %v", v.ID, err)
+	}
+	for _, dev := range devs {
 		from, err := d.mountPointOf(dev)
 		if err != nil {
-			return nil, status.Errorf(codes.Internal, "volume %s: %v", v.ID, err)
+			continue
 		}
 		if err := d.mounter.Mount(from, target, "", append([]string{"bind"}, options...)); err != nil {
 			return nil, status.Errorf(codes.Internal, "volume %s: bind mount of %s: %v", v.ID, from, err)
 		}
 		return &csi.NodePublishVolumeResponse{}, nil
 	}
+	if err := d.mountDevice(v, target, options); err != nil {
+		return nil, err
+	}
+	return &csi.NodePublishVolumeResponse{}, nil
+}
+
+// mountDevice mounts the volume's loop device (made if it has none) at target, at its full size: a
+// filesystem that waits for a node expansion grows here. ext4 grows before it is mounted (an
+// offline resize2fs needs no privilege beyond the device); xfs only grows mounted, so right after
+// the mount. The caller has made sure the volume is not mounted anywhere else.
+func (d *driver) mountDevice(v *volume, target string, options []string) error {
+	file := d.backingFile(v.ID)
+	dev, err := attach(file)
+	if err != nil {
+		return status.Errorf(codes.Internal, "volume %s: %v", v.ID, err)
+	}
+	grow := v.FSBytes < v.CapacityBytes
+	if grow && v.FSType == "ext4" {
+		if err := growExt4Offline(dev); err != nil {
+			d.detachUnused(file)
+			return status.Errorf(codes.Internal, "volume %s: %v", v.ID, err)
+		}
+		if err := d.grown(v); err != nil {
+			return err
+		}
+	}
 	if err := d.mounter.Mount(dev, target, v.FSType, options); err != nil {
 		d.detachUnused(file)
-		return nil, status.Errorf(codes.Internal, "volume %s: %v", v.ID, err)
+		return status.Errorf(codes.Internal, "volume %s: %v", v.ID, err)
 	}
-	if grow && v.FSType == "xfs" && !req.GetReadonly() {
+	if grow && v.FSType == "xfs" && !slices.Contains(options, "ro") {
 		if _, err := run("xfs_growfs", target); err != nil {
 			log.Printf("volume %s: growing at mount: %v", v.ID, err)
 		} else if err := d.grown(v); err != nil {
-			return nil, err
+			return err
 		}
 	}
-	return &csi.NodePublishVolumeResponse{}, nil
+	return nil
 }
 
 // mountPointOf is a path where the device is mounted.
@@ -165,8 +284,8 @@ func (n *node) NodeUnpublishVolume(_ context.Context, req *csi.NodeUnpublishVolu
 	case target == "":
 		return nil, status.Error(codes.InvalidArgument, "target_path is required")
 	}
-	d.mu.Lock()
-	defer d.mu.Unlock()
+	d.lock()
+	defer d.unlock()
 	v, err := d.mustLoad(req.GetVolumeId())
 	if err != nil {
 		return nil, err
@@ -175,9 +294,11 @@ func (n *node) NodeUnpublishVolume(_ context.Context, req *csi.NodeUnpublishVolu
 	if err := mount.CleanupMountPoint(target, d.mounter, true); err != nil {
 		return nil, status.Errorf(codes.Internal, "target_path %s: %v", target, err)
 	}
-	// The last unmount frees the loop device.
-	if _, err := d.detachUnused(d.backingFile(v.ID)); err != nil {
-		return nil, status.Errorf(codes.Internal, "volume %s: %v", v.ID, err)
+	// Without staging, the last unmount frees the loop device; with it, NodeUnstageVolume does.
+	if !d.cfg.attachRequired {
+		if _, err := d.detachUnused(d.backingFile(v.ID)); err != nil {
+			return nil, status.Errorf(codes.Internal, "volume %s: %v", v.ID, err)
+		}
 	}
 	return &csi.NodeUnpublishVolumeResponse{}, nil
 }
@@ -195,8 +316,8 @@ func (n *node) NodeExpandVolume(_ context.Context, req *csi.NodeExpandVolumeRequ
 	case path == "":
 		return nil, status.Error(codes.InvalidArgument, "volume_path is required")
 	}
-	d.mu.Lock()
-	defer d.mu.Unlock()
+	d.lock()
+	defer d.unlock()
 	v, err := d.mustLoad(req.GetVolumeId())
 	if err != nil {
 		return nil, err
@@ -261,12 +382,12 @@ func (n *node) NodeGetVolumeStats(_ context.Context, req *csi.NodeGetVolumeStats
 	case path == "":
 		return nil, status.Error(codes.InvalidArgument, "volume_path is required")
 	}
-	d.mu.Lock()
+	d.lock()
 	v, err := d.mustLoad(req.GetVolumeId())
 	if err == nil {
 		_, err = d.publishedDevice(v, path)
 	}
-	d.mu.Unlock()
+	d.unlock()
 	if err != nil {
 		return nil, err
 	}

@@ -9,9 +9,12 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"sort"
 	"strings"
 	"sync"
+	"time"
 
+	"golang.org/x/sys/unix"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"k8s.io/mount-utils"
@@ -34,23 +37,125 @@ type volume struct {
 	FSBytes       int64  `json:"fsBytes"`
 	FSType        string `json:"fsType"`
 	ExpandAtMount bool   `json:"expandAtMount"`
+	// Zone is where the volume lives (empty without zones): only nodes of that zone reach it.
+	Zone string `json:"zone,omitempty"`
+	// Attached holds the nodes the volume is attached to (ControllerPublishVolume), each with
+	// whether read-only. A single-node volume has at most one.
+	Attached map[string]bool `json:"attached,omitempty"`
+}
+
+// nodeInfo is what a node part says of its node (STATE_DIR/nodes/NODE.json), for the controller.
+type nodeInfo struct {
+	ID   string `json:"id"`
+	Zone string `json:"zone,omitempty"`
 }
 
 type driver struct {
 	cfg        config
 	volumesDir string
+	nodesDir   string
 	mounter    mount.Interface
-	// One lock for every call: the sidecars and kubelet may call at once, and a volume's file, loop
-	// device and mounts must change together. A one-node driver needs no finer locking.
-	mu sync.Mutex
+	// One lock for every call, held across the processes that share the state directory (the
+	// controller part and the node parts): the sidecars and kubelets may call at once, and a
+	// volume's file, metadata, loop device and mounts must change together.
+	mu       sync.Mutex
+	lockFile *os.File
 }
 
-func newDriver(cfg config) *driver {
+func newDriver(cfg config) (*driver, error) {
 	dir, err := filepath.Abs(filepath.Join(cfg.stateDir, "volumes"))
 	if err != nil {
-		panic(err)
+		return nil, err
 	}
-	return &driver{cfg: cfg, volumesDir: dir, mounter: mount.New("")}
+	nodes := filepath.Join(filepath.Dir(dir), "nodes")
+	if err := os.MkdirAll(nodes, 0o700); err != nil {
+		return nil, err
+	}
+	f, err := os.OpenFile(filepath.Join(dir, ".lock"), os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	return &driver{cfg: cfg, volumesDir: dir, nodesDir: nodes, mounter: mount.New(""), lockFile: f}, nil
+}
+
+func (d *driver) lock() {
+	d.mu.Lock()
+	for {
+		err := unix.Flock(int(d.lockFile.Fd()), unix.LOCK_EX)
+		if err == nil {
+			return
+		}
+		if err != unix.EINTR {
+			panic(fmt.Sprintf("locking %s: %v", d.lockFile.Name(), err))
+		}
+	}
+}
+
+func (d *driver) unlock() {
+	unix.Flock(int(d.lockFile.Fd()), unix.LOCK_UN)
+	d.mu.Unlock()
+}
+
+// register writes this node's entry of the node inventory.
+func (d *driver) register() error {
+	data, err := json.Marshal(nodeInfo{ID: d.cfg.nodeID, Zone: d.cfg.zone})
+	if err != nil {
+		return err
+	}
+	file := filepath.Join(d.nodesDir, d.cfg.nodeID+".json")
+	if err := os.WriteFile(file+".tmp", data, 0o600); err != nil {
+		return err
+	}
+	return os.Rename(file+".tmp", file)
+}
+
+var nodePattern = regexp.MustCompile(`^[a-z0-9]([-a-z0-9.]*[a-z0-9])?$`)
+
+// node returns the node with this id from the inventory, or nil when no node part registered it.
+func (d *driver) node(id string) (*nodeInfo, error) {
+	if !nodePattern.MatchString(id) {
+		return nil, nil
+	}
+	data, err := os.ReadFile(filepath.Join(d.nodesDir, id+".json"))
+	if os.IsNotExist(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, status.Errorf(codes.Internal, "reading node %s: %v", id, err)
+	}
+	var n nodeInfo
+	if err := json.Unmarshal(data, &n); err != nil {
+		return nil, status.Errorf(codes.Internal, "node %s: %v", id, err)
+	}
+	return &n, nil
+}
+
+// zones lists the zones of the registered nodes, sorted.
+func (d *driver) zones() ([]string, error) {
+	entries, err := os.ReadDir(d.nodesDir)
+	if err != nil {
+		return nil, status.Errorf(codes.Internal, "reading the nodes: %v", err)
+	}
+	seen := map[string]bool{}
+	for _, e := range entries {
+		id, ok := strings.CutSuffix(e.Name(), ".json")
+		if !ok {
+			continue
+		}
+		n, err := d.node(id)
+		if err != nil {
+			return nil, err
+		}
+		if n != nil && n.Zone != "" {
+			seen[n.Zone] = true
+		}
+	}
+	var zones []string
+	for z := range seen {
+		zones = append(zones, z)
+	}
+	sort.Strings(zones)
+	return zones, nil
 }
 
 var idPattern = regexp.MustCompile(`^av-[0-9a-f]{20}$`)
@@ -189,4 +294,17 @@ func (d *driver) detachUnused(file string) ([]string, error) {
 		}
 	}
 	return busy, nil
+}
+
+// waitDetached waits for the volume's loop devices to be gone: the kernel may defer a detach while
+// the device is still being released, and a volume reported unstaged must be free to be attached
+// to another node at once.
+func waitDetached(file string) error {
+	for i := 0; i < 100; i++ {
+		if devs, err := loops(file); err != nil || len(devs) == 0 {
+			return err
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	return fmt.Errorf("the loop devices of %s were detached but are still there after 10 s", file)
 }
