@@ -38,8 +38,8 @@ func TestExpansion(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			ctx := context.Background()
 			dir := t.TempDir()
-			d := newDriver(config{nodeID: "n1", stateDir: dir, defaultFSType: tc.fsType, expandAtMount: tc.expandAtMount})
-			if err := os.MkdirAll(d.volumesDir, 0o700); err != nil {
+			d, err := newDriver(config{nodeID: "n1", stateDir: dir, defaultFSType: tc.fsType, expandAtMount: tc.expandAtMount, mode: "all"})
+			if err != nil {
 				t.Fatal(err)
 			}
 			c, n := &controller{d: d}, &node{d: d}

@@ -88,9 +88,6 @@ func main() {
 	if _, ok := minSize[cfg.defaultFSType]; !ok {
 		log.Fatalf("--default-fstype %q: use xfs or ext4", cfg.defaultFSType)
 	}
-	if err := os.MkdirAll(filepath.Join(cfg.stateDir, "volumes"), 0o700); err != nil {
-		log.Fatal(err)
-	}
 
 	csiSock := filepath.Join(cfg.kubeletRoot, "plugins", driverName, "csi.sock")
 	regSock := filepath.Join(cfg.kubeletRoot, "plugins_registry", driverName+"-reg.sock")

@@ -149,6 +149,8 @@ func (n *node) NodePublishVolume(_ context.Context, req *csi.NodePublishVolumeRe
 		return nil, status.Error(codes.InvalidArgument, "target_path is required")
 	case req.GetVolumeCapability() == nil:
 		return nil, status.Error(codes.InvalidArgument, "volume_capability is required")
+	case d.cfg.attachRequired && req.GetStagingTargetPath() == "":
+		return nil, status.Error(codes.InvalidArgument, "staging_target_path is required: this driver stages volumes")
 	}
 	d.lock()
 	defer d.unlock()
@@ -175,9 +177,6 @@ func (n *node) NodePublishVolume(_ context.Context, req *csi.NodePublishVolumeRe
 	if d.cfg.attachRequired {
 		// Staged by NodeStageVolume: each pod gets a bind mount of the staging path.
 		staging := req.GetStagingTargetPath()
-		if staging == "" {
-			return nil, status.Error(codes.InvalidArgument, "staging_target_path is required: this driver stages volumes")
-		}
 		if mounted, err := d.mounter.IsMountPoint(staging); err != nil || !mounted {
 			return nil, status.Errorf(codes.FailedPrecondition, "volume %s is not staged at %s (NodeStageVolume first)", v.ID, staging)
 		}

@@ -68,8 +68,10 @@ func newDriver(cfg config) (*driver, error) {
 		return nil, err
 	}
 	nodes := filepath.Join(filepath.Dir(dir), "nodes")
-	if err := os.MkdirAll(nodes, 0o700); err != nil {
-		return nil, err
+	for _, d := range []string{dir, nodes} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			return nil, err
+		}
 	}
 	f, err := os.OpenFile(filepath.Join(dir, ".lock"), os.O_RDWR|os.O_CREATE, 0o600)
 	if err != nil {
