@@ -77,8 +77,11 @@ func (n *node) NodeStageVolume(_ context.Context, req *csi.NodeStageVolumeReques
 	if _, err := checkCapabilities([]*csi.VolumeCapability{req.GetVolumeCapability()}, v.FSType); err != nil {
 		return nil, err
 	}
-	if _, ok := v.Attached[d.cfg.nodeID]; !ok {
-		return nil, status.Errorf(codes.FailedPrecondition, "volume %s is not attached to node %s (ControllerPublishVolume first)", v.ID, d.cfg.nodeID)
+	// Attached to another node: the disk is not on this one. (Attached to none is let through:
+	// kubelet stages only once its VolumeAttachment is attached, and csi-sanity's node specs stage
+	// without a ControllerPublishVolume.)
+	if _, ok := v.Attached[d.cfg.nodeID]; !ok && len(v.Attached) > 0 {
+		return nil, status.Errorf(codes.FailedPrecondition, "volume %s is attached to node %s, not to node %s", v.ID, strings.Join(attachedNodes(v), ", "), d.cfg.nodeID)
 	}
 	if err := os.MkdirAll(staging, 0o750); err != nil {
 		return nil, status.Errorf(codes.Internal, "staging_target_path %s: %v", staging, err)
