@@ -474,10 +474,10 @@ sanity_cleanup() {
 # node as the node suite runs it (no zones, no attach). --attach: one process with a zone, attach and
 # stage. --split: the zones' shape, a controller part and a node part (zone-a) on two sockets.
 cmd_sanity() {
-  local shape=node
+  local shape="node"
   case "${1:-}" in
-    --attach) shape=attach; shift ;;
-    --split) shape=split; shift ;;
+    --attach) shape="attach"; shift ;;
+    --split) shape="split"; shift ;;
   esac
   bin="$(cmd_build | tail -n 1)"
   local sanity tmp rc=0 endpoints out
