@@ -79,7 +79,7 @@ func (c *controller) CreateVolume(_ context.Context, req *csi.CreateVolumeReques
 		if !fits(v.CapacityBytes, req.GetCapacityRange()) || v.FSType != fsType {
 			return nil, status.Errorf(codes.AlreadyExists, "volume %q exists with %d bytes of %s, which does not fit this request", req.GetName(), v.CapacityBytes, v.FSType)
 		}
-		if !allows(req.GetAccessibilityRequirements(), zoneTopologyKey, v.Zone) {
+		if d.cfg.zoned() && !allows(req.GetAccessibilityRequirements(), zoneTopologyKey, v.Zone) {
 			return nil, status.Errorf(codes.AlreadyExists, "volume %q exists in zone %s, which this request does not allow", req.GetName(), v.Zone)
 		}
 		return &csi.CreateVolumeResponse{Volume: c.csiVolume(v)}, nil
