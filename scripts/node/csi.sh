@@ -90,7 +90,7 @@ build_sidecars() {
 
 # csi-sanity: its own folder, or the sidecars' folder where it was built with them before.
 cmd_build_sanity() {
-  local key bin old tmp start
+  local key bin old
   mkdir -p "$cache"
   exec 9>"$cache/csi.lock"
   flock 9
@@ -100,37 +100,35 @@ cmd_build_sanity() {
   if [[ ! -x "$bin/csi-sanity" && -x "$old/csi-sanity" ]]; then
     mkdir -p "$bin" && cp "$old/csi-sanity" "$bin/csi-sanity"
   fi
-  if [[ ! -x "$bin/csi-sanity" ]]; then
-    rm -rf "$bin".tmp.*
-    tmp="$bin.tmp.$$"; mkdir -p "$tmp"
-    start=$SECONDS
-    log "building csi-sanity $sanity_version (first time only, a few minutes)"
-    build_module "$sanity_mod" "$sanity_version" cmd/csi-sanity "$tmp/csi-sanity" "-X main.VERSION=$sanity_version"
-    rm -rf "$bin" && mv "$tmp" "$bin"
-    log "built csi-sanity in $((SECONDS - start))s"
-  fi
+  build_once "$bin" csi-sanity "$sanity_mod" "$sanity_version" "-X main.VERSION=$sanity_version"
   exec 9>&-
   echo "$bin"
+}
+
+# build_once BIN NAME MOD VERSION LDFLAGS: builds MOD's cmd/NAME into BIN/NAME unless it is there
+# (the caller holds the cache's lock).
+build_once() {
+  local bin=$1 name=$2 mod=$3 version=$4 ldflags=$5 tmp start
+  [[ -x "$bin/$name" ]] && return 0
+  rm -rf "$bin".tmp.* # what a failed or killed build left
+  tmp="$bin.tmp.$$"; mkdir -p "$tmp"
+  start=$SECONDS
+  log "building $name $version (first time only, a few minutes)"
+  build_module "$mod" "$version" "cmd/$name" "$tmp/$name" "$ldflags"
+  rm -rf "$bin" && mv "$tmp" "$bin"
+  log "built $name in $((SECONDS - start))s"
 }
 
 # external-attacher: only the zones' cluster (scripts/cluster up --nodes) attaches volumes, so it is
 # built apart, the first time that cluster starts.
 cmd_build_attacher() {
-  local key bin tmp start
+  local key bin
   mkdir -p "$cache"
   exec 9>"$cache/csi.lock"
   flock 9
   key="$(echo "$attacher_version $(go env GOVERSION)" | sha256sum | cut -c1-12)"
   bin="$cache/csi-attacher-$key/bin"
-  if [[ ! -x "$bin/csi-attacher" ]]; then
-    rm -rf "$bin".tmp.*
-    tmp="$bin.tmp.$$"; mkdir -p "$tmp"
-    start=$SECONDS
-    log "building csi-attacher $attacher_version (first time only, a few minutes)"
-    build_module "$attacher_mod" "$attacher_version" cmd/csi-attacher "$tmp/csi-attacher" "-X main.version=$attacher_version"
-    rm -rf "$bin" && mv "$tmp" "$bin"
-    log "built csi-attacher in $((SECONDS - start))s"
-  fi
+  build_once "$bin" csi-attacher "$attacher_mod" "$attacher_version" "-X main.version=$attacher_version"
   exec 9>&-
   echo "$bin"
 }
