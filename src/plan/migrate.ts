@@ -10,6 +10,7 @@ import { copyScript } from "./copy-script";
 import type { ExistingClaimsBase } from "./resize";
 import { journalLabel } from "./journal";
 import { defaultStorageClass, templateSize } from "./objects";
+import { volumeTopology } from "./classes";
 import { bytesOf as quantityBytes, compareQuantities, parseQuantity, sameQuantity } from "./quantity";
 import type { Observed, PlanRequest, Refusal, Step } from "./types";
 import type { CopyReport, Migration, MigrationClaim, MigrationPhase } from "./migration-types";
@@ -110,6 +111,15 @@ export function planMigration(base: ExistingClaimsBase, observed: Observed, requ
       );
     }
     const node = pod ? observed.podNodes?.[pod] : undefined;
+    const immediate = to.storageClass !== undefined && bindsAtOnce(observed.storageClasses, to.storageClass);
+    const where = immediate ? volumeWhere(observed, claim.spec.volumeName) : undefined;
+    if (immediate && where && !node) {
+      refusals.push({
+        message: `claim ${effect.name}'s volume can be used only where ${where}, and ${pod ? `its pod ${pod} does not run on a node` : "no pod mounts it"}: class ${to.storageClass} binds at once (volumeBindingMode Immediate), so its new volume could be made elsewhere, where no copy pod can mount both; start the claim's pod first, or choose a class with volumeBindingMode WaitForFirstConsumer`,
+        forceable: false,
+      });
+      continue;
+    }
     claims.push({
       claim: effect.name,
       template: effect.template,
@@ -124,6 +134,7 @@ export function planMigration(base: ExistingClaimsBase, observed: Observed, requ
       ...(used !== undefined ? { usedBytes: used } : {}),
       ...(shrinks ? { measure: true } : {}),
       offline: (claim.spec.accessModes ?? []).includes("ReadWriteOncePod"),
+      ...(immediate && node ? { provisionOn: node } : {}),
       phase: "pending",
       ...(claim.metadata.labels ? { labels: claim.metadata.labels } : {}),
       ...carriedAnnotations(claim.metadata.annotations, template.metadata.annotations),
@@ -199,8 +210,27 @@ export function carriedAnnotations(own: Record<string, string> | undefined, temp
   return Object.keys(annotations).length ? { annotations } : {};
 }
 
-/** The tool's claim of the new volume: the new class and size, the old claim's access modes and annotations. */
+/** Set by the scheduler on a WaitForFirstConsumer claim, and read by provisioners of any class: where to make the volume. */
+export const selectedNodeAnnotation = "volume.kubernetes.io/selected-node";
+
+/** The class exists and binds a claim at once (volumeBindingMode Immediate, the API's default). */
+function bindsAtOnce(classes: Observed["storageClasses"], name: string): boolean {
+  const cls = classes?.find((c) => c.metadata.name === name);
+  return cls !== undefined && (cls.volumeBindingMode ?? "Immediate") === "Immediate";
+}
+
+/** Where a bound claim's volume can be used (its node affinity), when its volume was read and has one. */
+function volumeWhere(observed: Observed, volume: string): string | undefined {
+  const pv = observed.persistentVolumes?.find((v) => v.metadata.name === volume);
+  return pv ? volumeTopology(pv) : undefined;
+}
+
+/**
+ * The tool's claim of the new volume: the new class and size, the old claim's access modes and
+ * annotations; for a class that binds at once, the replica's node as the selected node.
+ */
 export function newVolumeClaim(m: MigrationClaim, ns: string, statefulSet: string): PersistentVolumeClaim {
+  const annotations = { ...(m.annotations ?? {}), ...(m.provisionOn ? { [selectedNodeAnnotation]: m.provisionOn } : {}) };
   return {
     apiVersion: "v1",
     kind: "PersistentVolumeClaim",
@@ -208,7 +238,7 @@ export function newVolumeClaim(m: MigrationClaim, ns: string, statefulSet: strin
       name: newVolumeClaimName(m.claim),
       namespace: ns,
       labels: { ...managedBy, [migrationLabels.statefulSet]: labelValue(statefulSet), [migrationLabels.claim]: labelValue(m.claim) },
-      ...(m.annotations ? { annotations: m.annotations } : {}),
+      ...(Object.keys(annotations).length ? { annotations } : {}),
     },
     spec: {
       accessModes: m.accessModes,

@@ -44,6 +44,12 @@ export interface MigrationClaim {
   annotations?: Record<string, string>;
   /** ReadWriteOncePod: no copy while the pod runs; the replica is down for the whole copy. */
   offline: boolean;
+  /**
+   * The new class binds at once (Immediate): the tool's claim of the new volume names the replica's
+   * node (volume.kubernetes.io/selected-node), so that the provisioner makes the volume where that
+   * node is (its zone), where the copy pod mounts both volumes.
+   */
+  provisionOn?: string;
   phase: MigrationPhase;
   /** Seconds since the epoch (the node's clock) when the first copy began: the final copy takes what changed since. */
   copiedSince?: number;

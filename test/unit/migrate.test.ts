@@ -280,7 +280,9 @@ describe("--migrate-existing: whether kubelet's volume stats are a claim's data 
 });
 
 describe("--migrate-existing: the objects", () => {
-  const m = buildPlan(observed(db()), request(["data=2Gi,slow"])).migration!.claims[0]!;
+  // slow binds once its first pod is scheduled (the copy pod): no claim names a node.
+  const m = buildPlan(observed(db(), { storageClasses: [storageClass("fast", { default: true }), { ...storageClass("slow"), volumeBindingMode: "WaitForFirstConsumer" }] }), request(["data=2Gi,slow"]))
+    .migration!.claims[0]!;
 
   test("the claim of the new volume, the copy pod, the claim re-created on the new volume", () => {
     const temp = newVolumeClaim(m, "default", "db");
@@ -329,7 +331,8 @@ describe("--migrate-existing: the objects", () => {
   test("both new claims carry the claim's annotations under its new template's, never the binding's (local-path reads volumeType there)", () => {
     const s = db();
     s.spec.volumeClaimTemplates![0]!.metadata.annotations = { volumeType: "local", team: "db" };
-    const o = observed(s);
+    // local-path binds once the first pod is scheduled: the copy pod's node decides, the claim names none.
+    const o = observed(s, { storageClasses: [storageClass("fast", { default: true }), { ...storageClass("slow"), volumeBindingMode: "WaitForFirstConsumer" }] });
     o.claims = o.claims.map((c) => ({
       ...c,
       metadata: {
@@ -377,5 +380,47 @@ describe("--migrate-existing: the objects", () => {
     assert.deepEqual(parseCopyReport(done), { since: 17, bytes: 4096 });
     assert.deepEqual(parseCopyReport({ metadata: {}, status: { containerStatuses: [{ name: "copy", state: { terminated: { message: "not json" } } }] } }), { error: "not json" });
     assert.equal(parseCopyReport({ metadata: {} }), undefined);
+  });
+});
+
+describe("--migrate-existing to a class that binds at once (Immediate)", () => {
+  const zoned = (name: string, zone: string): PersistentVolume => ({
+    metadata: { name },
+    spec: {
+      capacity: { storage: "1Gi" },
+      csi: { driver: "csi.example.com", volumeHandle: name },
+      nodeAffinity: { required: { nodeSelectorTerms: [{ matchExpressions: [{ key: "topology.kubernetes.io/zone", operator: "In", values: [zone] }] }] } },
+    },
+  });
+  const classes = [storageClass("fast", { default: true }), { ...storageClass("slow"), volumeBindingMode: "WaitForFirstConsumer" }, { ...storageClass("now"), volumeBindingMode: "Immediate" }];
+  const zones = { persistentVolumes: [zoned("pv-0", "zone-a"), zoned("pv-1", "zone-a"), zoned("pv-2", "zone-b")], storageClasses: classes };
+
+  test("the new volume's claim names the replica's node, so that the provisioner makes it in that node's zone", () => {
+    const plan = buildPlan(observed(db(), zones), request(["data=1Gi,now"]));
+    assert.deepEqual(plan.refusals, []);
+    const m = plan.migration!.claims.find((c) => c.claim === "data-db-2")!;
+    assert.equal(m.provisionOn, "node-b");
+    assert.equal(newVolumeClaim(m, "default", "db").metadata.annotations?.["volume.kubernetes.io/selected-node"], "node-b");
+    // The claim re-created on the new volume is bound by name: it names no node.
+    assert.equal(movedClaim(m, "default", "pv-new").metadata.annotations?.["volume.kubernetes.io/selected-node"], undefined);
+  });
+
+  test("a WaitForFirstConsumer class: the copy pod's node decides, the claim names none", () => {
+    const plan = buildPlan(observed(db(), zones), request(["data=1Gi,slow"]));
+    const m = plan.migration!.claims.find((c) => c.claim === "data-db-2")!;
+    assert.equal(m.provisionOn, undefined);
+    assert.equal(newVolumeClaim(m, "default", "db").metadata.annotations, undefined);
+  });
+
+  test("a zoned volume whose pod does not run is refused up front, with what to do", () => {
+    const o = observed(db(), zones);
+    o.podNodes = { "db-0": "node-a", "db-1": "node-a" };
+    const plan = buildPlan(o, request(["data=1Gi,now"]));
+    assert.deepEqual(
+      plan.refusals.map((r) => r.message),
+      [
+        "claim data-db-2's volume can be used only where topology.kubernetes.io/zone=zone-b, and its pod db-2 does not run on a node: class now binds at once (volumeBindingMode Immediate), so its new volume could be made elsewhere, where no copy pod can mount both; start the claim's pod first, or choose a class with volumeBindingMode WaitForFirstConsumer",
+      ],
+    );
   });
 });
