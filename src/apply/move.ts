@@ -4,10 +4,10 @@
 // until the machine decides something else, and every action is recorded in the journal by the
 // machine's own "record" actions, so a rerun after a kill at any point goes on from there.
 import { StopError } from "../errors";
-import { getClaim, getPod, getStatefulSet, getVolume, listPods, waitClaim, waitPodSeeingLast, waitPods, waitStatefulSetGone } from "../kube/read";
+import { getClaim, getNode, getPod, getStatefulSet, getVolume, listPods, waitClaim, waitPodSeeingLast, waitPods, waitStatefulSetGone } from "../kube/read";
 import type { Pod } from "../api/types";
-import { copyPodName, newVolumeClaimName } from "../plan/migrate";
-import { nextMoveAction } from "../plan/move";
+import { copyPodName, newVolumeClaimName, phaseOrder } from "../plan/migrate";
+import { nextMoveAction, type NodeReadiness, nodeNote } from "../plan/move";
 import type { MoveAction, MoveObserved, MoveRun } from "../plan/move-types";
 import { labelSelector } from "../plan/objects";
 import type { Plan } from "../plan/types";
@@ -96,6 +96,34 @@ async function waitFor(action: Extract<MoveAction, { kind: "wait" }>, o: MoveObs
     x.said.add(said);
     x.ctx.progress.say(`claim ${x.m.claim}: waiting for ${said}`);
   }
+  try {
+    await waitBounded(action, o, x, run, same);
+  } catch (e) {
+    // Pods that wait on a node whose kubelet stopped answering: the line names the node and what to do.
+    if (!(e instanceof StopError) || x.ctx.signal.aborted || (action.on !== "copy-pod" && action.on !== "pods")) throw e;
+    const node = nodeOfWait(action, o, x.m);
+    if (!node) throw e;
+    throw new StopError(`${e.message}${nodeNote(x.m.claim, node, await readNode(x, node), phaseOrder(x.m).indexOf(x.m.phase) >= phaseOrder(x.m).indexOf("swapped"))}`);
+  }
+}
+
+/** The node whose pods a wait is about: the copy pod's, else the replica's, else the one planned. */
+function nodeOfWait(action: Extract<MoveAction, { kind: "wait" }>, o: MoveObserved, m: MigrationClaim): string | undefined {
+  const nodeOf = (p: Pod | undefined) => (p?.spec as { nodeName?: string } | undefined)?.nodeName;
+  const replica = m.pod ? o.pods.find((p) => p.metadata.name === m.pod) : undefined;
+  return (action.on === "copy-pod" ? nodeOf(o.copyPod) : undefined) ?? nodeOf(replica) ?? m.node;
+}
+
+/** The node as the stop's line tells it; "unreadable" when it may not be read (a namespace admin). */
+async function readNode(x: Move, node: string): Promise<NodeReadiness | undefined | "unreadable"> {
+  try {
+    return await getNode(x.ctx.client, node);
+  } catch {
+    return "unreadable";
+  }
+}
+
+async function waitBounded(action: Extract<MoveAction, { kind: "wait" }>, o: MoveObserved, x: Move, run: MoveRun, same: (seen: MoveObserved) => boolean): Promise<void> {
   await bounded(x.ctx, `waiting for ${action.for}`, async (signal) => {
     if (action.on !== "copy-pod") return void (await watchOn(action.on, o, x, run, same, signal));
     for (;;) {

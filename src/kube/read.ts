@@ -53,6 +53,11 @@ export async function getIfExists<T>(client: KubeClient, path: string): Promise<
   }
 }
 
+/** A node (cluster scope: a namespace admin may not read it, and gets Forbidden). */
+export function getNode(client: KubeClient, name: string): Promise<{ status?: { conditions?: { type: string; status: string; reason?: string; lastHeartbeatTime?: string }[] } } | undefined> {
+  return getIfExists(client, `/api/v1/nodes/${encodeURIComponent(name)}`);
+}
+
 export function getStatefulSet(client: KubeClient, ns: string, name: string): Promise<StatefulSet | undefined> {
   return getIfExists<StatefulSet>(client, statefulSetsPath(ns, name));
 }

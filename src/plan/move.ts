@@ -366,3 +366,25 @@ export function movesLeft(m: MigrationClaim, statefulSet: string): MoveView {
   });
   return { claim: m.claim, phase: m.phase, left };
 }
+
+/** A node as far as a stopped move reads it: its Ready condition. */
+export interface NodeReadiness {
+  status?: { conditions?: { type: string; status: string; reason?: string; lastHeartbeatTime?: string }[] };
+}
+
+/**
+ * What a move that timed out waiting on pods of a node says about that node: not Ready (its kubelet
+ * stopped answering, or it went away), or, when the node could not be read (a namespace admin may
+ * not read nodes), where to look. Nothing when the node is Ready: the wait's own line says enough.
+ * `seen`: the node as read; undefined when it does not exist; "unreadable" when it could not be read.
+ */
+export function nodeNote(claim: string, node: string, seen: NodeReadiness | undefined | "unreadable", swapped: boolean): string {
+  const kept = swapped ? `claim ${claim} is on its new volume and its old volume is kept` : "the claim and its old volume are as they were";
+  const again = `${kept}, and the move goes on from where it stopped: once node ${node} is Ready again (kubectl get node ${node}), run the same command again`;
+  if (seen === "unreadable") return `; the pods of claim ${claim}'s move run on node ${node}: if it is not Ready, ${again}`;
+  if (seen === undefined) return `; node ${node}, where claim ${claim}'s move runs, no longer exists: ${kept}; run the same command again once its replica runs on another node`;
+  const ready = seen.status?.conditions?.find((c) => c.type === "Ready");
+  if (ready?.status === "True") return "";
+  const since = ready?.lastHeartbeatTime ? `, its kubelet last reported at ${ready.lastHeartbeatTime}` : "";
+  return `; node ${node}, where claim ${claim}'s move runs, is not Ready (${ready ? `Ready ${ready.status}${ready.reason ? `, ${ready.reason}` : ""}` : "no Ready condition"}${since}): ${again}`;
+}

@@ -7,7 +7,7 @@ import { describe, test } from "node:test";
 import type { Pod } from "../../src/api/types";
 import { copyPod, copyPodName, newVolumeClaimName, startAnnotation } from "../../src/plan/migrate";
 import type { MigrationClaim } from "../../src/plan/migration-types";
-import { copyPodTrouble, movesLeft, nextMoveAction, unschedulableSeconds } from "../../src/plan/move";
+import { copyPodTrouble, movesLeft, nextMoveAction, nodeNote, unschedulableSeconds } from "../../src/plan/move";
 import type { MoveAction, MoveObserved, MoveRun, MoveStepView, MoveTarget } from "../../src/plan/move-types";
 import { act, observe, step, type World, world } from "../fixtures/move-world";
 
@@ -451,5 +451,26 @@ describe("copyPodTrouble", () => {
     assert.equal(copyPodTrouble(pod("copy", "go", unschedulable), unschedulableSeconds - 1), undefined);
     assert.equal(copyPodTrouble(pod("copy", "go", unschedulable), unschedulableSeconds)?.reason, "Unschedulable");
     assert.equal(startAnnotation, "appstorage.kubectl.io/start");
+  });
+});
+
+describe("nodeNote: a move that timed out on a node's pods names the node and what to do", () => {
+  const notReady = { status: { conditions: [{ type: "Ready", status: "Unknown", reason: "NodeStatusUnknown", lastHeartbeatTime: "2026-12-07T03:00:00Z" }] } };
+  test("a node whose kubelet stopped reporting", () => {
+    assert.equal(
+      nodeNote("data-db-2", "node-c", notReady, false),
+      "; node node-c, where claim data-db-2's move runs, is not Ready (Ready Unknown, NodeStatusUnknown, its kubelet last reported at 2026-12-07T03:00:00Z): the claim and its old volume are as they were, and the move goes on from where it stopped: once node node-c is Ready again (kubectl get node node-c), run the same command again",
+    );
+  });
+  test("after the swap: the claim is on its new volume, the old one kept", () => {
+    assert.match(nodeNote("data-db-2", "node-c", notReady, true), /: claim data-db-2 is on its new volume and its old volume is kept, and the move goes on/);
+  });
+  test("a Ready node adds nothing; a node that may not be read (a namespace admin) is named with where to look; a node gone", () => {
+    assert.equal(nodeNote("data-db-2", "node-c", { status: { conditions: [{ type: "Ready", status: "True" }] } }, false), "");
+    assert.equal(
+      nodeNote("data-db-2", "node-c", "unreadable", false),
+      "; the pods of claim data-db-2's move run on node node-c: if it is not Ready, the claim and its old volume are as they were, and the move goes on from where it stopped: once node node-c is Ready again (kubectl get node node-c), run the same command again",
+    );
+    assert.match(nodeNote("data-db-2", "node-c", undefined, false), /^; node node-c, where claim data-db-2's move runs, no longer exists: /);
   });
 });
