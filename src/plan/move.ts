@@ -149,6 +149,13 @@ function firstCopy(o: MoveObserved): MoveAction {
   if (!o.newClaim) return { kind: "create-new-claim" };
   if (deleting(o.newClaim)) return wait("new-claim", `claim ${claimName} to be removed`);
   const pod = o.copyPod;
+  // A class that binds at once makes the volume before any pod mounts it: the copy pod comes once
+  // it is bound (a pod with an unbound claim of such a class is one the scheduler turns away).
+  if (!pod && m.provisionOn && o.newClaim.status?.phase !== "Bound")
+    return wait(
+      "new-claim",
+      `claim ${claimName} to bind (class ${m.to.storageClass ?? ""} makes its volume where node ${m.provisionOn} is, before any pod mounts it); see kubectl describe pvc ${claimName} -n ${o.target.namespace}`,
+    );
   if (!pod) return { kind: "create-copy-pod", mode: "copy", start: "go" };
   if (deleting(pod)) return wait("copy-pod", `copy pod ${pod.metadata.name} to be removed`);
   if (modeOf(pod) !== "copy" || imageOf(pod) !== o.target.copyImage) return remove(pod);

@@ -251,6 +251,25 @@ const table: { name: string; o: () => MoveObserved; expect: (a: MoveAction) => v
     expect: (a) => assert.deepEqual(a, { kind: "create-copy-pod", mode: "copy", start: "go" }),
   },
   {
+    name: "a class that binds at once (provisionOn): the copy pod only once the new claim is bound, then at once",
+    o: () => {
+      const o = withNewClaim(base("pending"));
+      return { ...o, m: { ...o.m, provisionOn: "node-b" }, newClaim: { ...o.newClaim!, spec: {}, status: { phase: "Pending" } } };
+    },
+    expect: (a) => {
+      assert.equal(a.kind === "wait" && a.on, "new-claim");
+      assert.match(a.kind === "wait" ? a.for : "", /^claim appstorage-new-data-db-2 to bind \(class \S+ makes its volume where node node-b is, before any pod mounts it\)/);
+    },
+  },
+  {
+    name: "a class that binds at once, the new claim bound: the first copy's pod",
+    o: () => {
+      const o = withNewClaim(base("pending"));
+      return { ...o, m: { ...o.m, provisionOn: "node-b" } };
+    },
+    expect: (a) => assert.deepEqual(a, { kind: "create-copy-pod", mode: "copy", start: "go" }),
+  },
+  {
     name: "the first copy's pod runs: wait for it",
     o: () => withNewClaim(base("pending", { copyPod: pod("copy", "go", running()) })),
     expect: (a) => assert.equal(a.kind === "wait" && a.on, "copy-pod"),
