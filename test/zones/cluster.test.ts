@@ -8,53 +8,8 @@ import { execFileSync } from "node:child_process";
 import { join } from "node:path";
 import { describe, test } from "node:test";
 import { claims, eventually, kubectl, kubectlJson, namespace, root, runPlugin } from "../e2e/harness";
-import { aboutGiB, allReady, claimStatus, create, fsBytes, payloadSha, running, workload } from "../node/node";
-
-const cluster = join(root, "scripts", "cluster");
-const zones: Record<string, string> = { "node-a": "zone-a", "node-b": "zone-b", "node-c": "zone-c" };
-
-interface NodeObject {
-  metadata: { name: string; labels?: Record<string, string> };
-  status?: { addresses?: { type: string; address: string }[]; conditions?: { type: string; status: string }[] };
-}
-const nodeObjects = () => kubectlJson<{ items: NodeObject[] }>(["get", "nodes"]).items;
-const readyOf = (n: NodeObject) => n.status?.conditions?.find((c) => c.type === "Ready")?.status;
-const zoneOfNode = (name: string) => nodeObjects().find((n) => n.metadata.name === name)?.metadata.labels?.["topology.kubernetes.io/zone"];
-
-/** The zones a PV's node affinity allows (topology.kubernetes.io/zone In [...]). */
-function affinityZones(pv: PersistentVolume): string[] {
-  const terms = (pv.spec.nodeAffinity as { required?: { nodeSelectorTerms?: { matchExpressions?: { key: string; values?: string[] }[] }[] } } | undefined)?.required?.nodeSelectorTerms ?? [];
-  return terms.flatMap((t) => (t.matchExpressions ?? []).filter((e) => e.key === "topology.kubernetes.io/zone").flatMap((e) => e.values ?? []));
-}
-
-/** Claim name -> where its pod runs and where its volume lives and is attached. */
-function placement(ns: string): Record<string, { node: string; podZone: string; volumeZones: string[]; attachedTo: string[] }> {
-  const pods = kubectlJson<{ items: Pod[] }>(["get", "pods", "-n", ns]).items;
-  const attachments = kubectlJson<{ items: { spec: { nodeName: string; source: { persistentVolumeName?: string } }; status?: { attached?: boolean } }[] }>(["get", "volumeattachments"]).items;
-  const out: Record<string, { node: string; podZone: string; volumeZones: string[]; attachedTo: string[] }> = {};
-  for (const c of claims(ns)) {
-    const pod = pods.find((p) => (p.spec?.volumes as { persistentVolumeClaim?: { claimName: string } }[] | undefined)?.some((v) => v.persistentVolumeClaim?.claimName === c.metadata.name));
-    const pvName = c.spec.volumeName!;
-    const pv = kubectlJson<PersistentVolume>(["get", "pv", pvName]);
-    const node = (pod?.spec as { nodeName?: string } | undefined)?.nodeName ?? "";
-    out[c.metadata.name!] = {
-      node,
-      podZone: zones[node] ?? "",
-      volumeZones: affinityZones(pv),
-      attachedTo: attachments.filter((a) => a.spec.source.persistentVolumeName === pvName && a.status?.attached).map((a) => a.spec.nodeName),
-    };
-  }
-  return out;
-}
-
-/** Three replicas, one per zone (a topology spread constraint that refuses a skew). */
-function spread(name: string, replicas: number, size: string) {
-  const sts = workload(name, { replicas, size, claim: "pgdata", podManagementPolicy: "Parallel" });
-  (sts.spec.template.spec as Record<string, unknown>)["topologySpreadConstraints"] = [
-    { maxSkew: 1, topologyKey: "topology.kubernetes.io/zone", whenUnsatisfiable: "DoNotSchedule", labelSelector: { matchLabels: { app: name } } },
-  ];
-  return sts;
-}
+import { aboutGiB, allReady, claimStatus, create, fsBytes, payloadSha, running } from "../node/node";
+import { affinityZones, clusterScript, nodeObjects, placement, readyOf, spread, zoneOfNode, zones } from "./zones";
 
 describe("zones: three nodes in three zones", { timeout: 900_000 }, () => {
   test("every node Ready in its zone, at an address that is not loopback; logs, exec and nodes/proxy reach each kubelet", async (t) => {
@@ -196,7 +151,7 @@ describe("zones: three nodes in three zones", { timeout: 900_000 }, () => {
     kubectl(["wait", "-n", ns, "--for=condition=Ready", "pod/stays", "--timeout=120s"]);
     const id = () => (kubectlJson<Pod>(["get", "pod", "-n", ns, "stays"]).status?.["containerStatuses"] as unknown as { containerID: string }[])[0]!.containerID;
     const container = id();
-    const sh = (args: string[]) => execFileSync("bash", [cluster, ...args], { encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] });
+    const sh = clusterScript;
     sh(["node", "stop", "node-c"]);
     try {
       await eventually("node-c NotReady (or Unknown) once its kubelet stopped", () => readyOf(nodeObjects().find((n) => n.metadata.name === "node-c")!) !== "True", 120_000);
