@@ -355,10 +355,9 @@ cmd_up_zones() {
   # kubelet and containerd see.
   while read -r node zone; do
     pid_alive "$state/run" "driver-$node" && continue
-    bash "$here/nodes.sh" exec "$cluster" "$node" setsid "$bin/appstorage-csi-driver" --mode node --attach-required --zone "$zone" \
-      --node-id "$node" --state-dir "$state" --kubelet-root "$cluster/nodes/$node/kubelet" \
-      >"$state/logs/driver-$node.log" 2>&1 </dev/null &
-    echo $! > "$state/run/driver-$node.pid"
+    bash "$here/nodes.sh" spawn "$cluster" "$node" "$state/run/driver-$node.pid" "$state/logs/driver-$node.log" \
+      "$bin/appstorage-csi-driver" --mode node --attach-required --zone "$zone" \
+      --node-id "$node" --state-dir "$state" --kubelet-root /var/lib/kubelet
   done < <(zone_nodes "$cluster")
   # Topology is GA in external-provisioner v6; --immediate-topology (the default) lets an Immediate
   # claim ask for any zone the nodes have, and the driver picks one.

@@ -27,6 +27,9 @@
 #   nodes.sh start STATE NODE BIN      start NODE's kubelet again
 #   nodes.sh names STATE               the nodes' names, one a line
 #   nodes.sh exec STATE NODE CMD...    run CMD in NODE's namespaces (its mounts, its network)
+#   nodes.sh spawn STATE NODE PIDFILE LOG CMD...
+#                                      start CMD there in the background, in a session of its own;
+#                                      PIDFILE gets CMD's own pid
 #
 # STATE is the cluster's folder (scripts/cluster); each node's is STATE/nodes/NAME. Ports from
 # APPSTORAGE_PORT_BASE as scripts/cluster (+3 the API server).
@@ -62,13 +65,23 @@ in_node() {
   nsenter --target "$(cat "$anchor")" --mount --net -- "$@"
 }
 
-# start_in NODE NAME CMD...: CMD in the node's namespaces, in a session of its own, its pid and log in the node's folder.
+# spawn NODE PIDFILE LOG CMD...: CMD in the node's namespaces, in a session of its own, in the
+# background; PIDFILE holds CMD's own pid (setsid and nsenter exec it: no wrapper in between, so
+# that stopping that pid stops CMD).
+spawn() {
+  local node=$1 pidfile=$2 logfile=$3; shift 3
+  local anchor="$state/nodes/$node/run/anchor.pid"
+  pid_alive "$anchor" || die "$node is not running (no anchor process); start it with scripts/cluster up --nodes N"
+  setsid nsenter --target "$(cat "$anchor")" --mount --net -- "$@" >"$logfile" 2>&1 </dev/null &
+  echo $! > "$pidfile"
+}
+
+# start_in NODE NAME CMD...: spawn, its pid and log in the node's folder.
 start_in() {
   local node=$1 name=$2; shift 2
   local dir="$state/nodes/$node"
   pid_alive "$dir/run/$name.pid" && return 0
-  in_node "$node" setsid "$@" >"$dir/logs/$name.log" 2>&1 </dev/null &
-  echo $! > "$dir/run/$name.pid"
+  spawn "$node" "$dir/run/$name.pid" "$dir/logs/$name.log" "$@"
 }
 
 stop_pid() {
@@ -171,12 +184,14 @@ kubelet_up() {
   local i=$1 bin=$2 node dir
   node="$(name_of "$i")"; dir="$state/nodes/$node"
   pid_alive "$dir/run/kubelet.pid" && return 0
-  mkdir -p "$dir/kubelet" "$dir/kubelet-pki" "$dir/volume-plugins" "$dir/pod-logs"
+  mkdir -p "$dir/kubelet-pki" "$dir/volume-plugins" "$dir/pod-logs"
   # As scripts/node/kubelet.sh's node, but on the node's own address (the API server reaches it
-  # there), under its own cgroup root, labelled with its zone.
+  # there), under its own cgroup root, labelled with its zone. Its root is /var/lib/kubelet of its
+  # mount namespace (the node's folder host/var/lib/kubelet): the sockets under a root in the state
+  # folder would pass the 107 characters a Unix socket's path takes.
   bash "$here/kubelet.sh" config "$dir" "$state/pki/ca.crt" "10.211.$i.2" 10250 10248 "/appstor-$node" > "$dir/kubelet-config.yaml"
   start_in "$node" kubelet "$bin/kubelet" --config "$dir/kubelet-config.yaml" --kubeconfig "$dir/kubelet.kubeconfig" \
-    --root-dir "$dir/kubelet" --cert-dir "$dir/kubelet-pki" --hostname-override "$node" --node-ip "10.211.$i.2" \
+    --root-dir /var/lib/kubelet --cert-dir "$dir/kubelet-pki" --hostname-override "$node" --node-ip "10.211.$i.2" \
     --node-labels "topology.kubernetes.io/zone=$(zone_of "$i"),topology.kubernetes.io/region=region-1" --v 1
 }
 
@@ -217,6 +232,21 @@ cmd_up() {
   return $rc
 }
 
+# Stops every process left in network namespace NS: TERM, then KILL after 10 seconds.
+sweep_netns() {
+  local ns=$1 pids i
+  ip netns list | grep -qw "^$ns" || return 0
+  pids="$(ip netns pids "$ns" 2>/dev/null || true)"
+  [[ -n "$pids" ]] || return 0
+  log "stopping what still ran in $ns: $(echo $pids)"
+  kill -TERM $pids 2>/dev/null || true
+  for ((i = 0; i < 100; i++)); do
+    [[ -z "$(ip netns pids "$ns" 2>/dev/null)" ]] && return 0
+    sleep 0.1
+  done
+  kill -KILL $(ip netns pids "$ns" 2>/dev/null) 2>/dev/null || true
+}
+
 node_down() {
   local node=$1 dir="$state/nodes/$1" ns
   ns="$(netns_of "$node")"
@@ -228,6 +258,9 @@ node_down() {
   fi
   stop_pid "$dir/run/relay.pid"
   stop_pid "$dir/run/anchor.pid"
+  # Whatever else still runs in the node's network namespace (a process whose pid file was lost, a
+  # driver's node part another script started): every process of the node lives there.
+  sweep_netns "$ns"
   cgroups_down "$node"
   ip netns delete "$ns" 2>/dev/null || true
   ip link delete "appstor-h$(index_of "$node")" 2>/dev/null || true
@@ -255,5 +288,6 @@ case "${1:-}" in
   start) [[ $# -eq 4 ]] || die "usage: nodes.sh start STATE NODE BIN"; i="$(index_of "$3")" || die "no node $3"; kubelet_up "$i" "$4" ;;
   names) [[ $# -eq 2 ]] || die "usage: nodes.sh names STATE"; cmd_names ;;
   exec) [[ $# -ge 4 ]] || die "usage: nodes.sh exec STATE NODE CMD..."; node=$3; shift 3; in_node "$node" "$@" ;;
-  *) die "usage: nodes.sh up STATE BIN N | down STATE | stop STATE NODE | start STATE NODE BIN | names STATE | exec STATE NODE CMD..." ;;
+  spawn) [[ $# -ge 6 ]] || die "usage: nodes.sh spawn STATE NODE PIDFILE LOG CMD..."; node=$3; shift 3; spawn "$node" "$@" ;;
+  *) die "usage: nodes.sh up STATE BIN N | down STATE | stop STATE NODE | start STATE NODE BIN | names STATE | exec STATE NODE CMD... | spawn STATE NODE PIDFILE LOG CMD..." ;;
 esac
