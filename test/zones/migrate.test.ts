@@ -33,7 +33,7 @@ function troubleEvents(ns: string): string[] {
 }
 
 async function threeSpread(ns: string): Promise<Record<string, string>> {
-  create(withUidWriter(spread("db", 3, "1Gi")), ns);
+  create(withUidWriter(spread("db", 3, "1Gi", "data")), ns);
   await allReady(ns, "db", 3, 240_000);
   const where = placement(ns);
   assert.equal(new Set(Object.values(where).map((w) => w.podZone)).size, 3, `one replica per zone: ${JSON.stringify(where)}`);

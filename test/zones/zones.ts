@@ -44,8 +44,8 @@ export function placement(ns: string): Record<string, { node: string; podZone: s
 }
 
 /** Three replicas, one per zone (a topology spread constraint that refuses a skew). */
-export function spread(name: string, replicas: number, size: string) {
-  const sts = workload(name, { replicas, size, claim: "pgdata", podManagementPolicy: "Parallel" });
+export function spread(name: string, replicas: number, size: string, claim = "pgdata") {
+  const sts = workload(name, { replicas, size, claim, podManagementPolicy: "Parallel" });
   (sts.spec.template.spec as Record<string, unknown>)["topologySpreadConstraints"] = [
     { maxSkew: 1, topologyKey: "topology.kubernetes.io/zone", whenUnsatisfiable: "DoNotSchedule", labelSelector: { matchLabels: { app: name } } },
   ];
