@@ -169,6 +169,15 @@ export interface ResourceQuota extends KubeObject {
   status?: { hard?: Record<string, string>; used?: Record<string, string> };
 }
 
+/** policy/v1 PodDisruptionBudget: how many of the pods it selects may be down at once. */
+export interface PodDisruptionBudget extends KubeObject {
+  spec: {
+    selector?: { matchLabels?: Record<string, string>; matchExpressions?: { key: string; operator: string; values?: string[] }[] };
+    minAvailable?: number | string;
+    maxUnavailable?: number | string;
+  };
+}
+
 /** The attributes of a SelfSubjectAccessReview: may the current user do this? */
 export interface AccessCheck {
   verb: string;

@@ -49,9 +49,13 @@ export async function observe(x: Move, run: MoveRun): Promise<MoveObserved> {
   ]);
   const newVolumeName = m.newVolume ?? newClaim?.spec.volumeName;
   const newVolume = newVolumeName ? await getVolume(client, newVolumeName) : undefined;
+  // Before the replica stops: whether its node was cordoned meanwhile (it could not start there again).
+  const order = phaseOrder(m);
+  const node = order[order.indexOf(m.phase) + 1] === "stopped" ? (pods.find((p) => p.metadata.name === m.pod)?.spec as { nodeName?: string } | undefined)?.nodeName : undefined;
+  const cordoned = node && (await getNode(client, node).catch(() => undefined))?.spec?.unschedulable === true ? { replicaNodeCordoned: node } : {};
   const now = nowMs(x);
   noteSeen(run, copyPod, now);
-  return { target, m, statefulSet, pods, claim, newClaim, copyPod, oldVolume, newVolume, run, now };
+  return { target, m, statefulSet, pods, claim, newClaim, copyPod, oldVolume, newVolume, ...cordoned, run, now };
 }
 
 function noteSeen(run: MoveRun, pod: Pod | undefined, now: number): void {

@@ -5,6 +5,8 @@ import type { KubeClient } from "../kube/client";
 import { isForbidden } from "../kube/errors";
 import {
   getStatefulSet,
+  getNode,
+  listDisruptionBudgets,
   getStorageClass,
   listClaims,
   listPodMetadata,
@@ -20,7 +22,7 @@ import {
 } from "../kube/read";
 import { labelSelector } from "../plan/objects";
 import { listJournals, readJournal } from "./journals";
-import type { StatefulSet, StorageClass, VolumeStats } from "../api/types";
+import type { PodDisruptionBudget, StatefulSet, StorageClass, VolumeStats } from "../api/types";
 import { matchesSelector } from "../plan/selector";
 import type { Directive } from "../plan/directive";
 import type { Observed } from "../plan/types";
@@ -102,7 +104,7 @@ async function observeExistingClaims(client: KubeClient, ns: string, options: Ex
   return { ...q, ...vacs };
 }
 
-type VolumesObserved = Pick<Observed, "volumeUsage" | "volumeCapacity" | "volumeUsageError" | "podNodes" | "persistentVolumes">;
+type VolumesObserved = Pick<Observed, "volumeUsage" | "volumeCapacity" | "volumeUsageError" | "podNodes" | "persistentVolumes" | "cordonedNodes" | "disruptionBudgets">;
 
 /**
  * For --migrate-existing, once for all the StatefulSets in play: the node of each of their running
@@ -116,12 +118,27 @@ type VolumesObserved = Pick<Observed, "volumeUsage" | "volumeCapacity" | "volume
 async function observeVolumes(client: KubeClient, ns: string | undefined, statefulSets: readonly StatefulSet[]): Promise<(sts: StatefulSet) => VolumesObserved> {
   if (!statefulSets.length) return () => ({});
   // The full pods: the metadata list the plan reads has no node names.
-  const [pods, volumes] = await Promise.all([listPods(client, ns), listVolumes(client).catch((e) => (isForbidden(e) ? undefined : Promise.reject(e)))]);
+  const namespaces = [...new Set(statefulSets.map((s) => s.metadata.namespace ?? ""))];
+  const [pods, volumes, budgets] = await Promise.all([
+    listPods(client, ns),
+    listVolumes(client).catch((e) => (isForbidden(e) ? undefined : Promise.reject(e))),
+    // A budget that may not be read is not known: the move's eviction then says what it refuses.
+    Promise.all(namespaces.map((n) => listDisruptionBudgets(client, n).catch(() => [] as PodDisruptionBudget[]))).then((l) => l.flat()),
+  ]);
   const podsOf = (sts: StatefulSet) => {
     const selector = labelSelector(sts);
     return pods.filter((p) => p.metadata.namespace === sts.metadata.namespace && p.spec?.nodeName && p.status?.phase === "Running" && matchesSelector(p.metadata.labels, selector));
   };
   const nodes = [...new Set(statefulSets.flatMap((sts) => podsOf(sts).map((p) => p.spec!.nodeName!)))];
+  // Which of those nodes are cordoned (a replica moved there could not start again); a node that may not be read is left out.
+  const cordoned = (
+    await Promise.all(
+      nodes.map(async (node) => {
+        const seen = await getNode(client, node).catch(() => undefined);
+        return seen?.spec?.unschedulable === true ? node : undefined;
+      }),
+    )
+  ).filter((n): n is string => n !== undefined);
   type Stats = { used: Map<string, VolumeStats> } | { error: string };
   const stats = new Map<string, Stats>(
     await Promise.all(
@@ -138,20 +155,24 @@ async function observeVolumes(client: KubeClient, ns: string | undefined, statef
   return (sts) => {
     const own = podsOf(sts);
     const podNodes: Record<string, string> = Object.fromEntries(own.map((p) => [p.metadata.name!, p.spec!.nodeName!]));
+    const mine = cordoned.filter((n) => Object.values(podNodes).includes(n));
+    const cordonedNodes = mine.length ? { cordonedNodes: mine } : {};
+    const disruptionBudgets = budgets.filter((b) => b.metadata.namespace === sts.metadata.namespace);
+    const budgetsOf = disruptionBudgets.length ? { disruptionBudgets } : {};
     const persistentVolumes = volumes ? { persistentVolumes: volumes.filter((v) => v.spec.claimRef?.namespace === sts.metadata.namespace) } : {};
     const prefix = `${sts.metadata.namespace}/`;
     const volumeUsage: Record<string, number> = {};
     const volumeCapacity: Record<string, number> = {};
     for (const node of new Set(Object.values(podNodes))) {
       const read = stats.get(node)!;
-      if ("error" in read) return { podNodes, volumeUsageError: read.error, ...persistentVolumes };
+      if ("error" in read) return { podNodes, ...cordonedNodes, ...budgetsOf, volumeUsageError: read.error, ...persistentVolumes };
       for (const [key, v] of read.used) {
         if (!key.startsWith(prefix)) continue;
         volumeUsage[key.slice(prefix.length)] = v.usedBytes;
         if (v.capacityBytes !== undefined) volumeCapacity[key.slice(prefix.length)] = v.capacityBytes;
       }
     }
-    return { podNodes, volumeUsage, volumeCapacity, ...persistentVolumes };
+    return { podNodes, ...cordonedNodes, ...budgetsOf, volumeUsage, volumeCapacity, ...persistentVolumes };
   };
 }
 

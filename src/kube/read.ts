@@ -12,6 +12,7 @@ import {
   type PersistentVolume,
   type PersistentVolumeClaim,
   type Pod,
+  type PodDisruptionBudget,
   type ResourceQuota,
   type StatefulSet,
   type StorageClass,
@@ -54,7 +55,10 @@ export async function getIfExists<T>(client: KubeClient, path: string): Promise<
 }
 
 /** A node (cluster scope: a namespace admin may not read it, and gets Forbidden). */
-export function getNode(client: KubeClient, name: string): Promise<{ status?: { conditions?: { type: string; status: string; reason?: string; lastHeartbeatTime?: string }[] } } | undefined> {
+export function getNode(
+  client: KubeClient,
+  name: string,
+): Promise<{ spec?: { unschedulable?: boolean }; status?: { conditions?: { type: string; status: string; reason?: string; lastHeartbeatTime?: string }[] } } | undefined> {
   return getIfExists(client, `/api/v1/nodes/${encodeURIComponent(name)}`);
 }
 
@@ -209,6 +213,11 @@ export async function whoAmI(client: KubeClient): Promise<string> {
   } catch {
     return "unknown";
   }
+}
+
+/** The PodDisruptionBudgets of a namespace (policy/v1). */
+export function listDisruptionBudgets(client: KubeClient, ns: string): Promise<PodDisruptionBudget[]> {
+  return listAll<PodDisruptionBudget>(client, `/apis/policy/v1/namespaces/${encodeURIComponent(ns)}/poddisruptionbudgets`);
 }
 
 export function listResourceQuotas(client: KubeClient, ns: string | undefined): Promise<ResourceQuota[]> {

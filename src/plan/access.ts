@@ -102,6 +102,17 @@ const readPermissions: Permission[] = [
     without: "diff cannot tell early that a shrink does not fit (a pod measures the data once the change is confirmed)",
     feature: "migrate",
   }),
+  p("", "nodes", "get", "set --migrate-existing: whether a replica's node is cordoned (it could not start there again), and why a move waits on a node", {
+    scope: "cluster",
+    optional: true,
+    without: "a replica on a cordoned node is not refused up front, and a move that times out on a node says where to look",
+    feature: "migrate",
+  }),
+  p("policy", "poddisruptionbudgets", "list", "diff, set --migrate-existing: a budget that would allow no eviction while the StatefulSet is orphan-deleted", {
+    optional: true,
+    without: "such a budget is found only when the move's eviction is refused",
+    feature: "migrate",
+  }),
   p(
     "",
     "persistentvolumes",

@@ -10,6 +10,7 @@ import { copyScript } from "./copy-script";
 import type { ExistingClaimsBase } from "./resize";
 import { journalLabel } from "./journal";
 import { defaultStorageClass, templateSize } from "./objects";
+import { budgetBlocksMoves } from "./budgets";
 import { volumeTopology } from "./classes";
 import { bytesOf as quantityBytes, compareQuantities, parseQuantity, sameQuantity } from "./quantity";
 import type { Observed, PlanRequest, Refusal, Step } from "./types";
@@ -111,6 +112,15 @@ export function planMigration(base: ExistingClaimsBase, observed: Observed, requ
       );
     }
     const node = pod ? observed.podNodes?.[pod] : undefined;
+    if (node && observed.cordonedNodes?.includes(node)) {
+      const message = `node ${node}, where ${pod} runs, is cordoned: moving claim ${effect.name} restarts ${pod}, which could then not start on that node again (and the new volume is made where that node is); uncordon it first (kubectl uncordon ${node}), or pass --force to move it anyway`;
+      // --force: said as a warning, and the claim moves.
+      if (!request.force) {
+        refusals.push({ message, forceable: true });
+        continue;
+      }
+      warnings.push(`forced past: ${message}`);
+    }
     const immediate = to.storageClass !== undefined && bindsAtOnce(observed.storageClasses, to.storageClass);
     const where = immediate ? volumeWhere(observed, claim.spec.volumeName) : undefined;
     if (immediate && where && !node) {
@@ -142,6 +152,14 @@ export function planMigration(base: ExistingClaimsBase, observed: Observed, requ
   }
   claims.sort((a, b) => b.ordinal - a.ordinal || (a.claim < b.claim ? -1 : 1));
   if (!claims.length) return { refusals, warnings, steps: [] };
+  // A move stops a replica by eviction once its StatefulSet is gone: a budget that then allows none would hold every move.
+  const podLabels = (base.desired.spec.template.metadata?.labels ?? {}) as Record<string, string>;
+  for (const pdb of observed.disruptionBudgets ?? []) {
+    const message = budgetBlocksMoves(pdb, podLabels, base.desired.spec.replicas ?? 1, ref);
+    if (!message) continue;
+    if (request.force) warnings.push(`forced past: ${message}`);
+    else refusals.push({ message, forceable: true });
+  }
   return { migration: { copyImage: options.copyImage, claims }, refusals, warnings, steps: ["write-journal", "migrate", "remove-journal"] };
 }
 

@@ -51,6 +51,8 @@ export interface MoveObserved {
   oldVolume?: PersistentVolume;
   /** The new volume: the journal's, else the one the tool's claim is bound to. */
   newVolume?: PersistentVolume;
+  /** Before the replica stops: its node is cordoned (read when it could be: a namespace admin may not read nodes). */
+  replicaNodeCordoned?: string;
   run: MoveRun;
   /** ms, this run's clock. */
   now: number;

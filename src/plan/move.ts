@@ -214,6 +214,11 @@ function stopReplica(o: MoveObserved): MoveAction {
     return { kind: "create-copy-pod", mode: "sync", start: "wait" };
   }
   if (!othersReady(o)) return wait("pods", `the other replicas of ${ref} to be Ready before stopping ${m.pod ?? m.claim} (never more than one down)`);
+  if (o.replicaNodeCordoned && running)
+    return failHere(
+      o,
+      `node ${o.replicaNodeCordoned}, where ${m.pod} runs, was cordoned during the move: stopped before ${m.pod} stops (it could not start on that node again); ${m.pod} runs on its old volume and claim ${m.claim} is as it was: uncordon the node (kubectl uncordon ${o.replicaNodeCordoned}), then run the same command again`,
+    );
   const sts = o.statefulSet;
   if (sts && !deleting(sts)) {
     if (sts.metadata.uid !== o.target.uid && !sameClaimTemplates(sts.spec.volumeClaimTemplates, o.target.desired.spec.volumeClaimTemplates)) {

@@ -2,7 +2,7 @@
 // `set` share. Plain JSON-serialisable data and the step order; no logic. Every module that
 // needs these types imports them from here (the work on existing claims' from ./existing-claims-types.ts,
 // the migration's from ./migration-types.ts), so modules depend on data, not on each other.
-import type { PersistentVolume, PersistentVolumeClaim, Pod, StatefulSet, StorageClass } from "../api/types";
+import type { PersistentVolume, PersistentVolumeClaim, Pod, PodDisruptionBudget, StatefulSet, StorageClass } from "../api/types";
 import type { ClassView } from "./classes";
 import type { Directive } from "./directive";
 import type { ExistingClaimsObserved, ExistingClaimsOptions, ExistingClaimsPlan, ExistingClaimsResult, JournalExistingClaims } from "./existing-claims-types";
@@ -111,6 +111,10 @@ export interface Observed {
   volumeUsageError?: string;
   /** With --migrate-existing: the node each running pod of the StatefulSet is on, by pod name. */
   podNodes?: Record<string, string>;
+  /** With --migrate-existing: those nodes that are cordoned (spec.unschedulable), as far as they could be read (a namespace admin may not). */
+  cordonedNodes?: string[];
+  /** With --migrate-existing: the namespace's PodDisruptionBudgets (undefined: they could not be listed). */
+  disruptionBudgets?: PodDisruptionBudget[];
   /** Quotas and volume attributes classes, read only for work on existing claims. */
   existing?: ExistingClaimsObserved;
   /** The journal's holder was a process on this machine that no longer exists (killed). */

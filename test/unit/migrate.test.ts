@@ -424,3 +424,40 @@ describe("--migrate-existing to a class that binds at once (Immediate)", () => {
     );
   });
 });
+
+describe("--migrate-existing with a replica on a cordoned node", () => {
+  test("refused up front with what to do; --force moves it anyway, said as a warning", () => {
+    const o = observed(db(), { cordonedNodes: ["node-b"] });
+    const refused = buildPlan(o, request(["data=1Gi,slow"]));
+    assert.deepEqual(
+      refused.refusals.map((r) => r.message),
+      [
+        "node node-b, where db-2 runs, is cordoned: moving claim data-db-2 restarts db-2, which could then not start on that node again (and the new volume is made where that node is); uncordon it first (kubectl uncordon node-b), or pass --force to move it anyway",
+      ],
+    );
+    const forced = buildPlan(o, { ...request(["data=1Gi,slow"]), force: true });
+    assert.deepEqual(forced.refusals, []);
+    assert.deepEqual(
+      forced.migration!.claims.map((c) => c.claim),
+      ["data-db-2", "data-db-1", "data-db-0"],
+    );
+    assert.ok(
+      forced.warnings.some((w) => w.includes("node node-b, where db-2 runs, is cordoned")),
+      forced.warnings.join("\n"),
+    );
+  });
+});
+
+describe("--migrate-existing under a PodDisruptionBudget", () => {
+  test("a maxUnavailable budget over the pods refuses the plan (no eviction is allowed once the StatefulSet is orphan-deleted); an integer minAvailable does not", () => {
+    const s = db();
+    s.spec.template.metadata = { labels: { app: "db" } };
+    const budget = (spec: Record<string, unknown>) => ({ metadata: { name: "db", namespace: "default" }, spec: { selector: { matchLabels: { app: "db" } }, ...spec } });
+    const refused = buildPlan(observed(s, { disruptionBudgets: [budget({ maxUnavailable: 1 })] }), request(["data=1Gi,slow"]));
+    assert.deepEqual(
+      refused.refusals.map((r) => r.message.split(":")[0]),
+      ["PodDisruptionBudget db (maxUnavailable 1) covers the pods of statefulset.apps/db"],
+    );
+    assert.deepEqual(buildPlan(observed(s, { disruptionBudgets: [budget({ minAvailable: 2 })] }), request(["data=1Gi,slow"])).refusals, []);
+  });
+});

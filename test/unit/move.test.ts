@@ -349,6 +349,17 @@ const table: { name: string; o: () => MoveObserved; expect: (a: MoveAction) => v
     expect: (a) => assert.equal(a.kind, "orphan-delete"),
   },
   {
+    name: "copied, the replica's node cordoned meanwhile: the run fails before the replica stops, with what to do",
+    o: () => withNewClaim(base("copied", { copyPod: pod("sync", "wait", running()), replicaNodeCordoned: "node-b" })),
+    expect: (a) =>
+      assert.deepEqual(a, {
+        kind: "fail",
+        restore: false,
+        message:
+          "node node-b, where db-2 runs, was cordoned during the move: stopped before db-2 stops (it could not start on that node again); db-2 runs on its old volume and claim data-db-2 is as it was: uncordon the node (kubectl uncordon node-b), then run the same command again",
+      }),
+  },
+  {
     name: "copied, the StatefulSet re-created by someone with other claim templates: the run fails",
     o: () => {
       const o = withNewClaim(base("copied", { copyPod: pod("sync", "wait", running()) }));

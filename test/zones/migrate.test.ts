@@ -11,7 +11,7 @@ import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import type { PersistentVolume, PersistentVolumeClaim } from "../../src/api/types";
 import { startFaultProxy } from "../e2e/faultproxy";
-import { eventually, kubeconfig, kubectlJson, namespace, runPlugin } from "../e2e/harness";
+import { eventually, kubeconfig, kubectl, kubectlJson, namespace, runPlugin } from "../e2e/harness";
 import { allReady, create, deleteKeptVolumes, maxDown, payloadSha, watchPods, whenTwoDown, workloadImage } from "../node/node";
 import { withUidWriter } from "../node/move";
 import { clusterScript, nodeObjects, placement, readyOf, spread } from "./zones";
@@ -81,6 +81,55 @@ describe("zones: --migrate-existing over three zones", { timeout: 1_800_000 }, (
     const ns = namespace(t, "zones");
     deleteKeptVolumes(t, ns);
     await moveTo(ns, "appstorage-csi-immediate");
+  });
+
+  test("a cordoned node, and a maxUnavailable budget (no eviction once the StatefulSet is orphan-deleted), refuse up front, nothing changed; uncordoned, under minAvailable 2, every claim moves, never two down", async (t) => {
+    const ns = namespace(t, "zones");
+    deleteKeptVolumes(t, ns);
+    const nodes = await threeSpread(ns);
+    create({ apiVersion: "policy/v1", kind: "PodDisruptionBudget", metadata: { name: "db" }, spec: { maxUnavailable: 1, selector: { matchLabels: { app: "db" } } } }, ns);
+    const node = nodes["db-1"]!;
+    kubectl(["cordon", node]);
+    t.after(() => kubectl(["uncordon", node]));
+    const uids = Object.fromEntries(names.map((n) => [n, claimOf(ns, `data-${n}`).metadata.uid]));
+    const podUids = () =>
+      kubectlJson<{ items: { metadata: { uid: string } }[] }>(["get", "pods", "-n", ns])
+        .items.map((p) => p.metadata.uid)
+        .sort();
+    const pods = podUids();
+    const args = ["set", "db", "data=1Gi,appstorage-csi-b", "--migrate-existing", "--copy-image", workloadImage, "--timeout", "240s", "-n", ns, "--yes"];
+    const unchanged = () => {
+      for (const n of names) assert.equal(claimOf(ns, `data-${n}`).metadata.uid, uids[n], `${n}: the same claim`);
+      assert.deepEqual(podUids(), pods, "no pod created or deleted");
+    };
+    const refused = await runPlugin(args);
+    assert.notEqual(refused.code, 0, refused.stderr);
+    assert.match(refused.stderr, new RegExp(`node ${node}, where db-1 runs, is cordoned: .*uncordon it first \\(kubectl uncordon ${node}\\), or pass --force to move it anyway`), refused.stderr);
+    // One line: the first refusal, and how many more (the budget's).
+    assert.match(refused.stderr, /\(and 1 more refusal\(s\)\)\n$/, refused.stderr);
+    unchanged();
+
+    kubectl(["uncordon", node]);
+    const budget = await runPlugin(args);
+    assert.notEqual(budget.code, 0, budget.stderr);
+    assert.doesNotMatch(budget.stderr, /is cordoned/);
+    assert.match(budget.stderr, /PodDisruptionBudget db \(maxUnavailable 1\) covers the pods of statefulset\.apps\/db: .*"minAvailable":2/, budget.stderr);
+    unchanged();
+
+    // The same bound as the budget's patch in the refusal says.
+    kubectl(["patch", "pdb", "db", "-n", ns, "--type", "merge", "-p", '{"spec":{"maxUnavailable":null,"minAvailable":2}}']);
+    const watch = watchPods(ns);
+    const r = await runPlugin(args);
+    await watch.stop();
+    assert.equal(r.code, 0, r.stderr);
+    await allReady(ns, "db", 3);
+    const where = placement(ns);
+    for (const n of names) {
+      assert.equal(claimOf(ns, `data-${n}`).spec.storageClassName, "appstorage-csi-b", `${n}: moved`);
+      assert.equal(where[`data-${n}`]!.node, nodes[n], `${n}: back on its node`);
+    }
+    assert.equal(maxDown(watch.seen, names), 1, `never more than one pod down:\n${whenTwoDown(watch.seen, names)}`);
+    assert.deepEqual(troubleEvents(ns), []);
   });
 
   test("a node's kubelet stopped while its replica's claim is copied: the run stops within --timeout naming the node, nothing lost; once the node is back the same command finishes", async (t) => {
