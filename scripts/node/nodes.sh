@@ -235,7 +235,8 @@ cmd_up() {
 # Stops every process left in network namespace NS: TERM, then KILL after 10 seconds.
 sweep_netns() {
   local ns=$1 pids i
-  ip netns list | grep -qw "^$ns" || return 0
+  # Not `ip netns list | grep -q`: grep's early exit can fail the pipe (pipefail).
+  [[ -e "/run/netns/$ns" ]] || return 0
   pids="$(ip netns pids "$ns" 2>/dev/null || true)"
   [[ -n "$pids" ]] || return 0
   log "stopping what still ran in $ns: $(echo $pids)"

@@ -169,6 +169,12 @@ export interface ResourceQuota extends KubeObject {
   status?: { hard?: Record<string, string>; used?: Record<string, string> };
 }
 
+/** A node as the tool reads it: whether it is cordoned, and its Ready condition. */
+export interface KubeNode extends KubeObject {
+  spec?: { unschedulable?: boolean };
+  status?: { conditions?: { type: string; status: string; reason?: string; lastHeartbeatTime?: string }[] };
+}
+
 /** policy/v1 PodDisruptionBudget: how many of the pods it selects may be down at once. */
 export interface PodDisruptionBudget extends KubeObject {
   spec: {

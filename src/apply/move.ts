@@ -5,9 +5,9 @@
 // machine's own "record" actions, so a rerun after a kill at any point goes on from there.
 import { StopError } from "../errors";
 import { getClaim, getNode, getPod, getStatefulSet, getVolume, listPods, waitClaim, waitPodSeeingLast, waitPods, waitStatefulSetGone } from "../kube/read";
-import type { Pod } from "../api/types";
+import type { KubeNode, Pod } from "../api/types";
 import { copyPodName, newVolumeClaimName, phaseOrder } from "../plan/migrate";
-import { nextMoveAction, type NodeReadiness, nodeNote } from "../plan/move";
+import { nextMoveAction, nodeNote } from "../plan/move";
 import type { MoveAction, MoveObserved, MoveRun } from "../plan/move-types";
 import { labelSelector } from "../plan/objects";
 import type { Plan } from "../plan/types";
@@ -119,7 +119,7 @@ function nodeOfWait(action: Extract<MoveAction, { kind: "wait" }>, o: MoveObserv
 }
 
 /** The node as the stop's line tells it; "unreadable" when it may not be read (a namespace admin). */
-async function readNode(x: Move, node: string): Promise<NodeReadiness | undefined | "unreadable"> {
+async function readNode(x: Move, node: string): Promise<KubeNode | undefined | "unreadable"> {
   try {
     return await getNode(x.ctx.client, node);
   } catch {

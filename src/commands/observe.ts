@@ -130,32 +130,29 @@ async function observeVolumes(client: KubeClient, ns: string | undefined, statef
     return pods.filter((p) => p.metadata.namespace === sts.metadata.namespace && p.spec?.nodeName && p.status?.phase === "Running" && matchesSelector(p.metadata.labels, selector));
   };
   const nodes = [...new Set(statefulSets.flatMap((sts) => podsOf(sts).map((p) => p.spec!.nodeName!)))];
-  // Which of those nodes are cordoned (a replica moved there could not start again); a node that may not be read is left out.
-  const cordoned = (
-    await Promise.all(
-      nodes.map(async (node) => {
-        const seen = await getNode(client, node).catch(() => undefined);
-        return seen?.spec?.unschedulable === true ? node : undefined;
-      }),
-    )
-  ).filter((n): n is string => n !== undefined);
   type Stats = { used: Map<string, VolumeStats> } | { error: string };
+  const cordoned: string[] = [];
   const stats = new Map<string, Stats>(
     await Promise.all(
       nodes.map(async (node) => {
-        try {
-          return [node, { used: await volumeUsageOnNode(client, node) }] as [string, Stats];
-        } catch (e) {
-          // Forbidden, not served, or a node the API server will not proxy to (a loopback address): unknown.
-          return [node, { error: firstLine(e) }] as [string, Stats];
-        }
+        // Beside its stats: whether the node is cordoned (a replica moved there could not start again); a node that may not be read is left out.
+        const [read, seen] = await Promise.all([
+          volumeUsageOnNode(client, node).then(
+            (used): Stats => ({ used }),
+            // Forbidden, not served, or a node the API server will not proxy to (a loopback address): unknown.
+            (e): Stats => ({ error: firstLine(e) }),
+          ),
+          getNode(client, node).catch(() => undefined),
+        ]);
+        if (seen?.spec?.unschedulable === true) cordoned.push(node);
+        return [node, read] as [string, Stats];
       }),
     ),
   );
   return (sts) => {
     const own = podsOf(sts);
     const podNodes: Record<string, string> = Object.fromEntries(own.map((p) => [p.metadata.name!, p.spec!.nodeName!]));
-    const mine = cordoned.filter((n) => Object.values(podNodes).includes(n));
+    const mine = cordoned.filter((n) => Object.values(podNodes).includes(n)).sort();
     const cordonedNodes = mine.length ? { cordonedNodes: mine } : {};
     const disruptionBudgets = budgets.filter((b) => b.metadata.namespace === sts.metadata.namespace);
     const budgetsOf = disruptionBudgets.length ? { disruptionBudgets } : {};

@@ -12,6 +12,7 @@ import {
   type PersistentVolume,
   type PersistentVolumeClaim,
   type Pod,
+  type KubeNode,
   type PodDisruptionBudget,
   type ResourceQuota,
   type StatefulSet,
@@ -55,11 +56,8 @@ export async function getIfExists<T>(client: KubeClient, path: string): Promise<
 }
 
 /** A node (cluster scope: a namespace admin may not read it, and gets Forbidden). */
-export function getNode(
-  client: KubeClient,
-  name: string,
-): Promise<{ spec?: { unschedulable?: boolean }; status?: { conditions?: { type: string; status: string; reason?: string; lastHeartbeatTime?: string }[] } } | undefined> {
-  return getIfExists(client, `/api/v1/nodes/${encodeURIComponent(name)}`);
+export function getNode(client: KubeClient, name: string): Promise<KubeNode | undefined> {
+  return getIfExists<KubeNode>(client, `/api/v1/nodes/${encodeURIComponent(name)}`);
 }
 
 export function getStatefulSet(client: KubeClient, ns: string, name: string): Promise<StatefulSet | undefined> {

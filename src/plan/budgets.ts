@@ -4,29 +4,22 @@
 // percentage budget expects from their controller's scale: with none, it allows no disruption, and
 // the move could never evict a replica. An integer minAvailable needs no controller. Pure.
 import type { PodDisruptionBudget } from "../api/types";
+import { matchesSelector } from "./selector";
 
-type Requirement = { key: string; operator: string; values?: string[] };
+const operators: Record<string, (key: string, values: string) => string> = {
+  In: (k, v) => `${k} in (${v})`,
+  NotIn: (k, v) => `${k} notin (${v})`,
+  Exists: (k) => k,
+  DoesNotExist: (k) => `!${k}`,
+};
 
 /** Whether a label selector (matchLabels and matchExpressions) selects these labels; an empty selector selects everything (policy/v1). */
 export function selects(selector: PodDisruptionBudget["spec"]["selector"], labels: Record<string, string>): boolean {
   if (!selector) return false;
-  const byLabels = Object.entries(selector.matchLabels ?? {}).every(([k, v]) => labels[k] === v);
-  const byExpressions = ((selector.matchExpressions ?? []) as Requirement[]).every((r) => {
-    const has = Object.hasOwn(labels, r.key);
-    switch (r.operator) {
-      case "In":
-        return has && (r.values ?? []).includes(labels[r.key]!);
-      case "NotIn":
-        return !has || !(r.values ?? []).includes(labels[r.key]!);
-      case "Exists":
-        return has;
-      case "DoesNotExist":
-        return !has;
-      default:
-        return false;
-    }
-  });
-  return byLabels && byExpressions;
+  const expressions = (selector.matchExpressions ?? []).map((r) => operators[r.operator]?.(r.key, (r.values ?? []).join(",")));
+  // An operator a selector of pods cannot have (Gt, Lt: node selectors'): it selects nothing.
+  if (expressions.some((e) => e === undefined)) return false;
+  return matchesSelector(labels, [...Object.entries(selector.matchLabels ?? {}).map(([k, v]) => `${k}=${v}`), ...expressions].join(","));
 }
 
 /**

@@ -10,6 +10,7 @@ import { copyScript } from "./copy-script";
 import type { ExistingClaimsBase } from "./resize";
 import { journalLabel } from "./journal";
 import { defaultStorageClass, templateSize } from "./objects";
+import { selectedNodeAnnotation } from "./pending";
 import { budgetBlocksMoves } from "./budgets";
 import { volumeTopology } from "./classes";
 import { bytesOf as quantityBytes, compareQuantities, parseQuantity, sameQuantity } from "./quantity";
@@ -227,9 +228,6 @@ export function carriedAnnotations(own: Record<string, string> | undefined, temp
   const annotations = { ...Object.fromEntries(kept), ...(template ?? {}) };
   return Object.keys(annotations).length ? { annotations } : {};
 }
-
-/** Set by the scheduler on a WaitForFirstConsumer claim, and read by provisioners of any class: where to make the volume. */
-export const selectedNodeAnnotation = "volume.kubernetes.io/selected-node";
 
 /** The class exists and binds a claim at once (volumeBindingMode Immediate, the API's default). */
 function bindsAtOnce(classes: Observed["storageClasses"], name: string): boolean {

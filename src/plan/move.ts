@@ -15,7 +15,7 @@
 // A ReadWriteOncePod claim is stopped before its first copy (phaseOrder). While the replica must
 // be down and its claim is still the original, a replica that runs again (its StatefulSet
 // re-created by someone) sends the move back to stopping it: the final copy is made again.
-import type { Pod, PersistentVolumeClaim } from "../api/types";
+import type { KubeNode, Pod, PersistentVolumeClaim } from "../api/types";
 import { statefulSetRef } from "../refs";
 import { copyPodDone, copyPodName, labelValue, migrationLabels, newVolumeClaimName, parseCopyReport, phaseOrder, startAnnotation } from "./migrate";
 import type { MigrationClaim, MigrationPhase } from "./migration-types";
@@ -379,18 +379,13 @@ export function movesLeft(m: MigrationClaim, statefulSet: string): MoveView {
   return { claim: m.claim, phase: m.phase, left };
 }
 
-/** A node as far as a stopped move reads it: its Ready condition. */
-export interface NodeReadiness {
-  status?: { conditions?: { type: string; status: string; reason?: string; lastHeartbeatTime?: string }[] };
-}
-
 /**
  * What a move that timed out waiting on pods of a node says about that node: not Ready (its kubelet
  * stopped answering, or it went away), or, when the node could not be read (a namespace admin may
  * not read nodes), where to look. Nothing when the node is Ready: the wait's own line says enough.
  * `seen`: the node as read; undefined when it does not exist; "unreadable" when it could not be read.
  */
-export function nodeNote(claim: string, node: string, seen: NodeReadiness | undefined | "unreadable", swapped: boolean): string {
+export function nodeNote(claim: string, node: string, seen: Pick<KubeNode, "status"> | undefined | "unreadable", swapped: boolean): string {
   const kept = swapped ? `claim ${claim} is on its new volume and its old volume is kept` : "the claim and its old volume are as they were";
   const again = `${kept}, and the move goes on from where it stopped: once node ${node} is Ready again (kubectl get node ${node}), run the same command again`;
   if (seen === "unreadable") return `; the pods of claim ${claim}'s move run on node ${node}: if it is not Ready, ${again}`;

@@ -5,8 +5,11 @@ import type { ClaimTemplate, KubeEvent, PersistentVolumeClaim, Pod, StorageClass
 import { sameQuantity } from "./quantity";
 import type { PendingReason, RecreateByHand } from "./types";
 
-/** Set by the scheduler on a WaitForFirstConsumer claim once it picked a node for the pod. */
-const selectedNodeAnnotation = "volume.kubernetes.io/selected-node";
+/**
+ * Set by the scheduler on a WaitForFirstConsumer claim once it picked a node for the pod, and read by
+ * provisioners of any class: where to make the volume (--migrate-existing sets it for an Immediate class).
+ */
+export const selectedNodeAnnotation = "volume.kubernetes.io/selected-node";
 
 /** Pending with no volume: it never bound, so it holds no data. */
 export function neverBound(c: PersistentVolumeClaim): boolean {

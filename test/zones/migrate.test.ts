@@ -40,6 +40,16 @@ async function threeSpread(ns: string): Promise<Record<string, string>> {
   return Object.fromEntries(names.map((n) => [n, where[`data-${n}`]!.node]));
 }
 
+/** Every claim on appstorage-csi-b and its replica back on its node; where each is now. */
+function movedBack(ns: string, nodes: Record<string, string>): ReturnType<typeof placement> {
+  const where = placement(ns);
+  for (const n of names) {
+    assert.equal(claimOf(ns, `data-${n}`).spec.storageClassName, "appstorage-csi-b", `${n}: moved`);
+    assert.equal(where[`data-${n}`]!.node, nodes[n], `${n}: back on its node`);
+  }
+  return where;
+}
+
 async function moveTo(ns: string, cls: string): Promise<void> {
   const nodes = await threeSpread(ns);
   const before = await allReady(ns, "db", 3);
@@ -123,11 +133,7 @@ describe("zones: --migrate-existing over three zones", { timeout: 1_800_000 }, (
     await watch.stop();
     assert.equal(r.code, 0, r.stderr);
     await allReady(ns, "db", 3);
-    const where = placement(ns);
-    for (const n of names) {
-      assert.equal(claimOf(ns, `data-${n}`).spec.storageClassName, "appstorage-csi-b", `${n}: moved`);
-      assert.equal(where[`data-${n}`]!.node, nodes[n], `${n}: back on its node`);
-    }
+    movedBack(ns, nodes);
     assert.equal(maxDown(watch.seen, names), 1, `never more than one pod down:\n${whenTwoDown(watch.seen, names)}`);
     assert.deepEqual(troubleEvents(ns), []);
   });
@@ -175,10 +181,8 @@ describe("zones: --migrate-existing over three zones", { timeout: 1_800_000 }, (
     const again = await runPlugin(args.map((a) => (a === "60s" ? "240s" : a)));
     assert.equal(again.code, 0, again.stderr);
     await allReady(ns, "db", 3);
-    const where = placement(ns);
+    const where = movedBack(ns, nodes);
     for (const n of names) {
-      assert.equal(claimOf(ns, `data-${n}`).spec.storageClassName, "appstorage-csi-b", `${n}: moved`);
-      assert.equal(where[`data-${n}`]!.node, nodes[n], `${n}: back on its node`);
       assert.deepEqual(where[`data-${n}`]!.attachedTo, [nodes[n]]);
       assert.equal(payloadSha(ns, n), data[n], `${n}: the data read back`);
     }
