@@ -113,15 +113,7 @@ export function planMigration(base: ExistingClaimsBase, observed: Observed, requ
       );
     }
     const node = pod ? observed.podNodes?.[pod] : undefined;
-    if (node && observed.cordonedNodes?.includes(node)) {
-      const message = `node ${node}, where ${pod} runs, is cordoned: moving claim ${effect.name} restarts ${pod}, which could then not start on that node again (and the new volume is made where that node is); uncordon it first (kubectl uncordon ${node}), or pass --force to move it anyway`;
-      // --force: said as a warning, and the claim moves.
-      if (!request.force) {
-        refusals.push({ message, forceable: true });
-        continue;
-      }
-      warnings.push(`forced past: ${message}`);
-    }
+    if (node && pod && !cordonCheck(node, pod, effect.name, observed, request, refusals, warnings)) continue;
     const immediate = to.storageClass !== undefined && bindsAtOnce(observed.storageClasses, to.storageClass);
     const where = immediate ? volumeWhere(observed, claim.spec.volumeName) : undefined;
     if (immediate && where && !node) {
@@ -153,15 +145,31 @@ export function planMigration(base: ExistingClaimsBase, observed: Observed, requ
   }
   claims.sort((a, b) => b.ordinal - a.ordinal || (a.claim < b.claim ? -1 : 1));
   if (!claims.length) return { refusals, warnings, steps: [] };
-  // A move stops a replica by eviction once its StatefulSet is gone: a budget that then allows none would hold every move.
+  budgetChecks(base, observed, request, refusals, warnings);
+  return { migration: { copyImage: options.copyImage, claims }, refusals, warnings, steps: ["write-journal", "migrate", "remove-journal"] };
+}
+
+/**
+ * A replica on a cordoned node could not start there again once its claim moves: refused, or
+ * with --force said as a warning. Returns whether the claim moves.
+ */
+function cordonCheck(node: string, pod: string, claim: string, observed: Observed, request: PlanRequest, refusals: Refusal[], warnings: string[]): boolean {
+  if (!observed.cordonedNodes?.includes(node)) return true;
+  const message = `node ${node}, where ${pod} runs, is cordoned: moving claim ${claim} restarts ${pod}, which could then not start on that node again (and the new volume is made where that node is); uncordon it first (kubectl uncordon ${node}), or pass --force to move it anyway`;
+  if (request.force) warnings.push(`forced past: ${message}`);
+  else refusals.push({ message, forceable: true });
+  return request.force === true;
+}
+
+/** A move stops a replica by eviction once its StatefulSet is gone: a budget that then allows none would hold every move. */
+function budgetChecks(base: ExistingClaimsBase, observed: Observed, request: PlanRequest, refusals: Refusal[], warnings: string[]): void {
   const podLabels = (base.desired.spec.template.metadata?.labels ?? {}) as Record<string, string>;
   for (const pdb of observed.disruptionBudgets ?? []) {
-    const message = budgetBlocksMoves(pdb, podLabels, base.desired.spec.replicas ?? 1, ref);
+    const message = budgetBlocksMoves(pdb, podLabels, base.desired.spec.replicas ?? 1, statefulSetRef(request.name));
     if (!message) continue;
     if (request.force) warnings.push(`forced past: ${message}`);
     else refusals.push({ message, forceable: true });
   }
-  return { migration: { copyImage: options.copyImage, claims }, refusals, warnings, steps: ["write-journal", "migrate", "remove-journal"] };
 }
 
 /** How much data a claim holds as kubelet's volume stats tell it, or why they cannot tell. */
