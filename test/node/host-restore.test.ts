@@ -7,75 +7,18 @@
 // folders), and is still running when down starts.
 import assert from "node:assert/strict";
 import { execFileSync, spawnSync } from "node:child_process";
-import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { describe, test } from "node:test";
 import { root } from "../e2e/harness";
+import { dataFolders, leftovers, snapshot } from "./host";
 
 const cluster = join(root, "scripts", "cluster");
-// Counters and random values that change by themselves.
-const volatile = /^(fs\.(dentry-state|file-nr|inode-nr|inode-state|aio-nr|quota\.)|kernel\.(ns_last_pid|random\.|pty\.nr)|net\.netfilter\.nf_conntrack_count)/;
-// minikube's storage-provisioner (class standard) and local-path-provisioner (class local-path) keep their volumes in host folders.
-const dataFolders = ["/tmp/hostpath-provisioner", "/var/local-path-provisioner"];
-const paths = [
-  "/var/lib/kubelet",
-  "/var/log/containers",
-  "/var/log/pods",
-  "/var/lib/cni",
-  "/run/containerd",
-  "/run/netns",
-  "/var/lib/containerd",
-  "/usr/libexec/kubernetes",
-  "/etc/cni",
-  "/opt/cni",
-  ...dataFolders,
-];
 const claim = (name: string, storageClassName?: string) => ({
   apiVersion: "v1",
   kind: "PersistentVolumeClaim",
   metadata: { name, namespace: "default" },
   spec: { accessModes: ["ReadWriteOnce"], ...(storageClassName ? { storageClassName } : {}), resources: { requests: { storage: "1Gi" } } },
 });
-
-const sh = (cmd: string, args: string[]) => {
-  const r = spawnSync(cmd, args, { encoding: "utf8" });
-  return r.status === 0 ? r.stdout : `(${cmd} failed: ${r.stderr})`;
-};
-
-function find(dir: string, depth: number): string[] {
-  if (depth === 0 || !existsSync(dir)) return [];
-  let out: string[] = [];
-  for (const e of readdirSync(dir, { withFileTypes: true })) {
-    const p = join(dir, e.name);
-    out.push(p);
-    if (e.isDirectory()) out = out.concat(find(p, depth - 1));
-  }
-  return out;
-}
-
-function snapshot(): Record<string, string[]> {
-  const cgroups = find("/sys/fs/cgroup", 2).filter((p) => /kubepods|pod[0-9a-f-]{36}/.test(p) && !p.split("/").pop()!.includes("."));
-  return {
-    sysctl: sh("sysctl", ["-a"])
-      .split("\n")
-      .filter((l) => l && !volatile.test(l))
-      .sort(),
-    iptables: sh("iptables-save", [])
-      .split("\n")
-      .filter((l) => l && !l.startsWith("#")),
-    nft: sh("nft", ["list", "ruleset"]).split("\n"),
-    links: sh("ip", ["-o", "link", "show"])
-      .split("\n")
-      .map((l) => l.split(": ")[1]?.replace(/@.*/, "") ?? "")
-      .filter(Boolean)
-      .sort(),
-    netns: existsSync("/run/netns") ? readdirSync("/run/netns").sort() : [],
-    mounts: readFileSync("/proc/mounts", "utf8").split("\n").filter(Boolean).sort(),
-    loops: sh("losetup", ["-a"]).split("\n").filter(Boolean).sort(),
-    cgroups: cgroups.sort(),
-    paths: paths.flatMap((p) => (existsSync(p) ? [p, ...find(p, 2)] : [])).sort(),
-  };
-}
 
 describe("node: scripts/cluster down restores the host", { timeout: 600_000 }, () => {
   test("the host after up --node, a running pod with a volume, and down is the host before", () => {
@@ -142,12 +85,7 @@ describe("node: scripts/cluster down restores the host", { timeout: 600_000 }, (
     execFileSync("bash", [cluster, "down"], { stdio: ["ignore", "ignore", "inherit"] });
     const after = snapshot();
     // Every part's differences at once, as lines: what down left changed.
-    const left = Object.keys(before).flatMap((part) => {
-      const was = new Set(before[part]);
-      const is = new Set(after[part]);
-      return [...after[part]!.filter((l) => !was.has(l)).map((l) => `${part}: + ${l}`), ...before[part]!.filter((l) => !is.has(l)).map((l) => `${part}: - ${l}`)];
-    });
-    assert.deepEqual(left, [], "the host after down as before up --node");
+    assert.deepEqual(leftovers(before, after), [], "the host after down as before up --node");
     for (const part of Object.keys(before)) assert.deepEqual(after[part], before[part], `${part} after down as before up --node`);
   });
 });

@@ -14,23 +14,11 @@ import { startFaultProxy } from "../e2e/faultproxy";
 import { eventually, kubeconfig, kubectl, kubectlJson, namespace, runPlugin } from "../e2e/harness";
 import { allReady, create, deleteKeptVolumes, maxDown, payloadSha, watchPods, whenTwoDown, workloadImage } from "../node/node";
 import { withUidWriter } from "../node/move";
-import { clusterScript, nodeObjects, placement, readyOf, spread } from "./zones";
+import { clusterScript, nodeObjects, placement, readyOf, spread, troubleEvents } from "./zones";
 
 const names = ["db-0", "db-1", "db-2"];
 const claimOf = (ns: string, name: string) => kubectlJson<PersistentVolumeClaim>(["get", "pvc", name, "-n", ns]);
 const volume = (name: string) => kubectlJson<PersistentVolume>(["get", "pv", name]);
-
-interface EventSeen {
-  reason?: string;
-  message?: string;
-  involvedObject?: { kind?: string; name?: string };
-}
-/** Events of the namespace that say a volume was attached twice or a pod had no node. */
-function troubleEvents(ns: string): string[] {
-  return kubectlJson<{ items: EventSeen[] }>(["get", "events", "-n", ns])
-    .items.filter((e) => e.reason === "FailedScheduling" || /Multi-Attach/i.test(e.message ?? "") || e.reason === "FailedAttachVolume")
-    .map((e) => `${e.involvedObject?.kind}/${e.involvedObject?.name}: ${e.reason}: ${e.message}`);
-}
 
 async function threeSpread(ns: string): Promise<Record<string, string>> {
   create(withUidWriter(spread("db", 3, "1Gi", "data")), ns);

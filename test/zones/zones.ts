@@ -44,8 +44,8 @@ export function placement(ns: string): Record<string, { node: string; podZone: s
 }
 
 /** Three replicas, one per zone (a topology spread constraint that refuses a skew). */
-export function spread(name: string, replicas: number, size: string, claim = "pgdata") {
-  const sts = workload(name, { replicas, size, claim, podManagementPolicy: "Parallel" });
+export function spread(name: string, replicas: number, size: string, claim = "pgdata", storageClass?: string) {
+  const sts = workload(name, { replicas, size, claim, podManagementPolicy: "Parallel", ...(storageClass ? { storageClass } : {}) });
   (sts.spec.template.spec as Record<string, unknown>)["topologySpreadConstraints"] = [
     { maxSkew: 1, topologyKey: "topology.kubernetes.io/zone", whenUnsatisfiable: "DoNotSchedule", labelSelector: { matchLabels: { app: name } } },
   ];
@@ -54,3 +54,15 @@ export function spread(name: string, replicas: number, size: string, claim = "pg
 
 /** scripts/cluster with ARGS (node stop NODE, node start NODE). */
 export const clusterScript = (args: string[]) => execFileSync("bash", [cluster, ...args], { encoding: "utf8", stdio: ["ignore", "pipe", "pipe"] });
+
+interface EventSeen {
+  reason?: string;
+  message?: string;
+  involvedObject?: { kind?: string; name?: string };
+}
+/** Events of the namespace that say a volume was attached twice or a pod had no node. */
+export function troubleEvents(ns: string): string[] {
+  return kubectlJson<{ items: EventSeen[] }>(["get", "events", "-n", ns])
+    .items.filter((e) => e.reason === "FailedScheduling" || /Multi-Attach/i.test(e.message ?? "") || e.reason === "FailedAttachVolume")
+    .map((e) => `${e.involvedObject?.kind}/${e.involvedObject?.name}: ${e.reason}: ${e.message}`);
+}
