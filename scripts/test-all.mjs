@@ -4,7 +4,8 @@
 //           again on the oldest (reduced fault matrix);
 //   build:  `scripts/setup oldest`, the oldest control plane;
 //   windows: `scripts/setup windows`, the packaging test's Windows check (wine in a chroot, kubectl.exe);
-//   node:   `scripts/setup node`, then the node suite on a cluster with a real node.
+//   node:   `scripts/setup node`, then the node suite on a cluster with a real node, then the zones
+//           suite on three nodes in three zones (one node set per host: it stops the node suite's first).
 // On a machine with warm caches the setup steps build nothing; on a new one the oldest control plane
 // and the node are built while the e2e suite runs, instead of before it (see the README's "Tests").
 // Every line a lane prints is prefixed with its name; each lane runs to its end even if another
@@ -32,6 +33,7 @@ const lanes = {
   node: [
     ["setup node", "bash", ["scripts/setup", "node"]],
     ["node suite", "node", ["scripts/test.mjs", "node"]],
+    ["zones suite", "node", ["scripts/test.mjs", "zones"]],
   ],
 };
 

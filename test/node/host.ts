@@ -1,7 +1,8 @@
 // The host as scripts/cluster up and down touch it, read independently of scripts/node/host.sh (which
 // records and restores): sysctls, netfilter (iptables-save and nft), links, network namespaces,
-// mounts, loop devices, kubepods cgroups, the paths kubelet and containerd hard-wire, and the data
-// folders of the storage provisioners of the classes standard and local-path.
+// mounts, loop devices, kubepods cgroups (and the zones nodes' cgroup roots, appstor-node-*), the
+// paths kubelet and containerd hard-wire, and the data folders of the storage provisioners of the
+// classes standard and local-path.
 import { spawnSync } from "node:child_process";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
@@ -40,7 +41,7 @@ function find(dir: string, depth: number): string[] {
 }
 
 export function snapshot(): Record<string, string[]> {
-  const cgroups = find("/sys/fs/cgroup", 2).filter((p) => /kubepods|pod[0-9a-f-]{36}/.test(p) && !p.split("/").pop()!.includes("."));
+  const cgroups = find("/sys/fs/cgroup", 2).filter((p) => /kubepods|appstor-node-|pod[0-9a-f-]{36}/.test(p) && !p.split("/").pop()!.includes("."));
   return {
     sysctl: sh("sysctl", ["-a"])
       .split("\n")
