@@ -2,9 +2,10 @@
 // workload image whose pods write a file onto their volume, and what a user reads
 // back from running pods: container ids, restart counts, the file's checksum, the filesystem's size.
 import type { PersistentVolume, Pod, StatefulSet } from "../../src/api/types";
+import assert from "node:assert/strict";
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
 import { after, type TestContext } from "node:test";
-import { apply, eventually, kubeconfig, kubectl, kubectlJson, kubectlTry, pods } from "../e2e/harness";
+import { apply, eventually, kubeconfig, kubectl, kubectlJson, kubectlTry, pods, runPlugin, uids } from "../e2e/harness";
 
 export const workloadImage = "appstorage.local/workload:1";
 export interface WorkloadOptions {
@@ -382,4 +383,27 @@ export const treeOnHost = (dir: string) => execFileSync("sh", ["-c", treeScript,
 export function affinityNodes(pv: PersistentVolume): string[] {
   const terms = (pv.spec.nodeAffinity as { required?: { nodeSelectorTerms?: { matchExpressions?: { key: string; values?: string[] }[] }[] } } | undefined)?.required?.nodeSelectorTerms ?? [];
   return terms.flatMap((t) => (t.matchExpressions ?? []).filter((e) => e.key === "kubernetes.io/hostname").flatMap((e) => e.values ?? []));
+}
+
+/**
+ * `set STS data=2Gi --resize-existing --wait-resize` on running pods NAMES (Ready as BEFORE): each
+ * claim said resized, no restart and no warning; each claim Bound at 2Gi with no condition, df in
+ * its pod shows 2 GiB, its data kept; the same pods and containers, the same objects.
+ */
+export async function growsOnline(ns: string, sts: string, names: string[], before: Record<string, Running>, timeout: string): Promise<void> {
+  const data = Object.fromEntries(names.map((n) => [n, payloadSha(ns, n)]));
+  const ids = uids(ns);
+  const r = await runPlugin(["set", sts, "data=2Gi", "--resize-existing", "--wait-resize", "--timeout", timeout, "-n", ns, "--yes"]);
+  assert.equal(r.code, 0, r.stderr);
+  for (const n of names) assert.match(r.stderr, new RegExp(`claim data-${n}: resized: capacity 2Gi`));
+  // kubelet's part, online: never a restart asked for.
+  assert.doesNotMatch(r.stderr, /restart|Warning/);
+  for (const n of names) {
+    assert.deepEqual(claimStatus(ns, `data-${n}`), { phase: "Bound", capacity: "2Gi", conditions: [] });
+    const bytes = fsBytes(ns, n);
+    assert.ok(aboutGiB(bytes, 2), `${n}: df shows 2 GiB (${bytes} bytes)`);
+    assert.equal(payloadSha(ns, n), data[n], `${n}: data kept`);
+  }
+  assert.deepEqual(running(ns, sts), before, "same pods, same containers, no restarts");
+  assert.deepEqual(uids(ns), ids);
 }
