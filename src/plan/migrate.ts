@@ -137,7 +137,10 @@ export function planMigration(base: ExistingClaimsBase, observed: Observed, requ
       ...(used !== undefined ? { usedBytes: used } : {}),
       ...(shrinks ? { measure: true } : {}),
       offline: (claim.spec.accessModes ?? []).includes("ReadWriteOncePod"),
-      ...(immediate && node ? { provisionOn: node } : {}),
+      // Only where the old volume is tied to a place (its PV's node affinity): a provisioner that
+      // makes volumes anywhere may not read nodes at all (minikube's, under the role
+      // system:persistent-volume-provisioner, then never provisions a claim that names one).
+      ...(immediate && node && where ? { provisionOn: node } : {}),
       phase: "pending",
       ...(claim.metadata.labels ? { labels: claim.metadata.labels } : {}),
       ...carriedAnnotations(claim.metadata.annotations, template.metadata.annotations),
@@ -251,7 +254,8 @@ function volumeWhere(observed: Observed, volume: string): string | undefined {
 
 /**
  * The tool's claim of the new volume: the new class and size, the old claim's access modes and
- * annotations; for a class that binds at once, the replica's node as the selected node.
+ * annotations; for a class that binds at once, the replica's node as the selected node when its
+ * old volume can be used only in some places.
  */
 export function newVolumeClaim(m: MigrationClaim, ns: string, statefulSet: string): PersistentVolumeClaim {
   const annotations = { ...(m.annotations ?? {}), ...(m.provisionOn ? { [selectedNodeAnnotation]: m.provisionOn } : {}) };

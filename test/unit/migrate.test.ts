@@ -405,6 +405,18 @@ describe("--migrate-existing to a class that binds at once (Immediate)", () => {
     assert.equal(movedClaim(m, "default", "pv-new").metadata.annotations?.["volume.kubernetes.io/selected-node"], undefined);
   });
 
+  test("an old volume usable anywhere (a hostPath volume of minikube's provisioner, no node affinity): the claim names no node", () => {
+    // minikube's provisioner may not read nodes (role system:persistent-volume-provisioner): a
+    // claim naming one is never provisioned.
+    const hostPath = (name: string): PersistentVolume => ({ metadata: { name }, spec: { capacity: { storage: "1Gi" }, hostPath: { path: `/tmp/hostpath-provisioner/default/${name}` } } });
+    const plan = buildPlan(observed(db(), { persistentVolumes: [hostPath("pv-0"), hostPath("pv-1"), hostPath("pv-2")], storageClasses: classes }), request(["data=512Mi,now"]));
+    assert.deepEqual(plan.refusals, []);
+    for (const m of plan.migration!.claims) {
+      assert.equal(m.provisionOn, undefined, m.claim);
+      assert.equal(newVolumeClaim(m, "default", "db").metadata.annotations, undefined, m.claim);
+    }
+  });
+
   test("a WaitForFirstConsumer class: the copy pod's node decides, the claim names none", () => {
     const plan = buildPlan(observed(db(), zones), request(["data=1Gi,slow"]));
     const m = plan.migration!.claims.find((c) => c.claim === "data-db-2")!;
