@@ -1,17 +1,19 @@
 // End-to-end harness: the real local control plane (scripts/cluster), the real kubectl, and
 // the built plugin (dist/kubectl-appstorage) as a user runs it. Each test gets a fresh namespace.
-import { execFileSync, spawn, spawnSync } from "node:child_process";
+import { execFile, execFileSync, spawn, spawnSync } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import type { TestContext } from "node:test";
+import { promisify } from "node:util";
 import type { KubeObject, PersistentVolumeClaim, Pod, StatefulSet } from "../../src/api/types";
 
 export const root = resolve(__dirname, "..", "..");
 // APPSTORAGE_PLUGIN runs the tests against another build of the plugin.
 export const plugin = process.env["APPSTORAGE_PLUGIN"] ?? join(root, "dist", "kubectl-appstorage");
 let kubeconfigPath: string | undefined;
+const execFileAsync = promisify(execFile);
 
 /** Whether the tests run on a cluster with a real node (APPSTORAGE_NODE=1: node scripts/test.mjs node). */
 export const onNode = process.env["APPSTORAGE_NODE"] === "1";
@@ -90,8 +92,7 @@ export function apply(obj: unknown, ns: string): void {
 
 /** A fresh namespace for one test, deleted when the test ends. */
 export function namespace(t: TestContext, prefix = "e2e"): string {
-  const ns = `${prefix}-${randomBytes(4).toString("hex")}`;
-  kubectl(["create", "namespace", ns]);
+  const ns = createdNamespace(t, prefix);
   // Pods are refused until the namespace's default ServiceAccount exists (ServiceAccount
   // admission); the StatefulSet controller then backs off. Wait for it, as a user would not notice.
   const deadline = Date.now() + 30_000;
@@ -99,6 +100,32 @@ export function namespace(t: TestContext, prefix = "e2e"): string {
     if (Date.now() > deadline) throw new Error(`namespace ${ns} got no default ServiceAccount`);
     execFileSync("sleep", ["0.1"]);
   }
+  return ns;
+}
+
+/**
+ * namespace() for cases that run side by side in one process: it waits for the ServiceAccount
+ * without blocking the event loop, so another case's timers still fire meanwhile (one of
+ * test/e2e/reliability.test.ts stops kube-controller-manager until a timer of its own continues
+ * it: a synchronous wait here would wait for a controller that cannot run).
+ */
+export async function namespaceAsync(t: TestContext, prefix = "e2e"): Promise<string> {
+  const ns = createdNamespace(t, prefix);
+  const deadline = Date.now() + 30_000;
+  for (;;) {
+    const found = await execFileAsync("kubectl", ["--kubeconfig", kubeconfig(), "get", "serviceaccount", "default", "-n", ns]).then(
+      () => true,
+      () => false,
+    );
+    if (found) return ns;
+    if (Date.now() > deadline) throw new Error(`namespace ${ns} got no default ServiceAccount`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+function createdNamespace(t: TestContext, prefix: string): string {
+  const ns = `${prefix}-${randomBytes(4).toString("hex")}`;
+  kubectl(["create", "namespace", ns]);
   t.after(() => {
     kubectlTry(["delete", "namespace", ns, "--wait=false"]);
   });

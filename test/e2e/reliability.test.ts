@@ -21,7 +21,7 @@ import { after, describe, test, type TestContext } from "node:test";
 import type { KubeObject, PersistentVolumeClaim, Pod, StatefulSet } from "../../src/api/types";
 import { sts } from "../fixtures/builders";
 import { type Fault, type FaultKind, type FaultProxy, isWrite, renewalGapMs, type SeenRequest, startFaultProxy, unknownOutcome } from "./faultproxy";
-import { apply, getSts, kubeconfig, kubectl, kubectlJson, kubectlTry, namespace, plugin, root, runPlugin, storageClassFor, userKubeconfig, volumeFor, type RunResult } from "./harness";
+import { apply, getSts, kubeconfig, kubectl, kubectlJson, kubectlTry, namespaceAsync, plugin, root, runPlugin, storageClassFor, userKubeconfig, volumeFor, type RunResult } from "./harness";
 import { assertHeldIntended, assertRequestsAccountedFor as assertAccounted, evictions, interruptAt, killAt, phaseLabel, phaseTargets, pool, procState, stateDir, within } from "./kill";
 
 // APPSTORAGE_FAULT_MATRIX=reduced (scripts/test.mjs --version: the older control planes) runs the
@@ -180,7 +180,7 @@ async function markReadyAsync(ns: string, pod: string): Promise<void> {
 }
 
 async function prepared(t: TestContext, shape: Shape = shapes[0]!): Promise<{ ns: string; before: Record<string, string> }> {
-  const ns = namespace(t, "rel");
+  const ns = await namespaceAsync(t, "rel");
   const b = sts("db", ns).withClaim("data", "1Gi").replicas(3).retention(shape.retention);
   if (shape.parallel) b.parallel();
   await kube(["create", "-n", ns, "-f", writeTemp(b.build())]);
@@ -625,7 +625,7 @@ describe("the lease", () => {
  * can grow them. `ready`: its pods are Ready even when Parallel (--restart-pods restarts only then).
  */
 async function preparedBound(t: TestContext, shape: Shape, ready = false): Promise<{ ns: string; before: Record<string, string> }> {
-  const ns = namespace(t, "relx");
+  const ns = await namespaceAsync(t, "relx");
   const storageClass = storageClassFor(t, ns, { expandable: true });
   for (let i = 0; i < 3; i++) volumeFor(t, ns, `data-db-${i}`, "1Gi", storageClass);
   const b = sts("db", ns).withClaim("data", "1Gi", storageClass).replicas(3).retention(shape.retention);
