@@ -92,7 +92,8 @@ busybox_rootfs() {
 }
 
 build() {
-  [[ -x /bin/busybox ]] && /bin/busybox --list | grep -qx mv || die "busybox-static is missing; install it: apt-get install busybox-static"
+  # grep reads the whole list (not -q): its early exit would fail the pipe (pipefail).
+  [[ -x /bin/busybox ]] && /bin/busybox --list | grep -x mv >/dev/null || die "busybox-static is missing; install it: apt-get install busybox-static"
   local bin module key out tmp
   bin="$("$here/build.sh" agnhost | tail -n 1)"
   module="$(cd "$here" && go list -m -f '{{.Dir}}' k8s.io/kubernetes)"

@@ -252,7 +252,8 @@ YAML
 
 # started KUBECONFIG NAMESPACE SELECTOR LINE: whether the pod's log has LINE (its "started" message).
 started() {
-  kubectl --kubeconfig "$1" logs -n "$2" -l "$3" --tail=-1 2>/dev/null | grep -q "$4"
+  # Not grep -q: its early exit would fail the pipe (pipefail) while kubectl still writes.
+  kubectl --kubeconfig "$1" logs -n "$2" -l "$3" --tail=-1 2>/dev/null | grep "$4" >/dev/null
 }
 
 cmd_up() {
