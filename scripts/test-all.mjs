@@ -5,7 +5,9 @@
 //   build:  `scripts/setup oldest`, the oldest control plane;
 //   windows: `scripts/setup windows`, the packaging test's Windows check (wine in a chroot, kubectl.exe);
 //   node:   `scripts/setup node`, then the node suite on a cluster with a real node, then the zones
-//           suite on three nodes in three zones (one node set per host: it stops the node suite's first).
+//           suite on three nodes in three zones (one node set per host: it stops the node suite's first),
+//           once the specs lane has built Kubernetes' e2e specs (its subset is one of the zones tests);
+//   specs:  scripts/e2e/images.sh build, e2e.test and the images it runs.
 // On a machine with warm caches the setup steps build nothing; on a new one the oldest control plane
 // and the node are built while the e2e suite runs, instead of before it (see the README's "Tests").
 // Every line a lane prints is prefixed with its name; each lane runs to its end even if another
@@ -13,7 +15,7 @@
 // step failed. A summary of every step, with its time, is printed last, after the failing tests of
 // each failed step (its test runner's "failing tests" report, or its last lines), so that the end of
 // the output, all a CI log may keep, says what failed.
-//   node scripts/test-all.mjs [e2e|node]   the e2e lane (with its builds) or the node lane only
+//   node scripts/test-all.mjs [e2e|node]   the e2e lane (with its builds) or the node lane (with its)
 import { spawn } from "node:child_process";
 import { createInterface } from "node:readline";
 
@@ -30,10 +32,14 @@ const lanes = {
   // Niced as well; the packaging test of the e2e lane waits for it (the builds hold a lock) if it
   // gets there first, which on a new machine it does not: the chroot and kubectl.exe take minutes.
   windows: [["setup windows", "nice", ["-n", "10", "bash", "scripts/setup", "windows"]]],
+  // Kubernetes' own e2e specs (e2e.test and agnhost from the pinned module, the images they run),
+  // for the zones suite's test/zones/kubernetes-e2e.test.ts, once setup node installed busybox-static.
+  // Niced, and long done on a new machine before the node suite ends.
+  specs: [["build e2e specs", "nice", ["-n", "10", "bash", "scripts/e2e/images.sh", "build"], "setup node"]],
   node: [
     ["setup node", "bash", ["scripts/setup", "node"]],
     ["node suite", "node", ["scripts/test.mjs", "node"]],
-    ["zones suite", "node", ["scripts/test.mjs", "zones"]],
+    ["zones suite", "node", ["scripts/test.mjs", "zones"], "build e2e specs"],
   ],
 };
 
@@ -42,7 +48,7 @@ if (only !== undefined && only !== "e2e" && only !== "node") {
   console.error("usage: node scripts/test-all.mjs [e2e|node]");
   process.exit(2);
 }
-const chosen = only === undefined ? Object.keys(lanes) : only === "e2e" ? ["e2e", "build", "windows"] : ["node"];
+const chosen = only === undefined ? Object.keys(lanes) : only === "e2e" ? ["e2e", "build", "windows"] : ["node", "specs"];
 
 /** How much of a failed step is printed again at the end. */
 const recapLines = 80;
