@@ -18,6 +18,10 @@
 #       /usr/share/nginx/html on port 80 with busybox's httpd as its default command. The specs
 #       chosen here use it as a shell only (the storage suite's "volumes should allow exec of files
 #       on the volume" runs /bin/sh in it); a spec that needs nginx's own behaviour would fail.
+#   appstorage.local/e2e/glibc-dns-testing:2.1.1    a STAND-IN as well: a second name of the busybox
+#       image above (the real one is Debian with dnsutils). The storage suite's multiVolume
+#       "concurrently access the single volume" specs run it as a shell to write and read files (dd,
+#       sha256sum), which busybox does; no chosen spec resolves names with it.
 #   appstorage.local/e2e/pause:3.10.2               a second name of the nodes' own sandbox image
 #       appstorage.local/pause:1 (scripts/node/images.sh: a tiny program that waits for a signal),
 #       tagged in each node's containerd, not built here.
@@ -150,6 +154,8 @@ load() {
       die "tagging agnhost:2.55 in $node's containerd failed"
     alias_image "$state" "$node" "$registry/nginx:1.27.0-2" "$registry/nginx:1.28.0-2" ||
       die "tagging nginx:1.28.0-2 in $node's containerd failed"
+    alias_image "$state" "$node" "$registry/busybox:1.37.0-2" "$registry/glibc-dns-testing:2.1.1" ||
+      die "tagging glibc-dns-testing:2.1.1 in $node's containerd failed"
     alias_image "$state" "$node" appstorage.local/pause:1 "$registry/pause:3.10.2" ||
       die "$node's containerd has no appstorage.local/pause:1 (scripts/node/images.sh load) to tag as pause:3.10.2"
     echo "e2e images loaded into $node" >&2
