@@ -15,7 +15,7 @@
 // step failed. A summary of every step, with its time, is printed last, after the failing tests of
 // each failed step (its test runner's "failing tests" report, or its last lines), so that the end of
 // the output, all a CI log may keep, says what failed.
-//   node scripts/test-all.mjs [e2e|node]   the e2e lane (with its builds) or the node lane (with its)
+//   node scripts/test-all.mjs [e2e|node]   the e2e lane (with its builds) or the node lane (with the specs lane)
 import { spawn } from "node:child_process";
 import { createInterface } from "node:readline";
 
