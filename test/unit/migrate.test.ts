@@ -411,6 +411,7 @@ describe("--migrate-existing to a class that binds at once (Immediate)", () => {
     const hostPath = (name: string): PersistentVolume => ({ metadata: { name }, spec: { capacity: { storage: "1Gi" }, hostPath: { path: `/tmp/hostpath-provisioner/default/${name}` } } });
     const plan = buildPlan(observed(db(), { persistentVolumes: [hostPath("pv-0"), hostPath("pv-1"), hostPath("pv-2")], storageClasses: classes }), request(["data=512Mi,now"]));
     assert.deepEqual(plan.refusals, []);
+    assert.equal(plan.migration?.claims.length, 3, "every replica's claim moves");
     for (const m of plan.migration!.claims) {
       assert.equal(m.provisionOn, undefined, m.claim);
       assert.equal(newVolumeClaim(m, "default", "db").metadata.annotations, undefined, m.claim);
