@@ -7,6 +7,8 @@
 #   build.sh agnhost    also agnhost, from the same module (test/images/agnhost), for images.sh
 set -euo pipefail
 cd "$(dirname "$0")"
+# shellcheck source-path=SCRIPTDIR
+source ../controlplane/ldflags.sh
 version="$(go list -m -f '{{.Version}}' k8s.io/kubernetes)"
 cache="${APPSTORAGE_CACHE:-$HOME/.cache/kubectl-appstorage}"
 bin="$cache/e2e/$version-$(sha256sum go.sum | cut -c1-12)/bin"
@@ -22,12 +24,7 @@ mkdir -p "$bin"
 # One build at a time (worktrees and test runs share the cache); a waiter finds it built.
 exec 9>"${bin%/bin}.lock"
 flock 9
-major="${version#v}"; major="${major%%.*}"
-minor="${version#v*.}"; minor="${minor%%.*}"
-ldflags="-s -w"
-for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
-  ldflags="$ldflags -X $pkg.gitVersion=$version -X $pkg.gitMajor=$major -X $pkg.gitMinor=$minor -X $pkg.gitTreeState=clean"
-done
+ldflags="$(version_ldflags "$version")"
 # The machine's two cores are shared with other work: the builds run at a lower priority.
 if [[ ! -x "$bin/e2e.test" ]]; then
   start=$SECONDS

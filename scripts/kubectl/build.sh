@@ -12,6 +12,8 @@
 # scripts/kubectl/pin.sh, which scripts/controlplane/pin.sh runs when it pins a newest release.
 set -euo pipefail
 cd "$(dirname "$0")"
+# shellcheck source-path=SCRIPTDIR
+source ../controlplane/ldflags.sh
 version="$(go list -m -f '{{.Version}}' k8s.io/kubernetes)"
 newest="$(../controlplane/build.sh --resolve newest)"
 [[ "$version" == "$newest" ]] || { echo "kubectl: scripts/kubectl pins k8s.io/kubernetes $version, the control plane's newest pin is $newest: re-pin it with scripts/kubectl/pin.sh" >&2; exit 1; }
@@ -32,12 +34,7 @@ mkdir -p "$(dirname "$bin")"
 exec 9>"$(dirname "$bin").lock"
 flock 9
 if [[ ! -x "$bin/$exe" ]]; then
-  major="${version#v}"; major="${major%%.*}"
-  minor="${version#v*.}"; minor="${minor%%.*}"
-  ldflags="-s -w"
-  for pkg in k8s.io/component-base/version k8s.io/client-go/pkg/version; do
-    ldflags="$ldflags -X $pkg.gitVersion=$version -X $pkg.gitMajor=$major -X $pkg.gitMinor=$minor -X $pkg.gitTreeState=clean"
-  done
+  ldflags="$(version_ldflags "$version")"
   start=$SECONDS
   echo "building kubectl $version for $goos/amd64 into $bin (first time only, a few minutes on 2 cores)" >&2
   rm -rf "$bin.tmp" && mkdir -p "$bin.tmp"
