@@ -28,10 +28,10 @@ const up = spawnSync("bash", [join(root, "scripts", "cluster"), "up", ...(onNode
 if (up.status !== 0) throw new Error("scripts/cluster up failed");
 const kubeconfig = up.stdout.trim().split("\n").pop();
 const work = mkdtempSync(join(tmpdir(), "appstorage-readme-"));
-/** Helm 4 as `helm` (scripts/helm/build.sh prints where it built it), for the Helm flow. */
+/** Helm 4 as `helm` (lab/tools/helm/build.sh prints where it built it), for the Helm flow. */
 function helmOnPath() {
-  const built = spawnSync("bash", [join(root, "scripts", "helm", "build.sh")], { encoding: "utf8", stdio: ["ignore", "pipe", "inherit"] });
-  if (built.status !== 0) throw new Error("scripts/helm/build.sh failed");
+  const built = spawnSync("bash", [join(root, "lab", "tools", "helm", "build.sh")], { encoding: "utf8", stdio: ["ignore", "pipe", "inherit"] });
+  if (built.status !== 0) throw new Error("lab/tools/helm/build.sh failed");
   const dir = join(work, "bin");
   spawnSync("mkdir", ["-p", dir]);
   spawnSync("ln", ["-s", join(built.stdout.trim().split("\n").pop(), "helm4"), join(dir, "helm")]);

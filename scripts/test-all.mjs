@@ -6,8 +6,9 @@
 //   windows: `scripts/setup windows`, the packaging test's Windows check (wine in a chroot, kubectl.exe);
 //   node:   `scripts/setup node`, then the node suite on a cluster with a real node, then the zones
 //           suite on three nodes in three zones (one node set per host: it stops the node suite's first),
-//           once the specs lane has built Kubernetes' e2e specs (its subset is one of the zones tests);
-//   specs:  scripts/e2e/images.sh build, e2e.test and the images it runs.
+//           then, once the specs lane has built them, Kubernetes' own e2e specs (their subset) on the
+//           zones' cluster;
+//   specs:  lab/specs/images.sh build, e2e.test and the images it runs.
 // On a machine with warm caches the setup steps build nothing; on a new one the oldest control plane
 // and the node are built while the e2e suite runs, instead of before it (see the README's "Tests").
 // Every line a lane prints is prefixed with its name; each lane runs to its end even if another
@@ -33,13 +34,14 @@ const lanes = {
   // gets there first, which on a new machine it does not: the chroot and kubectl.exe take minutes.
   windows: [["setup windows", "nice", ["-n", "10", "bash", "scripts/setup", "windows"]]],
   // Kubernetes' own e2e specs (e2e.test and agnhost from the pinned module, the images they run),
-  // for the zones suite's test/zones/kubernetes-e2e.test.ts, once setup node installed busybox-static.
+  // for the specs suite (test/specs), once setup node installed busybox-static.
   // Niced, and long done on a new machine before the node suite ends.
-  specs: [["build e2e specs", "nice", ["-n", "10", "bash", "scripts/e2e/images.sh", "build"], "setup node"]],
+  specs: [["build e2e specs", "nice", ["-n", "10", "bash", "lab/specs/images.sh", "build"], "setup node"]],
   node: [
     ["setup node", "bash", ["scripts/setup", "node"]],
     ["node suite", "node", ["scripts/test.mjs", "node"]],
-    ["zones suite", "node", ["scripts/test.mjs", "zones"], "build e2e specs"],
+    ["zones suite", "node", ["scripts/test.mjs", "zones"]],
+    ["specs suite", "node", ["scripts/test.mjs", "specs"], "build e2e specs"],
   ],
 };
 

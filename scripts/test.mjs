@@ -1,4 +1,5 @@
-// Runs one test suite with node's test runner: `node scripts/test.mjs unit|e2e|node [--version V] [files...]`.
+// Runs one test suite with node's test runner: `node scripts/test.mjs unit|e2e|node|zones|specs [--version V] [files...]`
+// (docs/testing.md maps the suites).
 // Node 20's runner takes no globs, so the files are listed here. For e2e, the local control
 // plane is brought up first if it is not running, and stopped again afterwards if this run
 // started it (tests also bring it up on their own, so one file can be run alone).
@@ -11,6 +12,10 @@
 // control plane (ports from 18440, state in ~/.cache/kubectl-appstorage/cluster-node unless
 // APPSTORAGE_PORT_BASE/APPSTORAGE_CLUSTER_DIR say otherwise); brought down at the end if this run
 // started it. One node per host: another cluster's node must be down first.
+// zones: test/zones on three nodes in three zones (scripts/cluster up --nodes 3; ports from 19440, state
+// in ~/.cache/kubectl-appstorage/cluster-zones), brought down at the end if this run started it.
+// specs: Kubernetes' own e2e specs (test/specs, lab/specs) on the zones suite's cluster; it builds
+// e2e.test and its images first (lab/specs/images.sh build, quick when they are built).
 import { spawnSync } from "node:child_process";
 import { readdirSync } from "node:fs";
 import { homedir } from "node:os";
@@ -24,8 +29,8 @@ if (at >= 0) {
   argv.splice(at, argv[at].includes("=") ? 1 : 2);
 }
 const suite = argv[0];
-if ((suite !== "unit" && suite !== "e2e" && suite !== "node" && suite !== "zones") || (version !== undefined && (suite !== "e2e" || !version || version.startsWith("-")))) {
-  console.error("usage: node scripts/test.mjs unit|e2e [--version MINOR|RELEASE|oldest|newest|prerelease] [files...] | node [files...] | zones [files...]");
+if (!["unit", "e2e", "node", "zones", "specs"].includes(suite) || (version !== undefined && (suite !== "e2e" || !version || version.startsWith("-")))) {
+  console.error("usage: node scripts/test.mjs unit|e2e [--version MINOR|RELEASE|oldest|newest|prerelease] [files...] | node|zones|specs [files...]");
   process.exit(2);
 }
 if (version) {
@@ -37,10 +42,11 @@ if (version) {
 if (suite === "node") {
   process.env.APPSTORAGE_PORT_BASE ??= "18440";
   process.env.APPSTORAGE_CLUSTER_DIR ??= join(homedir(), ".cache", "kubectl-appstorage", "cluster-node");
-  // test/e2e/harness.ts brings the cluster up with --node.
+  // test/shared/harness.ts brings the cluster up with --node.
   process.env.APPSTORAGE_NODE = "1";
 }
-if (suite === "zones") {
+const zoned = suite === "zones" || suite === "specs";
+if (zoned) {
   process.env.APPSTORAGE_PORT_BASE ??= "19440";
   process.env.APPSTORAGE_CLUSTER_DIR ??= join(homedir(), ".cache", "kubectl-appstorage", "cluster-zones");
   process.env.APPSTORAGE_NODE = "1";
@@ -59,8 +65,15 @@ if (files.length === 0) {
   process.exit(1);
 }
 
+if (suite === "specs") {
+  const built = spawnSync("bash", ["lab/specs/images.sh", "build"], { stdio: ["ignore", "ignore", "inherit"] });
+  if (built.status !== 0) {
+    console.error("could not build Kubernetes' e2e specs and their images (lab/specs/images.sh build); specs not run");
+    process.exit(1);
+  }
+}
 let startedHere = false;
-if (suite === "zones") {
+if (zoned) {
   // One node set per host (kubelet hard-wires host paths): the node suite's own cluster, the one
   // the node lane or the demo left, goes first; any other cluster's node makes up refuse with what to do.
   const nodeSuite = { ...process.env, APPSTORAGE_CLUSTER_DIR: join(homedir(), ".cache", "kubectl-appstorage", "cluster-node"), APPSTORAGE_PORT_BASE: "18440" };
@@ -72,7 +85,7 @@ if (suite === "zones") {
   const status = spawnSync("bash", ["scripts/cluster", "status"], { stdio: "ignore" });
   const up = spawnSync("bash", ["scripts/cluster", "up", "--nodes", process.env.APPSTORAGE_NODES], { stdio: ["ignore", "ignore", "inherit"] });
   if (up.status !== 0) {
-    console.error(`could not start the cluster with ${process.env.APPSTORAGE_NODES} nodes (scripts/cluster up --nodes ${process.env.APPSTORAGE_NODES}); zones tests not run`);
+    console.error(`could not start the cluster with ${process.env.APPSTORAGE_NODES} nodes (scripts/cluster up --nodes ${process.env.APPSTORAGE_NODES}); ${suite} tests not run`);
     process.exit(1);
   }
   startedHere = status.status !== 0;
@@ -105,7 +118,7 @@ if (suite === "e2e") {
 if (suite !== "unit") {
   const v = spawnSync("bash", ["scripts/cluster", "status"], { encoding: "utf8" }).stdout.match(/^server: (.*)$/m)?.[1];
   console.error(
-    `${suite} on Kubernetes ${v ?? "(unknown version)"}${suite === "node" ? ` with a node (${process.env.APPSTORAGE_CLUSTER_DIR})` : suite === "zones" ? ` with ${process.env.APPSTORAGE_NODES} nodes in zones (${process.env.APPSTORAGE_CLUSTER_DIR})` : ""}${process.env.APPSTORAGE_FAULT_MATRIX === "reduced" ? ", reduced fault matrix" : ""}`,
+    `${suite} on Kubernetes ${v ?? "(unknown version)"}${suite === "node" ? ` with a node (${process.env.APPSTORAGE_CLUSTER_DIR})` : zoned ? ` with ${process.env.APPSTORAGE_NODES} nodes in zones (${process.env.APPSTORAGE_CLUSTER_DIR})` : ""}${process.env.APPSTORAGE_FAULT_MATRIX === "reduced" ? ", reduced fault matrix" : ""}`,
   );
 }
 const args = ["--require", "./test/register.cjs", "--test", "--test-reporter=spec"];

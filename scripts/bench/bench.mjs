@@ -107,12 +107,12 @@ function timed(cmd, args, opts = {}) {
 }
 
 /**
- * The kubectl every ratio is measured against: the pinned release's own (scripts/kubectl/build.sh),
+ * The kubectl every ratio is measured against: the pinned release's own (lab/tools/kubectl/build.sh),
  * not the machine's, which on these machines is a dispatcher that sends a request of its own first.
  */
 const kubectlBin = (() => {
-  const r = spawnSync("bash", [join(root, "scripts", "kubectl", "build.sh")], { encoding: "utf8", stdio: ["ignore", "pipe", "inherit"] });
-  if (r.status !== 0) throw new Error("scripts/kubectl/build.sh failed: the benchmarks compare against the kubectl of the pinned release");
+  const r = spawnSync("bash", [join(root, "lab", "tools", "kubectl", "build.sh")], { encoding: "utf8", stdio: ["ignore", "pipe", "inherit"] });
+  if (r.status !== 0) throw new Error("lab/tools/kubectl/build.sh failed: the benchmarks compare against the kubectl of the pinned release");
   return join(r.stdout.trim().split("\n").pop(), "kubectl");
 })();
 

@@ -7,7 +7,7 @@
 //     round moves): the first copy, timed inside the copy pod (the copy alone, and with the hashing
 //     of both sides the final copy relies on); the change (1% of the data) made once that first copy
 //     finished: the plugin is held at the move's orphan delete by the test's proxy
-//     (test/e2e/faultproxy.ts) while the replica rewrites it; then how long the replica was down;
+//     (test/shared/faultproxy.ts) while the replica rewrites it; then how long the replica was down;
 //   - a tar pipe between the same two kinds of volume in one pod (the claim read-only, a new claim
 //     of the other class), timed inside the pod; and the same pipe followed by sha256sum of both
 //     trees in that pod: what a user copying with verification would run;
@@ -32,7 +32,7 @@ import { fileURLToPath } from "node:url";
 const root = resolve(dirname(fileURLToPath(import.meta.url)), "..", "..");
 const require = createRequire(import.meta.url);
 // The proxy that holds the plugin at its orphan delete (TypeScript, loaded through test/register.cjs: see package.json).
-const { startFaultProxy } = require("../../test/e2e/faultproxy.ts");
+const { startFaultProxy } = require("../../test/shared/faultproxy.ts");
 const { parse } = require("yaml");
 const plugin = process.env.APPSTORAGE_PLUGIN ?? join(root, "dist", "kubectl-appstorage");
 process.env.APPSTORAGE_PORT_BASE ??= "18440";

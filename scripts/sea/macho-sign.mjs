@@ -5,7 +5,7 @@
 // do not match their hashes; release.mjs signs each darwin binary after postject injected the SEA
 // blob (which removed the runtime's own signature). Written from the public format
 // (<mach-o/loader.h>, <kern/cs_blobs.h>): test/unit/macho-sign.test.ts checks it with the
-// independent reading of test/e2e/macho.ts, and test/e2e/packaging.test.ts the release's binaries.
+// independent reading of test/shared/macho.ts, and test/e2e/packaging.test.ts the release's binaries.
 // `node scripts/sea/macho-sign.mjs FILE [--identifier ID]` signs FILE in place.
 import { createHash } from "node:crypto";
 import { chmodSync, readFileSync, renameSync, statSync, writeFileSync } from "node:fs";

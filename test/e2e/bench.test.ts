@@ -7,7 +7,7 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "node:test";
-import { kubeconfig, root } from "./harness";
+import { kubeconfig, root } from "../shared/harness";
 
 const finite = (x: unknown, what: string) => assert.ok(typeof x === "number" && Number.isFinite(x), `${what} is a number (${String(x)})`);
 

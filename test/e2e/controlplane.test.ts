@@ -2,7 +2,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { sts } from "../fixtures/builders";
-import { apply, claims, eventually, getSts, kubectl, kubectlTry, namespace, pods, uids } from "./harness";
+import { apply, claims, eventually, getSts, kubectl, kubectlTry, namespace, pods, uids } from "../shared/harness";
 
 test("the StatefulSet controller creates pods and claims", async (t) => {
   const ns = namespace(t);

@@ -1,7 +1,7 @@
 // Helm and GitOps: a chart upgrade that changes a claim template fails on every Kubernetes
 // release; `helm template | kubectl appstorage set -f -` makes the live templates equal to the
 // chart's, and the same upgrade then goes through. With the real Helm 4 and Helm 3
-// (scripts/helm/build.sh) and kubectl's server-side apply as a GitOps tool writes, on the real
+// (lab/tools/helm/build.sh) and kubectl's server-side apply as a GitOps tool writes, on the real
 // control plane. Every pod and claim keeps its uid (no pod is restarted: there is no node here,
 // so the pods are the StatefulSet controller's, adopted without a change).
 import assert from "node:assert/strict";
@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { describe, test } from "node:test";
 import type { StatefulSet } from "../../src/api/types";
 import { sts } from "../fixtures/builders";
-import { apply, claims, eventually, getSts, helm, kubeconfig, kubectl, kubectlTry, namespace, root, runPlugin, settled, storageClassFor, uids, volumeFor } from "./harness";
+import { apply, claims, eventually, getSts, helm, kubeconfig, kubectl, kubectlTry, namespace, root, runPlugin, settled, storageClassFor, uids, volumeFor } from "../shared/harness";
 
 const chart = (version: 1 | 2) => join(root, "test", "fixtures", "helm", `db-${version}`);
 

@@ -7,7 +7,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, test, type TestContext } from "node:test";
 import { sts } from "../fixtures/builders";
-import { apply, claims, denyStatefulSetCreate, getSts, kubectl, kubectlTry, namespace, runPlugin, settled, uids } from "./harness";
+import { apply, claims, denyStatefulSetCreate, getSts, kubectl, kubectlTry, namespace, runPlugin, settled, uids } from "../shared/harness";
 
 const templateSize = (ns: string, name = "db") => getSts(ns, name).spec.volumeClaimTemplates![0]!.spec.resources!.requests!["storage"];
 const journalExists = (ns: string, name = "db") => kubectlTry(["get", "secret", `appstorage-journal-${name}`, "-n", ns]).code === 0;

@@ -16,7 +16,7 @@ import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 import { load } from "js-yaml";
 import { sts } from "../fixtures/builders";
-import { apply, kubeconfig, kubectl, kubectlTry, pinnedKubectl, plugin, userKubeconfig } from "./harness";
+import { apply, kubeconfig, kubectl, kubectlTry, pinnedKubectl, plugin, userKubeconfig } from "../shared/harness";
 
 interface Answer {
   ok: boolean;

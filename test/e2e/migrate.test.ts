@@ -11,7 +11,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, type TestContext, test } from "node:test";
 import { sts } from "../fixtures/builders";
-import { apply, claims, eventually, getSts, kubeconfig, kubectl, kubectlTry, markReady, namespace, plugin, runPlugin, settled, storageClassFor, uids, userKubeconfig } from "./harness";
+import { apply, claims, eventually, getSts, kubeconfig, kubectl, kubectlTry, markReady, namespace, plugin, runPlugin, settled, storageClassFor, uids, userKubeconfig } from "../shared/harness";
 
 /** Two replicas whose claims are bound to prepared volumes; `mode` and `access` as the claim template asks. */
 async function boundDb(t: TestContext, ns: string, cls: string, opts: { mode?: "Block"; access?: string; name?: string; template?: string } = {}): Promise<void> {

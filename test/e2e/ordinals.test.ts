@@ -10,7 +10,7 @@ import { describe, test, type TestContext } from "node:test";
 import type { Plan } from "../../src/plan/types";
 import type { StorageReport } from "../../src/report/storage-report";
 import { sts } from "../fixtures/builders";
-import { apply, claims, eventually, getSts, kubeconfig, kubectlTry, markReady, namespace, pods, runPlugin, storageClassFor, uids, userKubeconfig, volumeFor } from "./harness";
+import { apply, claims, eventually, getSts, kubeconfig, kubectlTry, markReady, namespace, pods, runPlugin, storageClassFor, uids, userKubeconfig, volumeFor } from "../shared/harness";
 
 async function show(args: string[]): Promise<StorageReport> {
   const r = await runPlugin(["show", ...args, "-o", "json"]);

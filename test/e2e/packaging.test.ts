@@ -1,8 +1,8 @@
 // Packaging as users meet it: the single executable with no Node.js anywhere, kubectl finding it
 // as a plugin, shell completion through kubectl, and the krew release: krew's own manifest
 // validator, an install and an upgrade with a real krew (built from the Go module proxy by
-// scripts/krew/build.sh), the darwin binaries' ad-hoc signatures (made by the release with
-// scripts/sea/macho-sign.mjs, checked by test/e2e/macho.ts, which shares no code with it), the
+// lab/tools/krew/build.sh), the darwin binaries' ad-hoc signatures (made by the release with
+// scripts/sea/macho-sign.mjs, checked by test/shared/macho.ts, which shares no code with it), the
 // linux/arm64 binary run under qemu-user, and the windows/amd64 binary, kubectl.exe and the
 // completion shim run under wine (test/e2e/wine.ts).
 import assert from "node:assert/strict";
@@ -32,8 +32,8 @@ import { after, before, describe, test } from "node:test";
 import YAML from "yaml";
 import runtimes from "../../scripts/sea/runtimes.json";
 import { sts } from "../fixtures/builders";
-import { apply, kubeconfig, namespace, plugin, root } from "./harness";
-import { machoSection, verifyCodeSignature } from "./macho";
+import { apply, kubeconfig, namespace, plugin, root } from "../shared/harness";
+import { machoSection, verifyCodeSignature } from "../shared/macho";
 import { userProfile, wine, wineChroot, windowsPath } from "./wine";
 
 const dist = dirname(plugin);
@@ -197,8 +197,8 @@ describe("the krew release", () => {
   let krewBin = "";
   function krew(): string {
     if (!krewBin) {
-      const built = spawnSync("bash", [join(root, "scripts", "krew", "build.sh")], { encoding: "utf8", stdio: ["ignore", "pipe", "inherit"] });
-      assert.equal(built.status, 0, "scripts/krew/build.sh failed (it needs Go and the Go module proxy)");
+      const built = spawnSync("bash", [join(root, "lab", "tools", "krew", "build.sh")], { encoding: "utf8", stdio: ["ignore", "pipe", "inherit"] });
+      assert.equal(built.status, 0, "lab/tools/krew/build.sh failed (it needs Go and the Go module proxy)");
       krewBin = built.stdout.trim().split("\n").pop()!;
     }
     return krewBin;
@@ -553,8 +553,8 @@ describe("the krew release", () => {
       const exe = readFileSync(join(dir, p.bin));
       assert.equal(exe.toString("latin1", 0, 2), "MZ");
       assert.equal(exe.readUInt16LE(exe.readUInt32LE(0x3c) + 4), 0x8664);
-      const built = spawnSync("bash", [join(root, "scripts", "kubectl", "build.sh"), "windows"], { encoding: "utf8", stdio: ["ignore", "pipe", "inherit"] });
-      assert.equal(built.status, 0, "scripts/kubectl/build.sh windows failed");
+      const built = spawnSync("bash", [join(root, "lab", "tools", "kubectl", "build.sh"), "windows"], { encoding: "utf8", stdio: ["ignore", "pipe", "inherit"] });
+      assert.equal(built.status, 0, "lab/tools/kubectl/build.sh windows failed");
       copyFileSync(join(built.stdout.trim().split("\n").pop()!, "kubectl.exe"), join(dir, "kubectl.exe"));
       kube = join(dir, "kube");
       mkdirSync(kube);

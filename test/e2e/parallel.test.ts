@@ -8,7 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, test, type TestContext } from "node:test";
 import { sts } from "../fixtures/builders";
-import { apply, denyingPolicy, eventually, getSts, kubeconfig, kubectlTry, namespace, plugin, runPlugin, settled, uids } from "./harness";
+import { apply, denyingPolicy, eventually, getSts, kubeconfig, kubectlTry, namespace, plugin, runPlugin, settled, uids } from "../shared/harness";
 
 const templateSize = (ns: string, name: string) => getSts(ns, name).spec.volumeClaimTemplates![0]!.spec.resources!.requests!["storage"];
 const lines = (text: string) => text.split("\n").filter((l) => l !== "");

@@ -6,7 +6,23 @@ import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
 import { describe, test, type TestContext } from "node:test";
 import { sts } from "../fixtures/builders";
-import { apply, claims, denyStatefulSetCreate, eventually, getSts, kubectl, kubectlTry, namespace, plugin, runPlugin, settled, storageClassFor, uids, userKubeconfig, volumeFor } from "./harness";
+import {
+  apply,
+  claims,
+  denyStatefulSetCreate,
+  eventually,
+  getSts,
+  kubectl,
+  kubectlTry,
+  namespace,
+  plugin,
+  runPlugin,
+  settled,
+  storageClassFor,
+  uids,
+  userKubeconfig,
+  volumeFor,
+} from "../shared/harness";
 
 const journalExists = (ns: string) => kubectlTry(["get", "secret", "appstorage-journal-db", "-n", ns]).code === 0;
 const templateSize = (ns: string) => getSts(ns, "db").spec.volumeClaimTemplates![0]!.spec.resources!.requests!["storage"];

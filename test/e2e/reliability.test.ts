@@ -20,9 +20,9 @@ import { dirname, join } from "node:path";
 import { after, describe, test, type TestContext } from "node:test";
 import type { KubeObject, PersistentVolumeClaim, Pod, StatefulSet } from "../../src/api/types";
 import { sts } from "../fixtures/builders";
-import { type Fault, type FaultKind, type FaultProxy, isWrite, renewalGapMs, type SeenRequest, startFaultProxy, unknownOutcome } from "./faultproxy";
-import { apply, getSts, kubeconfig, kubectl, kubectlJson, kubectlTry, namespaceAsync, plugin, root, runPlugin, storageClassFor, userKubeconfig, volumeFor, type RunResult } from "./harness";
-import { assertHeldIntended, assertRequestsAccountedFor as assertAccounted, evictions, interruptAt, killAt, phaseLabel, phaseTargets, pool, procState, stateDir, within } from "./kill";
+import { type Fault, type FaultKind, type FaultProxy, isWrite, renewalGapMs, type SeenRequest, startFaultProxy, unknownOutcome } from "../shared/faultproxy";
+import { apply, getSts, kubeconfig, kubectl, kubectlJson, kubectlTry, namespaceAsync, plugin, root, runPlugin, storageClassFor, userKubeconfig, volumeFor, type RunResult } from "../shared/harness";
+import { assertHeldIntended, assertRequestsAccountedFor as assertAccounted, evictions, interruptAt, killAt, phaseLabel, phaseTargets, pool, procState, stateDir, within } from "../shared/kill";
 
 // APPSTORAGE_FAULT_MATRIX=reduced (scripts/test.mjs --version: the older control planes) runs the
 // quick matrix too; the full one runs on the default control plane and alone makes the README figures.

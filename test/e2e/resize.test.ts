@@ -32,7 +32,7 @@ import {
   storageClassFor,
   uids,
   volumeFor,
-} from "./harness";
+} from "../shared/harness";
 
 const request = (ns: string, name: string) => claims(ns).find((c) => c.metadata.name === name)?.spec.resources?.requests?.["storage"];
 const requests = (ns: string) => Object.fromEntries(claims(ns).map((c) => [c.metadata.name!, c.spec.resources!.requests!["storage"]]));

@@ -5,7 +5,7 @@ import { spawn } from "node:child_process";
 import { describe, test } from "node:test";
 import type { StatefulSet } from "../../src/api/types";
 import { sts } from "../fixtures/builders";
-import { apply, claims, eventually, getSts, kubeconfig, kubectl, kubectlJson, kubectlTry, denyStatefulSetCreate, namespace, plugin, pods, runPlugin, settled, uids } from "./harness";
+import { apply, claims, eventually, getSts, kubeconfig, kubectl, kubectlJson, kubectlTry, denyStatefulSetCreate, namespace, plugin, pods, runPlugin, settled, uids } from "../shared/harness";
 
 const size = (ns: string, name: string) => claims(ns).find((c) => c.metadata.name === name)?.spec.resources?.requests?.["storage"];
 const templateSize = (s: StatefulSet, i = 0) => s.spec.volumeClaimTemplates![i]!.spec.resources!.requests!["storage"];

@@ -3,7 +3,7 @@ import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import type { StorageReport } from "../../src/report/storage-report";
 import { sts } from "../fixtures/builders";
-import { apply, claims, eventually, kubectl, namespace, runPlugin, settled, storageClassFor, uids, userKubeconfig, volumeFor } from "./harness";
+import { apply, claims, eventually, kubectl, namespace, runPlugin, settled, storageClassFor, uids, userKubeconfig, volumeFor } from "../shared/harness";
 
 async function report(args: string[]): Promise<StorageReport> {
   const r = await runPlugin(["show", ...args, "-o", "json"]);

@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { describe, test, type TestContext } from "node:test";
 import type { StatefulSet } from "../../src/api/types";
 import { sts } from "../fixtures/builders";
-import { apply, claims, denyStatefulSetCreate, getSts, kubectl, kubectlTry, namespace, plugin, runPlugin, settled, uids, userKubeconfig } from "./harness";
+import { apply, claims, denyStatefulSetCreate, getSts, kubectl, kubectlTry, namespace, plugin, runPlugin, settled, uids, userKubeconfig } from "../shared/harness";
 
 const template = (s: StatefulSet) => s.spec.volumeClaimTemplates![0]!;
 

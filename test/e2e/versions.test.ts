@@ -26,7 +26,7 @@ import {
   storageClassFor,
   uids,
   volumeFor,
-} from "./harness";
+} from "../shared/harness";
 
 const v = serverVersion();
 const on = `(on ${v.gitVersion})`;

@@ -1,4 +1,4 @@
-// Windows programs under wine 10 of Debian trixie, in the chroot scripts/wine/wine.sh makes once into
+// Windows programs under wine 10 of Debian trixie, in the chroot lab/wine/wine.sh makes once into
 // the cache (Debian 12's wine 8 cannot start Node.js 24). Each run has a mount and pid namespace of
 // its own and leaves nothing behind; its stdout and stderr are files, because wine hands a Windows
 // program a pipe it cannot write to (Node.js fails with EBADF).
@@ -6,14 +6,14 @@ import { spawnSync } from "node:child_process";
 import { closeSync, mkdtempSync, openSync, readFileSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { root } from "./harness";
+import { root } from "../shared/harness";
 
-const wineSh = join(root, "scripts", "wine", "wine.sh");
+const wineSh = join(root, "lab", "wine", "wine.sh");
 
 /** Makes the chroot if it is not in the cache yet (scripts/setup base makes it); returns its folder. */
 export function wineChroot(): string {
   const r = spawnSync("bash", [wineSh, "build"], { encoding: "utf8", stdio: ["ignore", "pipe", "inherit"] });
-  if (r.status !== 0) throw new Error("scripts/wine/wine.sh build failed (it needs root, debootstrap and Debian's mirror)");
+  if (r.status !== 0) throw new Error("lab/wine/wine.sh build failed (it needs root, debootstrap and Debian's mirror)");
   return r.stdout.trim().split("\n").pop()!;
 }
 

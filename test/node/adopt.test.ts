@@ -3,9 +3,9 @@
 // replaced; every container keeps its id and restart count; every volume keeps its data.
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { getSts, namespace, runPlugin, uids } from "../e2e/harness";
-import { allReady, create, exec, payloadSha, running, workload } from "./node";
-import { eventually } from "../e2e/harness";
+import { getSts, namespace, runPlugin, uids } from "../shared/harness";
+import { allReady, create, exec, payloadSha, running, workload } from "../shared/node";
+import { eventually } from "../shared/harness";
 
 const shas = (ns: string, names: string[]) => Object.fromEntries(names.map((n) => [n, payloadSha(ns, n)]));
 

@@ -1,4 +1,4 @@
-// The node's CSI driver's two expansion modes on real xfs and ext4 volumes (scripts/node/csi/
+// The node's CSI driver's two expansion modes on real xfs and ext4 volumes (lab/node/csi/
 // expand_test.go, run with go test): grown while a pod uses it, or refused in use with
 // FAILED_PRECONDITION and grown at the next mount, which is what keeps a claim FileSystemResizePending
 // until its pod restarts. csi-sanity knows nothing of the second mode.
@@ -29,7 +29,7 @@ test("the driver grows volumes online, or only at mount in the expand-at-mount m
   const tmp = mkdtempSync(join(tmpdir(), "csi-expand-"));
   try {
     const run = spawnSync("go", ["test", "-count=1", "-v", "-run", "^TestExpansion$", "./..."], {
-      cwd: "scripts/node/csi",
+      cwd: "lab/node/csi",
       encoding: "utf8",
       env: { ...process.env, CGO_ENABLED: "0", TMPDIR: tmp },
       maxBuffer: 64 << 20,

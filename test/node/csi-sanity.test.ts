@@ -1,5 +1,5 @@
 // The node's CSI driver against csi-sanity, the kubernetes-csi conformance suite for CSI drivers:
-// real volumes (sparse files, mkfs, loop devices, mounts), built and run by scripts/node/csi.sh.
+// real volumes (sparse files, mkfs, loop devices, mounts), built and run by lab/node/csi.sh.
 // Afterwards nothing of it may be left on the machine: no mount and no loop device.
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
@@ -8,7 +8,7 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { test } from "node:test";
 
-// The driver's three shapes (scripts/node/csi.sh sanity's flags): the one node's (no zones, no
+// The driver's three shapes (lab/node/csi.sh sanity's flags): the one node's (no zones, no
 // attach), one process with a zone, attach and stage, and the zones' split into a controller part and
 // a node part on two sockets. Specs csi-sanity runs for each with csi-test v5.4.0: all but those of
 // capabilities the shape does not have (snapshots, cloning, listing, and without attach publishing
@@ -41,7 +41,7 @@ for (const shape of shapes) {
     try {
       assert.deepEqual(mountsUnder(tmp), []);
       assert.deepEqual(loopsUnder(tmp), []);
-      const run = spawnSync("bash", ["scripts/node/csi.sh", "sanity", ...shape.flags], {
+      const run = spawnSync("bash", ["lab/node/csi.sh", "sanity", ...shape.flags], {
         encoding: "utf8",
         env: { ...process.env, TMPDIR: tmp },
         maxBuffer: 64 << 20,

@@ -3,8 +3,8 @@
 // checksum, read in the running container); ordinal 1 gets a 2Gi claim and a 2 GiB filesystem.
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { claims, kubectl, namespace, runPlugin } from "../e2e/harness";
-import { aboutGiB, allReady, claimStatus, create, fsBytes, payloadSha, running, workload } from "./node";
+import { claims, kubectl, namespace, runPlugin } from "../shared/harness";
+import { aboutGiB, allReady, claimStatus, create, fsBytes, payloadSha, running, workload } from "../shared/node";
 
 describe("node: the reference flow", { timeout: 600_000 }, () => {
   test("pgdata 1Gi -> 2Gi, scale 1 -> 2: pod 0 keeps its container and data, ordinal 1 gets a 2 GiB filesystem", async (t) => {

@@ -3,13 +3,13 @@
 // template, another chart label on it) refused by the server as users see it, `helm template v2 |
 // kubectl appstorage set -f - --yes`, and the same upgrade then goes through. No pod restarted
 // (container ids and restart counts), every claim kept (uids, sizes), every payload's checksum equal,
-// read in the running containers. With the real Helm 4 and Helm 3 (scripts/helm/build.sh).
+// read in the running containers. With the real Helm 4 and Helm 3 (lab/tools/helm/build.sh).
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
 import { join } from "node:path";
 import { describe, test } from "node:test";
-import { claims, helm, kubeconfig, kubectl, namespace, root, runPlugin, uids } from "../e2e/harness";
-import { allReady, running, workloadImage } from "./node";
+import { claims, helm, kubeconfig, kubectl, namespace, root, runPlugin, uids } from "../shared/harness";
+import { allReady, running, workloadImage } from "../shared/node";
 
 const chart = (version: 1 | 2) => join(root, "test", "fixtures", "helm", `db-${version}`);
 // The node's image (no registry here); the chart's own default names one a user would pull.

@@ -1,5 +1,5 @@
 // scripts/cluster down leaves the host as scripts/cluster up --node found it. The snapshot here is
-// taken independently of scripts/node/host.sh (which records and restores): sysctls, netfilter
+// taken independently of lab/node/host.sh (which records and restores): sysctls, netfilter
 // (iptables-save and nft), links, network namespaces, mounts, loop devices, kubepods cgroups, and
 // the paths kubelet and containerd hard-wire, and the data folders of the storage provisioners of the
 // classes standard and local-path. In between, a pod with a CSI volume and a volume of each of those
@@ -9,8 +9,8 @@ import assert from "node:assert/strict";
 import { execFileSync, spawnSync } from "node:child_process";
 import { join } from "node:path";
 import { describe, test } from "node:test";
-import { root } from "../e2e/harness";
-import { dataFolders, leftovers, snapshot } from "./host";
+import { root } from "../shared/harness";
+import { dataFolders, leftovers, snapshot } from "../shared/host";
 
 const cluster = join(root, "scripts", "cluster");
 const claim = (name: string, storageClassName?: string) => ({

@@ -25,11 +25,11 @@
 // the full matrix runs rather than the quick one (the evictions and the first of each wait's requests).
 import assert from "node:assert/strict";
 import { describe, test, type TestContext } from "node:test";
-import { type FaultProxy, type SeenRequest, startFaultProxy } from "../e2e/faultproxy";
-import { apply, claims, kubeconfig, kubectlTry, namespace, runPlugin } from "../e2e/harness";
-import { assertHeldIntended, assertRequestsAccountedFor, evictions, killAt, type PhaseTarget, phaseLabel, phaseTargets, pool, stateDir, within } from "../e2e/kill";
+import { type FaultProxy, type SeenRequest, startFaultProxy } from "../shared/faultproxy";
+import { apply, claims, kubeconfig, kubectlTry, namespace, runPlugin } from "../shared/harness";
+import { assertHeldIntended, assertRequestsAccountedFor, evictions, killAt, type PhaseTarget, phaseLabel, phaseTargets, pool, stateDir, within } from "../shared/kill";
 import { join } from "node:path";
-import { aboutGiB, allReady, atMountClass, claimStatus, create, fsBytes, maxDown, payloadSha, type PodSeen, type Running, watchPods, workload } from "./node";
+import { aboutGiB, allReady, atMountClass, claimStatus, create, fsBytes, maxDown, payloadSha, type PodSeen, type Running, watchPods, workload } from "../shared/node";
 
 const names = ["db-0", "db-1", "db-2"];
 /** The pods whose claims wait for a restart, in the order the plugin restarts them. */

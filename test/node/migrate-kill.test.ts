@@ -32,11 +32,11 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import { describe, test, type TestContext } from "node:test";
 import type { PersistentVolume, PersistentVolumeClaim } from "../../src/api/types";
-import { type Fault, type FaultProxy, type SeenRequest, startFaultProxy } from "../e2e/faultproxy";
-import { kubeconfig, kubectlJson, kubectlTry, namespace, runPlugin } from "../e2e/harness";
-import { assertHeldIntended, assertRequestsAccountedFor, evictions, killAt, type PhaseTarget, phaseLabel, phaseTargets, pool, stateDir, within } from "../e2e/kill";
-import { allReady, create, deleteKeptVolumes, exec, maxDown, payloadSha, type PodSeen, type Running, watchPods, whenTwoDown, workload, workloadImage } from "./node";
-import { assertLogMoved, keptTreesAndLogs, statInPod, withUidWriter } from "./move";
+import { type Fault, type FaultProxy, type SeenRequest, startFaultProxy } from "../shared/faultproxy";
+import { kubeconfig, kubectlJson, kubectlTry, namespace, runPlugin } from "../shared/harness";
+import { assertHeldIntended, assertRequestsAccountedFor, evictions, killAt, type PhaseTarget, phaseLabel, phaseTargets, pool, stateDir, within } from "../shared/kill";
+import { allReady, create, deleteKeptVolumes, exec, maxDown, payloadSha, type PodSeen, type Running, watchPods, whenTwoDown, workload, workloadImage } from "../shared/node";
+import { assertLogMoved, keptTreesAndLogs, statInPod, withUidWriter } from "../shared/move";
 
 const names = ["db-0", "db-1", "db-2"];
 const setArgs = (ns: string) => ["set", "db", "data=256Mi,appstorage-csi-b", "--migrate-existing", "--copy-image", workloadImage, "--timeout", "240s", "-n", ns, "--yes"];

@@ -4,15 +4,15 @@
 // appstorage-csi, whose volume is a file system of its own, so kubelet's usedBytes is its data.
 //
 // The API server refuses to proxy nodes/proxy to a loopback address, and the test node's kubelet
-// serves on loopback only: the first run goes through the test's proxy (test/e2e/faultproxy.ts),
+// serves on loopback only: the first run goes through the test's proxy (test/shared/faultproxy.ts),
 // which serves that one path from kubelet itself (kubelet's own answer, over its own port), so the
 // plan refuses the shrink from kubelet's stats with no pod; the second run reaches the API server
 // directly, whose node proxy fails here, so the stats are unknown and the pod measures the data.
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { startFaultProxy } from "../e2e/faultproxy";
-import { getSts, kubeconfig, kubectlJson, namespace, runPlugin, uids } from "../e2e/harness";
-import { allReady, awaitPodVolumes, create, exec, workload, workloadImage } from "./node";
+import { startFaultProxy } from "../shared/faultproxy";
+import { getSts, kubeconfig, kubectlJson, namespace, runPlugin, uids } from "../shared/harness";
+import { allReady, awaitPodVolumes, create, exec, workload, workloadImage } from "../shared/node";
 
 const kubeletPort = () => Number(process.env["APPSTORAGE_PORT_BASE"]) + 5;
 const leftovers = (ns: string) => kubectlJson<{ items: unknown[] }>(["get", "pods,pvc", "-n", ns, "-l", "appstorage.kubectl.io/claim"]).items;

@@ -19,9 +19,9 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, test } from "node:test";
 import type { PersistentVolume, PersistentVolumeClaim, Pod, StatefulSet } from "../../src/api/types";
-import { apply, eventually, kubeconfig, kubectl, kubectlJson, namespace, plugin, runPlugin, uids } from "../e2e/harness";
-import { allReady, create, deleteKeptVolumes, payloadSha, type Running, workload, workloadImage } from "./node";
-import { onKeptVolumes, withUidWriter } from "./move";
+import { apply, eventually, kubeconfig, kubectl, kubectlJson, namespace, plugin, runPlugin, uids } from "../shared/harness";
+import { allReady, create, deleteKeptVolumes, payloadSha, type Running, workload, workloadImage } from "../shared/node";
+import { onKeptVolumes, withUidWriter } from "../shared/move";
 
 const missingImage = "appstorage.local/not-on-this-node:1";
 const claimOf = (ns: string, name: string) => kubectlJson<PersistentVolumeClaim>(["get", "pvc", name, "-n", ns]);

@@ -21,11 +21,11 @@ import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { kubeconfig, kubectlJson, namespace, root, runPlugin, uids } from "../e2e/harness";
-import { startFaultProxy } from "../e2e/faultproxy";
+import { kubeconfig, kubectlJson, namespace, root, runPlugin, uids } from "../shared/harness";
+import { startFaultProxy } from "../shared/faultproxy";
 import type { PersistentVolume, PersistentVolumeClaim } from "../../src/api/types";
-import { aboutGiB, affinityNodes, allReady, create, deleteKeptVolumes, exec, fsBytes, GiB, maxDown, payloadSha, watchCopyPods, watchPods, whenTwoDown, workload, workloadImage } from "./node";
-import { assertLogMoved, keptTreesAndLogs, makeBigFile, makeTree, statInPod, touchBlocks, withUidWriter } from "./move";
+import { aboutGiB, affinityNodes, allReady, create, deleteKeptVolumes, exec, fsBytes, GiB, maxDown, payloadSha, watchCopyPods, watchPods, whenTwoDown, workload, workloadImage } from "../shared/node";
+import { assertLogMoved, keptTreesAndLogs, makeBigFile, makeTree, statInPod, touchBlocks, withUidWriter } from "../shared/move";
 
 const names = ["db-0", "db-1", "db-2"];
 

@@ -2,8 +2,8 @@
 // the filesystem in the running pod grows, and the container is never restarted.
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { namespace } from "../e2e/harness";
-import { aboutGiB, allReady, create, fsBytes, growsOnline, workload } from "./node";
+import { namespace } from "../shared/harness";
+import { aboutGiB, allReady, create, fsBytes, growsOnline, workload } from "../shared/node";
 
 describe("node: growing existing claims online", { timeout: 600_000 }, () => {
   test("set data=2Gi --resize-existing --wait-resize: df in each pod shows 2 GiB, same containers, same data", async (t) => {

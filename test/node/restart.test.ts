@@ -4,8 +4,8 @@
 // SIGTERM (exit code 0), mounts the volume again and grows it; the data stays.
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { eventually, namespace, runPlugin, uids } from "../e2e/harness";
-import { aboutGiB, allReady, atMountClass, claimStatus, create, fsBytes, maxDown, payloadSha, watchClaimConditions, watchPods, workload } from "./node";
+import { eventually, namespace, runPlugin, uids } from "../shared/harness";
+import { aboutGiB, allReady, atMountClass, claimStatus, create, fsBytes, maxDown, payloadSha, watchClaimConditions, watchPods, workload } from "../shared/node";
 
 describe("node: --restart-pods", { timeout: 900_000 }, () => {
   test("FileSystemResizePending from the driver: pods restarted one at a time, gracefully, data kept", async (t) => {

@@ -10,8 +10,8 @@ import assert from "node:assert/strict";
 import { statfsSync } from "node:fs";
 import { describe, test } from "node:test";
 import type { PersistentVolume, PersistentVolumeClaim } from "../../src/api/types";
-import { getSts, kubectl, kubectlJson, kubectlTry, namespace, runPlugin, uids } from "../e2e/harness";
-import { affinityNodes, allReady, awaitPodVolumes, create, deleteKeptVolumes, exec, treeInPod, treeOnHost, watchCopyPods, workload, workloadImage } from "./node";
+import { getSts, kubectl, kubectlJson, kubectlTry, namespace, runPlugin, uids } from "../shared/harness";
+import { affinityNodes, allReady, awaitPodVolumes, create, deleteKeptVolumes, exec, treeInPod, treeOnHost, watchCopyPods, workload, workloadImage } from "../shared/node";
 
 interface Case {
   storageClass: string;

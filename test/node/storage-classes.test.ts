@@ -1,4 +1,4 @@
-// The storage users already have, on the real node (scripts/node/storage.sh): minikube's class
+// The storage users already have, on the real node (lab/node/storage.sh): minikube's class
 // standard (its storage-provisioner, k8s.io/minikube-hostpath: Immediate binding, a host folder as a
 // hostPath volume without node affinity) and local-path, the provisioner kind and k3s ship
 // (rancher.io/local-path: WaitForFirstConsumer, a host folder as a hostPath volume with node
@@ -11,8 +11,8 @@ import assert from "node:assert/strict";
 import { statfsSync } from "node:fs";
 import { describe, type TestContext, test } from "node:test";
 import type { PersistentVolume, PersistentVolumeClaim, StorageClass } from "../../src/api/types";
-import { getSts, kubectl, kubectlJson, kubectlTry, namespace, runPlugin, uids } from "../e2e/harness";
-import { aboutGiB, affinityNodes, allReady, create, deleteKeptVolumes, exec, fsBytes, payloadSha, running, treeInPod, treeOnHost, watchCopyPods, workload, workloadImage } from "./node";
+import { getSts, kubectl, kubectlJson, kubectlTry, namespace, runPlugin, uids } from "../shared/harness";
+import { aboutGiB, affinityNodes, allReady, create, deleteKeptVolumes, exec, fsBytes, payloadSha, running, treeInPod, treeOnHost, watchCopyPods, workload, workloadImage } from "../shared/node";
 
 interface UsersClass {
   name: string;

@@ -1,8 +1,8 @@
-// The fault proxy's own logic (test/e2e/faultproxy.ts): naming requests, and the write checks the
+// The fault proxy's own logic (test/shared/faultproxy.ts): naming requests, and the write checks the
 // reliability suite relies on. If these were wrong, the suite would prove less than it says.
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { describeRequest, journalWrite, renewalGapMs, type SeenRequest, writeDisciplineViolations } from "../e2e/faultproxy";
+import { describeRequest, journalWrite, renewalGapMs, type SeenRequest, writeDisciplineViolations } from "../shared/faultproxy";
 
 describe("describeRequest", () => {
   const cases: [string, string, string][] = [

@@ -1,5 +1,5 @@
 // scripts/sea/macho-sign.mjs, the release's ad-hoc signer of the darwin binaries, against the
-// reading of test/e2e/macho.ts (written from Apple's format, page by page as the kernel checks),
+// reading of test/shared/macho.ts (written from Apple's format, page by page as the kernel checks),
 // on small Mach-O executables built here (test/fixtures/macho.ts) and, when the release has
 // fetched it into the cache, the real darwin runtime. test/e2e/packaging.test.ts checks the
 // release's own binaries.
@@ -11,7 +11,7 @@ import { join } from "node:path";
 import { describe, test } from "node:test";
 import runtimes from "../../scripts/sea/runtimes.json";
 import { parseMachO, signFile, signMachO } from "../../scripts/sea/macho-sign.mjs";
-import { verifyCodeSignature } from "../e2e/macho";
+import { verifyCodeSignature } from "../shared/macho";
 import { type MachOArch, machO } from "../fixtures/macho";
 
 const identifier = "kubectl-appstorage";

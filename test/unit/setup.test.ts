@@ -79,10 +79,11 @@ describe("scripts/setup --check", () => {
     const copy = mkdtempSync(join(tmpdir(), "setup-copy-"));
     made.push(copy);
     chmodSync(copy, 0o755);
-    mkdirSync(join(copy, "scripts", "controlplane", "versions"), { recursive: true });
-    for (const f of ["setup", join("controlplane", "build.sh")]) copyFileSync(join(root, "scripts", f), join(copy, "scripts", f));
-    for (const f of readdirSync(join(root, "scripts", "controlplane", "versions")).filter((f) => f.endsWith(".mod"))) {
-      copyFileSync(join(root, "scripts", "controlplane", "versions", f), join(copy, "scripts", "controlplane", "versions", f));
+    mkdirSync(join(copy, "scripts"), { recursive: true });
+    mkdirSync(join(copy, "lab", "controlplane", "versions"), { recursive: true });
+    for (const f of [join("scripts", "setup"), join("lab", "controlplane", "build.sh")]) copyFileSync(join(root, f), join(copy, f));
+    for (const f of readdirSync(join(root, "lab", "controlplane", "versions")).filter((f) => f.endsWith(".mod"))) {
+      copyFileSync(join(root, "lab", "controlplane", "versions", f), join(copy, "lab", "controlplane", "versions", f));
     }
     const path = pathWithout("openssl");
     chmodSync(path, 0o755);

@@ -1,5 +1,5 @@
 // The release workflow (.github/workflows/release.yml) cannot run here (no GitHub Actions), so
-// npm test checks it statically with actionlint (scripts/actionlint/build.sh builds the pinned
+// npm test checks it statically with actionlint (lab/tools/actionlint/build.sh builds the pinned
 // release from the Go module proxy, once, into the cache): the syntax, the expressions and their
 // contexts, job needs, the inputs of the actions it knows, and, through shellcheck, every run:
 // script. actionlint runs shellcheck only when it finds it on PATH and silently skips those checks
@@ -16,7 +16,7 @@ const root = join(__dirname, "..", "..");
 const workflow = join(root, ".github", "workflows", "release.yml");
 // The first build takes about a minute; later runs find it in the cache.
 const bin =
-  execFileSync("bash", [join(root, "scripts", "actionlint", "build.sh")], { encoding: "utf8", stdio: ["ignore", "pipe", "inherit"], timeout: 600_000 })
+  execFileSync("bash", [join(root, "lab", "tools", "actionlint", "build.sh")], { encoding: "utf8", stdio: ["ignore", "pipe", "inherit"], timeout: 600_000 })
     .trim()
     .split("\n")
     .pop() ?? "";

@@ -7,8 +7,8 @@ import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
 import { join } from "node:path";
 import { describe, test } from "node:test";
-import { claims, eventually, kubectl, kubectlJson, namespace, root, runPlugin } from "../e2e/harness";
-import { aboutGiB, allReady, claimStatus, create, fsBytes, payloadSha, running } from "../node/node";
+import { claims, eventually, kubectl, kubectlJson, namespace, root, runPlugin } from "../shared/harness";
+import { aboutGiB, allReady, claimStatus, create, fsBytes, payloadSha, running } from "../shared/node";
 import { affinityZones, clusterScript, nodeObjects, placement, readyOf, spread, zoneOfNode, zones } from "./zones";
 
 describe("zones: three nodes in three zones", { timeout: 900_000 }, () => {
@@ -159,7 +159,7 @@ describe("zones: three nodes in three zones", { timeout: 900_000 }, () => {
       const tasks = execFileSync(
         "bash",
         [
-          join(root, "scripts", "node", "nodes.sh"),
+          join(root, "lab", "node", "nodes.sh"),
           "exec",
           process.env["APPSTORAGE_CLUSTER_DIR"]!,
           "node-c",

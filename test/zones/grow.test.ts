@@ -4,8 +4,8 @@
 // mount restarts them one at a time, and each comes back on its node, in its volume's zone.
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { namespace, runPlugin, uids } from "../e2e/harness";
-import { aboutGiB, allReady, atMountClass, claimStatus, create, fsBytes, growsOnline, maxDown, payloadSha, watchPods } from "../node/node";
+import { namespace, runPlugin, uids } from "../shared/harness";
+import { aboutGiB, allReady, atMountClass, claimStatus, create, fsBytes, growsOnline, maxDown, payloadSha, watchPods } from "../shared/node";
 import { placement, spread, troubleEvents, zones } from "./zones";
 
 const names = ["db-0", "db-1", "db-2"];

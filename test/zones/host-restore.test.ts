@@ -1,5 +1,5 @@
-// scripts/cluster down leaves the host as scripts/cluster up --nodes 3 found it (test/node/host.ts
-// reads the host independently of scripts/node/host.sh, which records and restores). In between,
+// scripts/cluster down leaves the host as scripts/cluster up --nodes 3 found it (test/shared/host.ts
+// reads the host independently of lab/node/host.sh, which records and restores). In between,
 // one pod per node runs with a volume of the driver (WaitForFirstConsumer: made in that node's zone,
 // attached to that node), and all three still run when down starts. Beyond the snapshot: no
 // process of the cluster is left (kubelets, containerds, shims, driver, attacher).
@@ -7,7 +7,7 @@ import assert from "node:assert/strict";
 import { execFileSync, spawnSync } from "node:child_process";
 import { readdirSync, readFileSync } from "node:fs";
 import { describe, test } from "node:test";
-import { leftovers, snapshot } from "../node/host";
+import { leftovers, snapshot } from "../shared/host";
 import { cluster, zones } from "./zones";
 
 const state = process.env["APPSTORAGE_CLUSTER_DIR"] ?? "";

@@ -10,10 +10,10 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import type { PersistentVolume, PersistentVolumeClaim } from "../../src/api/types";
-import { startFaultProxy } from "../e2e/faultproxy";
-import { eventually, kubeconfig, kubectl, kubectlJson, namespace, runPlugin } from "../e2e/harness";
-import { allReady, create, deleteKeptVolumes, maxDown, payloadSha, watchPods, whenTwoDown, workloadImage } from "../node/node";
-import { withUidWriter } from "../node/move";
+import { startFaultProxy } from "../shared/faultproxy";
+import { eventually, kubeconfig, kubectl, kubectlJson, namespace, runPlugin } from "../shared/harness";
+import { allReady, create, deleteKeptVolumes, maxDown, payloadSha, watchPods, whenTwoDown, workloadImage } from "../shared/node";
+import { withUidWriter } from "../shared/move";
 import { clusterScript, nodeObjects, placement, readyOf, spread, troubleEvents } from "./zones";
 
 const names = ["db-0", "db-1", "db-2"];

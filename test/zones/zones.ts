@@ -3,8 +3,8 @@
 import type { PersistentVolume, Pod } from "../../src/api/types";
 import { execFileSync } from "node:child_process";
 import { join } from "node:path";
-import { claims, kubectlJson, root } from "../e2e/harness";
-import { workload } from "../node/node";
+import { claims, kubectlJson, root } from "../shared/harness";
+import { workload } from "../shared/node";
 
 export const cluster = join(root, "scripts", "cluster");
 export const zones: Record<string, string> = { "node-a": "zone-a", "node-b": "zone-b", "node-c": "zone-c" };

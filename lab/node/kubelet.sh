@@ -1,0 +1,149 @@
+#!/usr/bin/env bash
+# The node's Kubernetes programs: kube-scheduler and kubelet of the control plane's release,
+# built from the node's own pin (kube/versions/MINOR.mod: the control plane's pin plus what these
+# two need), started without systemd.
+#
+#   kubelet.sh build [MINOR|RELEASE]  builds both of that minor (default: the control plane's newest)
+#                                     once into the cache; prints the bin dir (last line)
+#   kubelet.sh up STATE BIN NODE_NAME starts kube-scheduler and kubelet for the cluster in STATE
+#                                     (its pki, ports from APPSTORAGE_PORT_BASE, containerd socket
+#                                     STATE/containerd/containerd.sock, kubelet root STATE/kubelet)
+#   kubelet.sh down STATE             stops them (pods keep running until runtime.sh down)
+#   kubelet.sh scheduler STATE BIN    starts kube-scheduler alone (the nodes of nodes.sh share it)
+#   kubelet.sh config DIR CA ADDRESS PORT HEALTHZ_PORT CGROUP_ROOT
+#                                     prints the KubeletConfiguration of a node (nodes.sh's too)
+set -euo pipefail
+here="$(cd "$(dirname "$0")" && pwd)"
+cache="${APPSTORAGE_CACHE:-$HOME/.cache/kubectl-appstorage}"
+die() { echo "kubelet: $*" >&2; exit 1; }
+
+build() {
+  local minor="${1:-}" modfile sum version bin tmp start
+  # A minor or a release (the control plane's, v1.38.0-beta.0, say): its minor decides.
+  [[ -n "$minor" ]] || minor="$("$here/../controlplane/build.sh" --resolve newest)"
+  minor="${minor#v}"; [[ "$minor" =~ ^1\.[0-9]+ ]] && minor="${BASH_REMATCH[0]}"
+  modfile="$here/kube/versions/$minor.mod"
+  # A minor with only a pre-release pinned (kube/versions/prerelease, as the control plane's).
+  [[ -f "$modfile" ]] || modfile="$here/kube/versions/prerelease/$minor.mod"
+  [[ -f "$modfile" ]] || die "the node has no pin of Kubernetes $minor; make one with lab/node/kube/pin.sh $minor"
+  version="$(awk '$1=="k8s.io/kubernetes" && $2 ~ /^v/ {print $2; exit}' "$modfile")"
+  sum="$(sha256sum "${modfile%.mod}.sum" | cut -c1-12)"
+  bin="$cache/node/kube-${version}-${sum}/bin"
+  mkdir -p "$cache/node"
+  # One build at a time: a second caller waits and then finds the binaries.
+  exec 9>"$cache/node/.kube-build.lock"
+  flock 9
+  if [[ ! -x "$bin/kubelet" || ! -x "$bin/kube-scheduler" ]]; then
+    tmp="$bin.tmp.$$"; mkdir -p "$tmp"
+    local major="${version#v}" pkg=k8s.io/component-base/version ldflags
+    major="${major%%.*}"; local mnr="${version#v*.}"; mnr="${mnr%%.*}"
+    # The control plane's flags exactly (lab/controlplane/build.sh), so go's build cache
+    # serves every package both use.
+    ldflags="-s -w -X $pkg.gitVersion=$version -X $pkg.gitMajor=$major -X $pkg.gitMinor=$mnr -X $pkg.gitTreeState=clean"
+    ldflags="$ldflags -X k8s.io/client-go/pkg/version.gitVersion=$version"
+    # The pin's own Go toolchain, if it names one (as lab/controlplane/build.sh does).
+    local toolchain; toolchain="$(awk '$1=="toolchain" {print $2; exit}' "$modfile")"
+    start=$SECONDS
+    echo "building kubelet and kube-scheduler $version into $bin${toolchain:+ with $toolchain} (first time only, a few minutes)" >&2
+    (cd "$here/kube" && { [[ -z "$toolchain" ]] || export GOTOOLCHAIN="$toolchain"; } && CGO_ENABLED=0 go build -modfile="$modfile" -trimpath -ldflags "$ldflags" -o "$tmp/" \
+      k8s.io/kubernetes/cmd/kubelet k8s.io/kubernetes/cmd/kube-scheduler) >&2 ||
+      { rm -rf "$tmp"; die "building kubelet and kube-scheduler $version failed (see above)"; }
+    rm -rf "$bin" && mv "$tmp" "$bin"
+    echo "built kubelet and kube-scheduler $version in $((SECONDS - start))s" >&2
+  fi
+  flock -u 9
+  echo "$bin"
+}
+
+# config DIR CA ADDRESS PORT HEALTHZ_PORT CGROUP_ROOT: the KubeletConfiguration of a node whose
+# folders are under DIR (containerd's socket DIR/containerd/containerd.sock, pod logs, volume plugins),
+# serving on ADDRESS:PORT, its healthz on 127.0.0.1:HEALTHZ_PORT, its pods' cgroups under CGROUP_ROOT.
+config() {
+  local dir=$1 ca=$2 address=$3 port=$4 healthz_port=$5 cgroup_root=$6
+  # What this machine kind needs (measured): cgroup v1 is only a warning with
+  # failCgroupV1: false; oomScoreAdj 0 (negative scores are refused); cgroupfs (no systemd).
+  # syncFrequency 10s: a grown volume reaches the claim's status in seconds, not a minute.
+  # makeIPTablesUtilChains false: kubelet's KUBE-FIREWALL rules serve kube-proxy, which is not here.
+  # Eviction and image GC thresholds near zero: a full disk elsewhere must not evict the tests' pods
+  # or delete the locally made images (there is no registry to pull them back from).
+  cat <<EOF
+apiVersion: kubelet.config.k8s.io/v1beta1
+kind: KubeletConfiguration
+address: $address
+port: $port
+healthzBindAddress: 127.0.0.1
+healthzPort: $healthz_port
+readOnlyPort: 0
+authentication:
+  anonymous: {enabled: false}
+  webhook: {enabled: true}
+  x509: {clientCAFile: "$ca"}
+authorization: {mode: Webhook}
+containerRuntimeEndpoint: unix://$dir/containerd/containerd.sock
+cgroupDriver: cgroupfs
+cgroupRoot: $cgroup_root
+failCgroupV1: false
+failSwapOn: false
+oomScoreAdj: 0
+syncFrequency: 10s
+fileCheckFrequency: 10s
+makeIPTablesUtilChains: false
+podLogsDir: $dir/pod-logs
+volumePluginDir: $dir/volume-plugins
+resolvConf: /etc/resolv.conf
+serializeImagePulls: false
+imageGCHighThresholdPercent: 100
+imageGCLowThresholdPercent: 99
+evictionHard: {memory.available: "100Mi", nodefs.available: "1%", nodefs.inodesFree: "1%", imagefs.available: "1%"}
+EOF
+}
+
+pid_alive() { [[ -f "$run/$1.pid" ]] && kill -0 "$(cat "$run/$1.pid")" 2>/dev/null; }
+
+start() {
+  local name=$1; shift
+  pid_alive "$name" && return 0
+  setsid "$@" >"$logs/$name.log" 2>&1 </dev/null &
+  echo $! > "$run/$name.pid"
+}
+
+# scheduler BIN: kube-scheduler for the cluster in STATE (one for all its nodes).
+scheduler() {
+  local bin=$1 base="${APPSTORAGE_PORT_BASE:-16440}"
+  start kube-scheduler "$bin/kube-scheduler" \
+    --kubeconfig "$state/scheduler.kubeconfig" \
+    --authentication-kubeconfig "$state/scheduler.kubeconfig" --authorization-kubeconfig "$state/scheduler.kubeconfig" \
+    --bind-address 127.0.0.1 --secure-port "$((base + 9))" --leader-elect=false --profiling=false
+}
+
+up() {
+  local bin=$1 node=$2 base="${APPSTORAGE_PORT_BASE:-16440}" root="$state/kubelet"
+  # Ports beside the control plane's (+0 +1 etcd, +3 apiserver, +7 controller manager).
+  local kubelet_port=$((base + 5)) healthz_port=$((base + 6))
+  mkdir -p "$root" "$state/kubelet-pki" "$state/volume-plugins" "$state/pod-logs"
+  scheduler "$bin"
+  config "$state" "$state/pki/ca.crt" 127.0.0.1 "$kubelet_port" "$healthz_port" / > "$state/kubelet-config.yaml"
+  start kubelet "$bin/kubelet" --config "$state/kubelet-config.yaml" --kubeconfig "$state/kubelet.kubeconfig" \
+    --root-dir "$root" --cert-dir "$state/kubelet-pki" --hostname-override "$node" --v 1
+}
+
+stop() {
+  local name=$1 pid i
+  [[ -f "$run/$name.pid" ]] || return 0
+  pid="$(cat "$run/$name.pid")"
+  if kill -0 "$pid" 2>/dev/null; then
+    kill -TERM "$pid" 2>/dev/null || true
+    for ((i = 0; i < 100; i++)); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+    kill -KILL "$pid" 2>/dev/null || true
+  fi
+  rm -f "$run/$name.pid"
+}
+
+case "${1:-}" in
+  build) shift; build "$@" ;;
+  up) [[ $# -eq 4 ]] || die "usage: kubelet.sh up STATE BIN NODE_NAME"; state=$2; run="$state/run"; logs="$state/logs"; up "$3" "$4" ;;
+  config) [[ $# -eq 7 ]] || die "usage: kubelet.sh config DIR CA ADDRESS PORT HEALTHZ_PORT CGROUP_ROOT"; shift; config "$@" ;;
+  scheduler) [[ $# -eq 3 ]] || die "usage: kubelet.sh scheduler STATE BIN"; state=$2; run="$state/run"; logs="$state/logs"; mkdir -p "$run" "$logs"; scheduler "$3" ;;
+  down) [[ $# -eq 2 ]] || die "usage: kubelet.sh down STATE"; state=$2; run="$state/run"; stop kubelet; stop kube-scheduler ;;
+  *) echo "usage: kubelet.sh build [MINOR|RELEASE] | up STATE BIN NODE_NAME | down STATE" >&2; exit 2 ;;
+esac
