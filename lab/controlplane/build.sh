@@ -1,16 +1,29 @@
 #!/usr/bin/env bash
-# Builds etcd, kube-apiserver and kube-controller-manager of one Kubernetes release into a cache
-# outside the repository, keyed by that release and its go.sum hash, so a second run (or a second
-# clone on the same machine) does not rebuild. Prints the bin directory as its last line of stdout.
+# Builds the lab's Kubernetes programs of one release from its Go modules into a cache outside the
+# repository, keyed by that release and its pin's go.sum hash, so a second run (or a second clone on
+# the same machine) does not rebuild. Prints the bin directory as its last line of stdout.
+#
+# The servers are one binary, appstor-kube (cmd/appstor-kube), in the way of Kubernetes' former
+# hyperkube and of k3s: etcd, kube-apiserver and kube-controller-manager, and, in the newest pin,
+# kube-scheduler and kubelet too; each is a link to it by that name. Most of their packages are
+# shared, and one link of one binary costs a fraction of five. In the newest pin, which holds every
+# program of the lab in one module graph, the node's CSI sidecars (csi-provisioner, csi-resizer) are
+# built in the same run, so that go's build cache compiles the packages they share with the servers
+# once; the rest of the lab's programs (PROGRAM below) reuse that cache the same way.
 #
 #   build.sh [SPEC]          SPEC: a minor (1.32), an exact release (1.32.9 or v1.32.9, or a
 #                            pre-release such as v1.38.0-beta.0), oldest, newest (the default), or
 #                            prerelease (the newest pre-release pin whose minor has no release pinned)
+#   build.sh --program NAME [windows]
+#                            one more program of the newest pin, into the same folder: csi-attacher,
+#                            csi-sanity, kubectl (windows: kubectl.exe for windows/amd64, in its own
+#                            folder), e2e.test or agnhost (Kubernetes' e2e specs, ../specs)
 #   build.sh --resolve SPEC  prints the release SPEC names, builds nothing
 #   build.sh --list          prints "MINOR RELEASE" for every pinned minor, oldest first
+#   build.sh --modfile SPEC  prints the pin's .mod file that SPEC builds from
 #
 # The pinned release of each supported minor is versions/MINOR.mod (with its .sum), written by
-# pin.sh; go builds from it with -modfile. A release that is not pinned (another patch of a
+# pin.sh; go builds from the lab's root (../go.mod) with -modfile. A release that is not pinned (another patch of a
 # minor) is pinned on the fly into the cache, through the module proxy.
 # A pre-release of a minor not yet released is pinned in versions/prerelease/MINOR.mod: only its
 # minor or its exact release asks for it; it is never newest, oldest or in --list (so neither CI
@@ -76,9 +89,21 @@ resolve() {
   release="$(pinned_release "$modfile")"
 }
 
+program=""
+program_os=""
 case "${1:-}" in
   --list) list; exit 0 ;;
   --resolve) resolve "${2:-}"; echo "$release"; exit 0 ;;
+  --modfile) resolve "${2:-}"; echo "$modfile"; exit 0 ;;
+  --program)
+    program="${2:-}"; program_os="${3:-}"
+    case "$program" in
+      csi-attacher | csi-sanity | kubectl | e2e.test | agnhost) ;;
+      *) die "--program takes csi-attacher, csi-sanity, kubectl, e2e.test or agnhost, not \"$program\"" ;;
+    esac
+    [[ -z "$program_os" || "$program/$program_os" == kubectl/windows ]] || die "only kubectl is built for windows"
+    set -- newest
+    ;;
 esac
 resolve "${1:-}"
 
@@ -96,25 +121,79 @@ fi
 version="$release"
 sum="$(sha256sum "${modfile%.mod}.sum" | cut -c1-12)"
 bin="$cache/controlplane/${version}-${sum}/bin"
-if [[ -x "$bin/kube-apiserver" && -x "$bin/kube-controller-manager" && -x "$bin/etcd" ]]; then
-  echo "$bin"
-  exit 0
-fi
-tmp="$bin.tmp.$$"
-mkdir -p "$tmp"
-major="${version#v}"; major="${major%%.*}"
-minor="${version#v*.}"; minor="${minor%%.*}"
-pkg=k8s.io/component-base/version
-ldflags="-s -w -X $pkg.gitVersion=$version -X $pkg.gitMajor=$major -X $pkg.gitMinor=$minor -X $pkg.gitTreeState=clean"
-ldflags="$ldflags -X k8s.io/client-go/pkg/version.gitVersion=$version"
+# The newest pin holds the node and the rest of the lab (pin.sh); the others the control plane alone.
+lab=0
+grep -q '^[[:space:]]*github.com/kubernetes-csi/external-provisioner/v6 ' "$modfile" && lab=1
+servers=(etcd kube-apiserver kube-controller-manager)
+sidecars=()
+if ((lab)); then servers+=(kube-scheduler kubelet); sidecars=(csi-provisioner csi-resizer); fi
+[[ -z "$program" ]] || ((lab)) || die "the newest pin ($modfile) does not hold $program: re-pin it with pin.sh"
+[[ "$program_os" != windows ]] || bin="${bin%/bin}/windows-amd64"
+# shellcheck source-path=SCRIPTDIR
+source "$here/ldflags.sh"
+ldflags="$(version_ldflags "$version")"
 # The pin's own Go toolchain, if it names one, for this build only (otherwise the machine's Go).
 toolchain="$(awk '$1=="toolchain" {print $2; exit}' "$modfile")"
 [[ -z "$toolchain" ]] || export GOTOOLCHAIN="$toolchain"
+
+built() {
+  local f
+  if [[ -n "$program" ]]; then [[ -x "$bin/$program${program_os:+.exe}" ]]; return; fi
+  for f in appstor-kube "${servers[@]}" "${sidecars[@]}"; do [[ -x "$bin/$f" ]] || return 1; done
+}
+if built; then echo "$bin"; exit 0; fi
+mkdir -p "$(dirname "$bin")"
+# One build at a time (worktrees, lanes and test runs share the cache); a waiter finds it built.
+exec 9>"${bin%/bin}.lock"
+flock 9
+if built; then echo "$bin"; exit 0; fi
+
+# go_build WHAT ARGS...: a go build (or go test -c) from the lab's root with this pin, into $tmp.
+tmp="$bin.tmp.$$"
+go_build() {
+  local what=$1; shift
+  (cd "$here/.." && CGO_ENABLED=0 "$@") >&2 || { rm -rf "$tmp"; die "building $what $version failed (see above)"; }
+}
+# version_of MODULE: the version of MODULE in this pin (the sidecars' -X main.version).
+version_of() { (cd "$here/.." && go list -modfile="$modfile" -m -f '{{.Version}}' "$1"); }
 start=$SECONDS
-echo "building control plane $version into $bin${toolchain:+ with $toolchain} (first time only, about 10 minutes on 2 cores)" >&2
-CGO_ENABLED=0 go build -modfile="$modfile" -trimpath -ldflags "$ldflags" -o "$tmp/" \
-  k8s.io/kubernetes/cmd/kube-apiserver k8s.io/kubernetes/cmd/kube-controller-manager ./cmd/etcd >&2 ||
-  { rm -rf "$tmp"; die "building $version failed (see above)"; }
+rm -rf "$bin".tmp.* # what a failed or killed build left (the lock is held)
+mkdir -p "$tmp"
+if [[ -n "$program" ]]; then
+  echo "building $program $version${program_os:+ for $program_os} into $bin (first time only; quick when go's build cache holds the servers' packages)" >&2
+  case "$program" in
+    csi-attacher) m=github.com/kubernetes-csi/external-attacher/v4
+      go_build "$program" go build -modfile="$modfile" -trimpath -ldflags "-s -w -X main.version=$(version_of "$m")" -o "$tmp/" "$m/cmd/csi-attacher" ;;
+    csi-sanity) m=github.com/kubernetes-csi/csi-test/v5
+      go_build "$program" go build -modfile="$modfile" -trimpath -ldflags "-s -w -X main.VERSION=$(version_of "$m")" -o "$tmp/" "$m/cmd/csi-sanity" ;;
+    kubectl) go_build "$program" env GOOS="${program_os:-linux}" GOARCH=amd64 go build -modfile="$modfile" -trimpath -ldflags "$ldflags" -o "$tmp/" k8s.io/kubernetes/cmd/kubectl ;;
+    e2e.test) go_build "$program" go test -c -modfile="$modfile" -trimpath -ldflags "$ldflags" -o "$tmp/e2e.test" ./specs ;;
+    # Static, so that it runs in an image with nothing else in it.
+    agnhost) go_build "$program" go build -modfile="$modfile" -trimpath -ldflags "$ldflags" -o "$tmp/" k8s.io/kubernetes/test/images/agnhost ;;
+  esac
+  mkdir -p "$bin"
+  mv "$tmp"/* "$bin/" && rmdir "$tmp"
+  echo "built $program $version in $((SECONDS - start))s" >&2
+  echo "$bin"
+  exit 0
+fi
+echo "building ${servers[*]}${sidecars[*]:+ and ${sidecars[*]}} $version into $bin${toolchain:+ with $toolchain} (first time only, about 8 minutes on 2 cores)" >&2
+tags=""
+((lab)) && tags=node
+go_build "the servers" go build -modfile="$modfile" -tags "$tags" -trimpath -ldflags "$ldflags" -o "$tmp/" ./controlplane/cmd/appstor-kube
+for f in "${servers[@]}"; do ln -s appstor-kube "$tmp/$f"; done
+# Each sidecar apart: -X main.version differs; their packages come from the cache the servers filled.
+for f in "${sidecars[@]}"; do
+  case "$f" in
+    csi-provisioner) m=github.com/kubernetes-csi/external-provisioner/v6 ;;
+    csi-resizer) m=github.com/kubernetes-csi/external-resizer/v2 ;;
+  esac
+  go_build "$f" go build -modfile="$modfile" -trimpath -ldflags "-s -w -X main.version=$(version_of "$m")" -o "$tmp/" "$m/cmd/$f"
+done
+# Programs of an earlier build of this pin (--program) stay.
+if [[ -d "$bin" ]]; then
+  for f in "$bin"/*; do [[ -e "$tmp/$(basename "$f")" ]] || mv "$f" "$tmp/"; done
+fi
 rm -rf "$bin" && mv "$tmp" "$bin"
-echo "built control plane $version in $((SECONDS - start))s" >&2
+echo "built ${servers[*]}${sidecars[*]:+ and ${sidecars[*]}} $version in $((SECONDS - start))s" >&2
 echo "$bin"

@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
 # The node's storage: the project's own CSI driver (lab/node/csi, driver name csi.appstorage.local)
-# and the real kubernetes-csi sidecars external-provisioner and external-resizer, built from the Go
-# module proxy; csi-sanity (csi-test) checks the driver.
+# and the real kubernetes-csi sidecars external-provisioner and external-resizer, programs of the
+# lab's newest pin built beside its servers (lab/controlplane/build.sh); csi-sanity (csi-test) checks
+# the driver.
 #
 #   csi.sh build
-#       builds appstorage-csi-driver, csi-provisioner and csi-resizer (once; cached under
-#       ${APPSTORAGE_CACHE:-~/.cache/kubectl-appstorage}/node/) and prints their bin directory (last line).
+#       builds appstorage-csi-driver (once; cached under ${APPSTORAGE_CACHE:-~/.cache/kubectl-appstorage}/node/),
+#       links csi-provisioner and csi-resizer beside it, and prints that bin directory (last line).
 #   csi.sh build-sanity
-#       builds csi-sanity (once, into the same cache; only the node suite's csi-sanity test needs it,
-#       so the demo never builds it) and prints its bin directory (last line).
+#       builds csi-sanity (once; only the node suite's csi-sanity test needs it, so the demo never
+#       builds it) and prints its bin directory (last line).
 #   csi.sh up STATE_DIR KUBECONFIG NODE_NAME KUBELET_ROOT [--expand-at-mount]
 #       starts the driver (CSI socket KUBELET_ROOT/plugins/csi.appstorage.local/csi.sock, kubelet
 #       registration socket KUBELET_ROOT/plugins_registry/csi.appstorage.local-reg.sock, volumes in
@@ -24,8 +25,8 @@
 #       stops the sidecars and the driver, unmounts what the driver mounted, detaches the loop devices
 #       of STATE_DIR/volumes, removes the sockets. Idempotent. The volumes' files stay (they are data).
 #   csi.sh build-attacher
-#       builds csi-attacher (once, into the same cache; only the zones' cluster attaches volumes) and
-#       prints its bin directory (last line).
+#       builds csi-attacher (once; only the zones' cluster attaches volumes) and prints its bin
+#       directory (last line).
 #   csi.sh sanity [--attach | --split] [CSI-SANITY FLAGS...]
 #       runs csi-sanity against a fresh driver in a temporary directory and cleans up; exits with
 #       csi-sanity's code. Without a flag the one node's driver; --attach one process with a zone,
@@ -43,95 +44,17 @@ here="$(cd "$(dirname "$0")" && pwd)"
 cache="${APPSTORAGE_CACHE:-$HOME/.cache/kubectl-appstorage}/node"
 driver_name=csi.appstorage.local
 
-# Pinned releases (all served by the Go module proxy).
-provisioner_mod=github.com/kubernetes-csi/external-provisioner/v6 provisioner_version=v6.4.0
-resizer_mod=github.com/kubernetes-csi/external-resizer/v2 resizer_version=v2.3.0
-sanity_mod=github.com/kubernetes-csi/csi-test/v5 sanity_version=v5.4.0
-attacher_mod=github.com/kubernetes-csi/external-attacher/v4 attacher_version=v4.13.0
-
 die() { echo "csi: $*" >&2; exit 1; }
 log() { echo "csi: $*" >&2; }
 
-# build_module MOD VERSION PKG OUT LDFLAGS: builds PKG inside a writable copy of MOD@VERSION, because
-# external-provisioner's go.mod has replace directives, which `go install MOD@VERSION` refuses.
-build_module() {
-  local mod=$1 version=$2 pkg=$3 out=$4 ldflags=$5 dir work
-  # Outside any module, so that no go.mod around the caller has a say.
-  dir="$(cd / && go mod download -json "$mod@$version" | sed -n 's/^\t"Dir": "\(.*\)",$/\1/p')" || true
-  [[ -n "$dir" && -d "$dir" ]] || die "the Go module proxy did not give $mod@$version (see: go mod download -json $mod@$version)"
-  work="$(mktemp -d)"
-  cp -r "$dir/." "$work/" && chmod -R u+w "$work"
-  # -mod=mod: a module zip keeps only vendor/modules.txt, not the vendored code.
-  (cd "$work" && CGO_ENABLED=0 go build -mod=mod -trimpath -ldflags "-s -w $ldflags" -o "$out" "./$pkg") >&2 ||
-    { rm -rf "$work"; die "building $mod@$version failed (see above)"; }
-  rm -rf "$work"
-}
+# The sidecars, csi-sanity and csi-attacher are programs of the lab's newest pin
+# (lab/controlplane/versions/MINOR.mod, which pins their releases), built beside the servers
+# (lab/controlplane/build.sh), whose packages they share; the driver changes with its source.
+controlplane_build() { bash "$here/../controlplane/build.sh" "$@" | tail -n 1; }
 
-# The sidecars and csi-sanity change only with their pins and the Go toolchain; the driver with its
-# source. They are cached apart so that editing the driver does not rebuild the sidecars (5 minutes
-# each). The sidecars' key still names csi-sanity's version: they were built together until the demo
-# stopped building csi-sanity, and the same key keeps the sidecars already built valid.
-build_sidecars() {
-  local key bin tmp start
-  key="$(echo "$provisioner_version $resizer_version $sanity_version $(go env GOVERSION)" | sha256sum | cut -c1-12)"
-  bin="$cache/csi-sidecars-$key/bin"
-  if [[ ! -x "$bin/csi-provisioner" || ! -x "$bin/csi-resizer" ]]; then
-    rm -rf "$bin".tmp.* # what a failed or killed build left (the lock is held)
-    tmp="$bin.tmp.$$"; mkdir -p "$tmp"
-    start=$SECONDS
-    log "building csi-provisioner $provisioner_version and csi-resizer $resizer_version (first time only, several minutes)"
-    build_module "$provisioner_mod" "$provisioner_version" cmd/csi-provisioner "$tmp/csi-provisioner" "-X main.version=$provisioner_version"
-    build_module "$resizer_mod" "$resizer_version" cmd/csi-resizer "$tmp/csi-resizer" "-X main.version=$resizer_version"
-    rm -rf "$bin" && mv "$tmp" "$bin"
-    log "built the sidecars in $((SECONDS - start))s"
-  fi
-  sidecars_bin=$bin
-}
-
-# csi-sanity: its own folder, or the sidecars' folder where it was built with them before.
-cmd_build_sanity() {
-  local key bin old
-  mkdir -p "$cache"
-  exec 9>"$cache/csi.lock"
-  flock 9
-  key="$(echo "$sanity_version $(go env GOVERSION)" | sha256sum | cut -c1-12)"
-  bin="$cache/csi-sanity-$key/bin"
-  old="$cache/csi-sidecars-$(echo "$provisioner_version $resizer_version $sanity_version $(go env GOVERSION)" | sha256sum | cut -c1-12)/bin"
-  if [[ ! -x "$bin/csi-sanity" && -x "$old/csi-sanity" ]]; then
-    mkdir -p "$bin" && cp "$old/csi-sanity" "$bin/csi-sanity"
-  fi
-  build_once "$bin" csi-sanity "$sanity_mod" "$sanity_version" "-X main.VERSION=$sanity_version"
-  exec 9>&-
-  echo "$bin"
-}
-
-# build_once BIN NAME MOD VERSION LDFLAGS: builds MOD's cmd/NAME into BIN/NAME unless it is there
-# (the caller holds the cache's lock).
-build_once() {
-  local bin=$1 name=$2 mod=$3 version=$4 ldflags=$5 tmp start
-  [[ -x "$bin/$name" ]] && return 0
-  rm -rf "$bin".tmp.* # what a failed or killed build left
-  tmp="$bin.tmp.$$"; mkdir -p "$tmp"
-  start=$SECONDS
-  log "building $name $version (first time only, a few minutes)"
-  build_module "$mod" "$version" "cmd/$name" "$tmp/$name" "$ldflags"
-  rm -rf "$bin" && mv "$tmp" "$bin"
-  log "built $name in $((SECONDS - start))s"
-}
-
-# external-attacher: only the zones' cluster (scripts/cluster up --nodes) attaches volumes, so it is
-# built apart, the first time that cluster starts.
-cmd_build_attacher() {
-  local key bin
-  mkdir -p "$cache"
-  exec 9>"$cache/csi.lock"
-  flock 9
-  key="$(echo "$attacher_version $(go env GOVERSION)" | sha256sum | cut -c1-12)"
-  bin="$cache/csi-attacher-$key/bin"
-  build_once "$bin" csi-attacher "$attacher_mod" "$attacher_version" "-X main.version=$attacher_version"
-  exec 9>&-
-  echo "$bin"
-}
+cmd_build_sanity() { controlplane_build --program csi-sanity; }
+# external-attacher: only the zones' cluster (scripts/cluster up --nodes) attaches volumes.
+cmd_build_attacher() { controlplane_build --program csi-attacher; }
 
 driver_hash() {
   (cd "$here/csi" && find . -type f \( -name '*.go' ! -name '*_test.go' -o -name go.mod -o -name go.sum \) | LC_ALL=C sort | xargs sha256sum) |
@@ -139,11 +62,11 @@ driver_hash() {
 }
 
 cmd_build() {
+  local sidecars_bin key bin tmp start f
+  sidecars_bin="$(controlplane_build newest)" || exit 1
   mkdir -p "$cache"
   exec 9>"$cache/csi.lock"
   flock 9
-  build_sidecars
-  local key bin tmp start f
   key="$(echo "$sidecars_bin $(driver_hash) $(go env GOVERSION)" | sha256sum | cut -c1-12)"
   bin="$cache/csi-$key/bin"
   if [[ ! -x "$bin/appstorage-csi-driver" ]]; then

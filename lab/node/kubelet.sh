@@ -1,9 +1,8 @@
 #!/usr/bin/env bash
-# The node's Kubernetes programs: kube-scheduler and kubelet of the control plane's release,
-# built from the node's own pin (kube/versions/MINOR.mod: the control plane's pin plus what these
-# two need), started without systemd.
+# The node's Kubernetes programs: kube-scheduler and kubelet of the control plane's release (links
+# to its servers binary, lab/controlplane/build.sh), started without systemd.
 #
-#   kubelet.sh build [MINOR|RELEASE]  builds both of that minor (default: the control plane's newest)
+#   kubelet.sh build [MINOR|RELEASE]  builds both of that minor (default: the newest pinned)
 #                                     once into the cache; prints the bin dir (last line)
 #   kubelet.sh up STATE BIN NODE_NAME starts kube-scheduler and kubelet for the cluster in STATE
 #                                     (its pki, ports from APPSTORAGE_PORT_BASE, containerd socket
@@ -14,44 +13,15 @@
 #                                     prints the KubeletConfiguration of a node (nodes.sh's too)
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
-cache="${APPSTORAGE_CACHE:-$HOME/.cache/kubectl-appstorage}"
 die() { echo "kubelet: $*" >&2; exit 1; }
 
 build() {
-  local minor="${1:-}" modfile sum version bin tmp start
-  # A minor or a release (the control plane's, v1.38.0-beta.0, say): its minor decides.
-  [[ -n "$minor" ]] || minor="$("$here/../controlplane/build.sh" --resolve newest)"
-  minor="${minor#v}"; [[ "$minor" =~ ^1\.[0-9]+ ]] && minor="${BASH_REMATCH[0]}"
-  modfile="$here/kube/versions/$minor.mod"
-  # A minor with only a pre-release pinned (kube/versions/prerelease, as the control plane's).
-  [[ -f "$modfile" ]] || modfile="$here/kube/versions/prerelease/$minor.mod"
-  [[ -f "$modfile" ]] || die "the node has no pin of Kubernetes $minor; make one with lab/node/kube/pin.sh $minor"
-  version="$(awk '$1=="k8s.io/kubernetes" && $2 ~ /^v/ {print $2; exit}' "$modfile")"
-  sum="$(sha256sum "${modfile%.mod}.sum" | cut -c1-12)"
-  bin="$cache/node/kube-${version}-${sum}/bin"
-  mkdir -p "$cache/node"
-  # One build at a time: a second caller waits and then finds the binaries.
-  exec 9>"$cache/node/.kube-build.lock"
-  flock 9
-  if [[ ! -x "$bin/kubelet" || ! -x "$bin/kube-scheduler" ]]; then
-    tmp="$bin.tmp.$$"; mkdir -p "$tmp"
-    local major="${version#v}" pkg=k8s.io/component-base/version ldflags
-    major="${major%%.*}"; local mnr="${version#v*.}"; mnr="${mnr%%.*}"
-    # The control plane's flags exactly (lab/controlplane/build.sh), so go's build cache
-    # serves every package both use.
-    ldflags="-s -w -X $pkg.gitVersion=$version -X $pkg.gitMajor=$major -X $pkg.gitMinor=$mnr -X $pkg.gitTreeState=clean"
-    ldflags="$ldflags -X k8s.io/client-go/pkg/version.gitVersion=$version"
-    # The pin's own Go toolchain, if it names one (as lab/controlplane/build.sh does).
-    local toolchain; toolchain="$(awk '$1=="toolchain" {print $2; exit}' "$modfile")"
-    start=$SECONDS
-    echo "building kubelet and kube-scheduler $version into $bin${toolchain:+ with $toolchain} (first time only, a few minutes)" >&2
-    (cd "$here/kube" && { [[ -z "$toolchain" ]] || export GOTOOLCHAIN="$toolchain"; } && CGO_ENABLED=0 go build -modfile="$modfile" -trimpath -ldflags "$ldflags" -o "$tmp/" \
-      k8s.io/kubernetes/cmd/kubelet k8s.io/kubernetes/cmd/kube-scheduler) >&2 ||
-      { rm -rf "$tmp"; die "building kubelet and kube-scheduler $version failed (see above)"; }
-    rm -rf "$bin" && mv "$tmp" "$bin"
-    echo "built kubelet and kube-scheduler $version in $((SECONDS - start))s" >&2
-  fi
-  flock -u 9
+  local spec="${1:-newest}" bin
+  # kubelet and kube-scheduler are links to the lab's servers binary of that release
+  # (lab/controlplane/build.sh), which only the newest pin builds with them.
+  bin="$(bash "$here/../controlplane/build.sh" "$spec" | tail -n 1)" || exit 1
+  [[ -x "$bin/kubelet" && -x "$bin/kube-scheduler" ]] ||
+    die "the pin of Kubernetes $spec has the control plane only; the node runs the newest pinned release (lab/controlplane/build.sh --list)"
   echo "$bin"
 }
 

@@ -100,7 +100,7 @@ build() {
   [[ -x /bin/busybox ]] && /bin/busybox --list | grep -x mv >/dev/null || die "busybox-static is missing; install it: apt-get install busybox-static"
   local bin module key out tmp
   bin="$("$here/build.sh" agnhost | tail -n 1)"
-  module="$(cd "$here" && go list -m -f '{{.Dir}}' k8s.io/kubernetes)"
+  module="$(cd "$here/.." && go list -modfile="$(bash "$here/../controlplane/build.sh" --modfile newest)" -m -f '{{.Dir}}' k8s.io/kubernetes)"
   key="$( { sha /bin/busybox; sha "$bin/agnhost"; sha "$here/images.sh"; } | sha256sum | cut -c1-12)"
   out="$cache/images-$key"
   if [[ ! -f "$out/agnhost.tar" || ! -f "$out/busybox.tar" || ! -f "$out/nginx.tar" ]]; then
