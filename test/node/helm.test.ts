@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
 import { join } from "node:path";
 import { describe, test } from "node:test";
-import { claims, helm, kubeconfig, kubectl, namespace, root, runPlugin, uids } from "../shared/harness";
+import { claims, eventually, getSts, helm, kubeconfig, kubectl, namespace, root, runPlugin, uids } from "../shared/harness";
 import { allReady, running, workloadImage } from "../shared/node";
 
 const chart = (version: 1 | 2) => join(root, "test", "fixtures", "helm", `db-${version}`);
@@ -67,8 +67,18 @@ for (const major of [4, 3] as const) {
       const upgrade = run(h, ["upgrade", "db", chart(2), "-n", ns, ...values]);
       assert.equal(upgrade.code, 0, upgrade.stderr);
       assert.equal((await runPlugin(["diff", "-f", "-", "-n", ns], { input: manifest.stdout })).code, 0, "nothing left to change");
-      // A while for anything the upgrade set in motion (a rollout would show here).
-      await new Promise((r) => setTimeout(r, 5000));
+      // Whatever the upgrade set in motion shows once the StatefulSet controller has seen the upgraded
+      // object: a changed pod template as a new update revision (a rollout), so wait for that, not a while.
+      await eventually(
+        "the StatefulSet controller observed the upgraded object",
+        () => {
+          const s = getSts(ns, "db");
+          return (s.status?.observedGeneration ?? 0) >= (s.metadata.generation ?? 1);
+        },
+        120_000,
+      );
+      const upgraded = getSts(ns, "db");
+      assert.equal(upgraded.status?.updateRevision, upgraded.status?.currentRevision, "no rollout: the upgrade left the pod template as it was");
       const after = await allReady(ns, "db", 2);
       assert.deepEqual(after, before, "same pods, same containers, no restarts");
       assert.deepEqual(uids(ns), ids, "every pod and claim kept its uid");

@@ -89,7 +89,8 @@ describe("node: --migrate-existing stops with what to do", { timeout: 1_500_000 
     const took = (Date.now() - started) / 1000;
     t.diagnostic(`stopped after ${took.toFixed(1)} s: ${stopped.stderr.trim().split("\n").at(-1)}`);
     assert.equal(stopped.code, 1, stopped.stderr);
-    assert.ok(took < 60, `stopped within a minute (${took} s)`);
+    // Stopped by the pod's state (about 20 s here), not by --timeout (240 s here): the margin is for a loaded 2-core machine.
+    assert.ok(took < 150, `stopped well before --timeout (${took} s)`);
     assert.match(
       stopped.stderr,
       new RegExp(
@@ -121,7 +122,8 @@ describe("node: --migrate-existing stops with what to do", { timeout: 1_500_000 
     const took = (Date.now() - started) / 1000;
     t.diagnostic(`stopped after ${took.toFixed(1)} s`);
     assert.equal(stopped.code, 1, stopped.stderr);
-    assert.ok(took < 60, `stopped within a minute (${took} s)`);
+    // Stopped by the pod's state (about 20 s here), not by --timeout (240 s here): the margin is for a loaded 2-core machine.
+    assert.ok(took < 150, `stopped well before --timeout (${took} s)`);
     assert.match(
       stopped.stderr,
       /\nerror: claim data-db-1: copy pod appstorage-copy-data-db-1 cannot start: Unschedulable \(0\/1 nodes are available: .*Insufficient memory.*\); image appstorage\.local\/workload:1: the copy pod must run on node \S+, where the claim's replica runs, and tolerates every taint: make room there \(or lower the namespace's LimitRange defaults\), or choose a class whose volumes that node can use; the pod was removed .*\n$/,

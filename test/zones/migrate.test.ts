@@ -152,7 +152,8 @@ describe("zones: --migrate-existing over three zones", { timeout: 1_800_000 }, (
     }
     const took = (Date.now() - started) / 1000;
     assert.notEqual(r.code, 0, r.stderr);
-    assert.ok(took < 60 + 30, `stopped within --timeout (60s), in ${took}s`);
+    // Stopped by the 60 s --timeout, not by the default 5 minutes: the margin is for a loaded 2-core machine.
+    assert.ok(took < 60 + 120, `stopped within --timeout (60s) and a margin, in ${took}s`);
     const last = r.stderr.trim().split("\n").at(-1) ?? "";
     assert.match(
       last,
