@@ -1,5 +1,5 @@
 // Permissions: what a plan asks before it changes anything, how a namespace admin without access
-// to storage classes is planned for, and the Role that `rbac` prints and the README shows, all
+// to storage classes is planned for, and the Role that `rbac` prints and docs/reference.md shows, all
 // from the one table in src/plan/access.ts.
 import assert from "node:assert/strict";
 import { readFileSync, writeFileSync } from "node:fs";
@@ -103,18 +103,18 @@ describe("the preflight's checks come from the plan's steps", () => {
   });
 });
 
-describe("rbac and the README's table, from the same table", () => {
+describe("rbac and the permission table of docs/reference.md, from the same table", () => {
   test("the Role, its binding and the optional ClusterRole (golden)", () => assertGolden("rbac.yaml", renderRbac(permissionTable(), "team-a")));
-  test("the README's permission table is the one the table makes", () => {
-    const readme = join(__dirname, "..", "..", "README.md");
-    const text = readFileSync(readme, "utf8");
-    const begin = "<!-- permissions:begin (generated from src/plan/access.ts; UPDATE_README=1 npm run test:unit rewrites it) -->\n";
+  test("docs/reference.md's permission table is the one the table makes", () => {
+    const page = join(__dirname, "..", "..", "docs", "reference.md");
+    const text = readFileSync(page, "utf8");
+    const begin = "<!-- permissions:begin (generated from src/plan/access.ts; UPDATE_DOCS=1 npm run test:unit rewrites it) -->\n";
     const end = "<!-- permissions:end -->";
     const start = text.indexOf(begin);
     const stop = text.indexOf(end);
-    assert.ok(start >= 0 && stop > start, "README.md has the permissions markers");
+    assert.ok(start >= 0 && stop > start, "docs/reference.md has the permissions markers");
     const expected = permissionsMarkdown(permissionTable());
-    if (process.env["UPDATE_README"] === "1") writeFileSync(readme, text.slice(0, start + begin.length) + expected + text.slice(stop));
+    if (process.env["UPDATE_DOCS"] === "1") writeFileSync(page, text.slice(0, start + begin.length) + expected + text.slice(stop));
     else assert.equal(text.slice(start + begin.length, stop), expected);
   });
 });
