@@ -292,6 +292,10 @@ async function holdAdoption(proxy: FaultProxy, running: Promise<unknown>): Promi
   if (!held) return;
   const pid = controllerManagerPid();
   process.kill(pid, "SIGSTOP");
+  // A process of its own continues the controller manager after 15 s whatever happens here: a blocked
+  // event loop (a synchronous wait of another case) or a killed test run would otherwise leave it stopped.
+  const watchdog = spawn("sh", ["-c", `sleep 15; kill -CONT ${pid}`], { detached: true, stdio: "ignore" });
+  watchdog.unref();
   try {
     held.release();
     const deadline = Date.now() + 10_000;
@@ -301,6 +305,7 @@ async function holdAdoption(proxy: FaultProxy, running: Promise<unknown>): Promi
     }
   } finally {
     process.kill(pid, "SIGCONT");
+    watchdog.kill();
   }
 }
 
