@@ -24,6 +24,10 @@ export interface ShowOptions {
   selector?: string;
   /** -o as given (printFlags.show says which values). */
   output?: string;
+  /** --no-headers: the tables (and -o custom-columns) without their header lines. */
+  noHeaders?: boolean;
+  /** --show-labels: a LABELS column, last: a claim template's labels, a claim's. */
+  showLabels?: boolean;
 }
 
 /** The Validate step: usage errors only, before anything is read. */

@@ -142,4 +142,5 @@ export const printFlags = {
   set: new PrintFlags(["json", "yaml", "name"]),
   undo: new PrintFlags(["json", "yaml", "name"]),
   rbac: new PrintFlags(["yaml", "json"]),
+  version: new PrintFlags(["json", "yaml"]),
 } as const;

@@ -25,12 +25,15 @@ function directive(r: CompletionRequest): number {
 describe("completionRequest: what the word under the cursor needs", () => {
   test("subcommands, with descriptions, never files", () => {
     const r = request("");
-    assert.deepEqual(values(r), ["show", "diff", "set", "history", "undo", "rbac", "completion"]);
+    assert.deepEqual(values(r), ["show", "diff", "set", "history", "undo", "rbac", "completion", "version", "options"]);
     assert.equal(directive(r), Directive.NoFileComp);
     assert.ok(r.kind === "answer" && r.answer.candidates[0]!.description?.startsWith("Show claim templates"));
   });
   test("subcommands by prefix", () => assert.deepEqual(values(request("s")), ["show", "set"]));
-  test("the hidden __complete is not offered", () => assert.ok(!values(request("_")).length));
+  test("the hidden __complete and help are not offered", () => {
+    assert.ok(!values(request("_")).length);
+    assert.ok(!values(request("h")).includes("help"));
+  });
   test("an unknown command completes nothing", () => assert.deepEqual(values(request("frobnicate", "")), []));
 
   test("every flag of a command, long and short, from the table that builds the parser", () => {
@@ -47,9 +50,15 @@ describe("completionRequest: what the word under the cursor needs", () => {
     for (const command of ["show", "diff", "set"]) {
       const offered = values(request(command, "--"));
       const text = help(command);
-      for (const flag of [...commandDefs.find((c) => c.name === command)!.flags, ...kubeFlagDefs]) {
+      for (const flag of commandDefs.find((c) => c.name === command)!.flags) {
         assert.ok(offered.includes(`--${flag.name}`), `${command} --${flag.name}`);
-        assert.ok(text.includes(`--${flag.name}`), `${command} --help shows --${flag.name}`);
+        assert.ok(text.includes(`--${flag.name}=`), `${command} --help shows --${flag.name}`);
+      }
+      // kubectl's global flags are offered everywhere, and printed once, by options.
+      for (const flag of kubeFlagDefs) {
+        assert.ok(offered.includes(`--${flag.name}`), `${command} --${flag.name}`);
+        assert.ok(!text.includes(`--${flag.name}=`), `${command} --help leaves --${flag.name} to options`);
+        assert.ok(help("options").includes(`--${flag.name}=`), `options shows --${flag.name}`);
       }
     }
   });
@@ -89,7 +98,7 @@ describe("completionRequest: what the word under the cursor needs", () => {
     ],
     [
       ["completion", ""],
-      ["bash", "zsh"],
+      ["bash", "zsh", "fish", "powershell"],
     ],
     [["set", "--timeout", ""], []],
   ];
@@ -195,11 +204,11 @@ describe("cobra's __complete output", () => {
 });
 
 describe("completion scripts", () => {
-  test("parseArgs: completion bash|zsh is text; __complete is the hidden command", () => {
-    assert.deepEqual(parseArgs(["completion", "bash"]), { kind: "text", text: completionScript("bash") });
+  test("parseArgs: completion SHELL is text for each of the four shells; __complete is the hidden command", () => {
+    for (const shell of ["bash", "zsh", "fish", "powershell"] as const) assert.deepEqual(parseArgs(["completion", shell]), { kind: "text", text: completionScript(shell) });
     assert.deepEqual(parseArgs(["__complete", "set", ""]), { kind: "complete", words: ["set", ""], descriptions: true });
     assert.deepEqual(parseArgs(["__completeNoDesc", ""]), { kind: "complete", words: [""], descriptions: false });
-    assert.throws(() => parseArgs(["completion", "fish"]), /Invalid values|must be one of/);
+    assert.throws(() => parseArgs(["completion", "tcsh"]), /Unsupported shell type "tcsh": use one of bash, zsh, fish, powershell$/);
     assert.ok(!help().includes("__complete"));
   });
   test("each script registers kubectl-appstorage and calls the hidden command", () => {
