@@ -2,6 +2,8 @@ import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { parseArgs } from "../../src/cli/root";
 import { commandLine } from "../fixtures/command-line";
+import { runSet } from "../../src/commands/set";
+import { UsageError } from "../../src/errors";
 
 describe("parseArgs", () => {
   test("set with every flag", () => {
@@ -268,6 +270,10 @@ describe("parseArgs", () => {
     [["rbac", "extra"], /rbac accepts at most 0 argument\(s\), received 1/],
     [["completion"], /completion needs a shell: bash, zsh, fish or powershell/],
     [["completion", "tcsh"], /Unsupported shell type "tcsh"/],
+    [["set", "db", "data=2"], /: invalid size for data: 2 bytes: did you mean 2Gi\?$/],
+    [["set", "db", "data=2,fast"], /: invalid size for data: 2 bytes: did you mean 2Gi\?$/],
+    [["diff", "db", "logs=size=512"], /: invalid size for logs: 512 bytes: did you mean 512Gi\?$/],
+    [["set", "-l", "app=db", "data=1.5"], /: invalid size for data: 1\.5 bytes: did you mean 1\.5Gi\?$/],
     [["--bogus"], /: unknown flag: --bogus$/],
     [["show", "--version"], /: unknown flag: --version$/],
     [["show", "--no-show-labels"], /: unknown flag: --no-show-labels$/],
@@ -282,4 +288,23 @@ describe("parseArgs", () => {
     [["show", "-n", ""], /--namespace must not be empty/],
   ];
   for (const [args, why] of refused) test(`refuses ${JSON.stringify(args)}`, () => assert.throws(() => commandLine(args), why));
+  test("a size with a unit, or of 1Mi and more in bytes, goes on to the plan's rules", () => {
+    for (const d of ["data=2Ki", "data=500k", "data=2Gi", "data=1048576", "data=fast", "data=2Gi,vac=gold"]) assert.doesNotThrow(() => commandLine(["set", "db", d]), d);
+  });
+  test("a size without its unit is refused before anything is read: set data=2 changes nothing", async () => {
+    let connected = false;
+    const p = parseArgs(["set", "db", "data=2", "--yes"]);
+    assert.equal(p.kind, "set");
+    if (p.kind !== "set") return;
+    const sink = { write: () => true };
+    const deps = {
+      streams: { in: process.stdin, out: sink, errOut: sink },
+      env: {},
+      platform: "linux" as const,
+      now: () => new Date(),
+      connect: async () => ((connected = true), Promise.reject(new Error("no"))),
+    };
+    await assert.rejects(runSet(p, deps), (e: unknown) => e instanceof UsageError && e.message === "invalid size for data: 2 bytes: did you mean 2Gi?");
+    assert.equal(connected, false);
+  });
 });
