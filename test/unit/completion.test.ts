@@ -1,9 +1,20 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { claimTemplateAnswer, type CompletionRequest, completionRequest, completionScript, Directive, formatAnswer, namedAnswer, namespaceAnswer, statefulSetAnswer } from "../../src/cli/completion";
+import {
+  claimTemplateAnswer,
+  type CompletionRequest,
+  completionRequest,
+  completionScript,
+  Directive,
+  formatAnswer,
+  namedAnswer,
+  namespaceAnswer,
+  statefulSetAnswer,
+  storageClassAnswer,
+} from "../../src/cli/completion";
 import { commandDefs, kubeFlagDefs } from "../../src/cli/flags";
 import { parseArgs } from "../../src/cli/root";
-import { sts } from "../fixtures/builders";
+import { storageClass, sts } from "../fixtures/builders";
 
 function help(command?: string): string {
   const p = parseArgs(command ? [command, "--help"] : ["--help"]);
@@ -194,6 +205,33 @@ describe("answers from the cluster", () => {
       namespaceAnswer(["prod", "default", "preview"], "pr").candidates.map((c) => c.value),
       ["preview", "prod"],
     ));
+});
+
+describe("storage classes after CLAIM=SIZE,", () => {
+  test("a size and a comma ask for the cluster's storage classes; the typed part before the class is kept", () => {
+    for (const command of ["set", "diff"]) {
+      assert.deepEqual(request(command, "db", "data=2Gi,"), { kind: "storageClasses", flags: {}, head: "data=2Gi,", prefix: "" });
+      assert.deepEqual(request(command, "-n", "prod", "db", "logs=1Gi", "data=2Gi,fa"), { kind: "storageClasses", flags: { namespace: "prod" }, head: "data=2Gi,", prefix: "fa" });
+    }
+    assert.deepEqual(request("set", "db", "data=size=2Gi,vac=gold,"), { kind: "storageClasses", flags: {}, head: "data=size=2Gi,vac=gold,", prefix: "" });
+  });
+  test("not once a class is given, nor before a size", () => {
+    for (const word of ["data=2Gi,fast,", "data=fast,", "data=", "data=2Gi"]) assert.equal(request("set", "db", word).kind, "claimTemplates", word);
+  });
+  test("each class by name, after the directive typed so far, described by what it does with volumes", () => {
+    const csi = storageClass("csi-hostpath-sc", { expandable: true, default: true });
+    csi.provisioner = "hostpath.csi.k8s.io";
+    const a = storageClassAnswer([storageClass("standard"), csi], "data=2Gi,", "");
+    assert.deepEqual(a.candidates, [
+      { value: "data=2Gi,csi-hostpath-sc", description: "hostpath.csi.k8s.io, the default, volumes expand" },
+      { value: "data=2Gi,standard", description: "example.com/test, volumes do not expand" },
+    ]);
+    assert.equal(a.directive, Directive.NoFileComp);
+    assert.deepEqual(
+      storageClassAnswer([storageClass("standard"), csi], "data=2Gi,", "st").candidates.map((c) => c.value),
+      ["data=2Gi,standard"],
+    );
+  });
 });
 
 describe("cobra's __complete output", () => {
