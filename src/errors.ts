@@ -2,7 +2,18 @@
 // them into a message and an exit code (kubectl's: 1 for an error; diff: 1 = differences, >1 error).
 
 /** Bad command line: wrong arguments, unknown flags, invalid values. Nothing was read or changed. */
-export class UsageError extends Error {}
+export class UsageError extends Error {
+  /**
+   * @param text what stderr shows instead of "error: MESSAGE", when that is not enough: cobra's
+   * unknown command and kubectl's unknown flag, with "Did you mean this?" and where the usage is
+   */
+  constructor(
+    message: string,
+    readonly text?: string,
+  ) {
+    super(message);
+  }
+}
 
 /** The request cannot be done safely, or at all: a refusal. Nothing was changed. */
 export class RefusedError extends Error {}

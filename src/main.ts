@@ -11,7 +11,7 @@ import type { IOStreams } from "./streams";
 const holderDead = (holder: string): boolean => isHolderDead(holder, process.pid);
 
 async function dispatch(cmd: ParsedCommand, streams: IOStreams): Promise<void> {
-  const deps = { streams, env: process.env, platform: process.platform, now: () => new Date(), pid: process.pid, holderDead };
+  const deps = { streams, env: process.env, platform: process.platform, arch: process.arch, now: () => new Date(), pid: process.pid, holderDead };
   switch (cmd.kind) {
     case "text":
       streams.out.write(cmd.text);
@@ -39,6 +39,10 @@ async function dispatch(cmd: ParsedCommand, streams: IOStreams): Promise<void> {
     case "rbac": {
       const { runRbac } = await import("./commands/rbac");
       return runRbac(cmd, deps);
+    }
+    case "version": {
+      const { runVersion } = await import("./commands/version");
+      return runVersion(cmd, deps);
     }
     case "set": {
       const { runSet } = await import("./commands/set");
@@ -77,7 +81,8 @@ async function main(): Promise<void> {
     await dispatch(cmd, streams);
     process.exitCode = 0;
   } catch (err) {
-    if (!(err instanceof ExitCode)) {
+    if (err instanceof UsageError && err.text) streams.errOut.write(err.text);
+    else if (!(err instanceof ExitCode)) {
       const line = messageFor(err).split("\n")[0];
       streams.errOut.write(`error: ${line}\n`);
       if (process.env["APPSTORAGE_DEBUG"] && err instanceof Error) streams.errOut.write(`${err.stack}\n`);

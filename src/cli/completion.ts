@@ -6,7 +6,7 @@
 // the table in src/cli/flags.ts that also builds the parser, so completion follows every flag.
 // Cluster lookups (StatefulSet names, claim templates) are in src/commands/completion.ts.
 import type { KubeFlags } from "../kube/kube-flags";
-import type { StatefulSet } from "../api/types";
+import type { StatefulSet, StorageClass } from "../api/types";
 import { type CommandDef, commandDefs, completionShells, type FlagDef, helpFlagDef, kubeFlagDefs, kubeFlags } from "./flags";
 
 /** cobra's ShellCompDirective bits; 0 lets the shell fall back to file names. */
@@ -27,6 +27,8 @@ export type CompletionRequest =
   | { kind: "answer"; answer: Answer }
   | { kind: "statefulsets"; flags: KubeFlags; prefix: string }
   | { kind: "claimTemplates"; flags: KubeFlags; statefulSet: string; prefix: string; given: string[] }
+  /** CLAIM=SIZE, and no class yet: the cluster's storage classes, after what is typed up to the last comma (head). */
+  | { kind: "storageClasses"; flags: KubeFlags; head: string; prefix: string }
   /** --template-label, --template-annotation: CLAIM: of the StatefulSet's templates, then that template's keys. */
   | { kind: "templateKeys"; flags: KubeFlags; statefulSet: string; which: "label" | "annotation"; prefix: string; shown: string }
   | { kind: "namespaces"; flags: KubeFlags; prefix: string }
@@ -122,7 +124,7 @@ export function completionRequest(words: readonly string[], commands: readonly C
     const found = toComplete.startsWith("--") && toComplete.includes("=") ? findFlag(flags, toComplete) : undefined;
     if (found && takesValue(found.flag)) return flagValues(found.flag, found.inline ?? "", `--${found.flag.name}=`, values, positionals[0]);
     // A repeatable flag may be given again; any other is offered once.
-    const offered = flags.filter((f) => !seen.has(f.name) || f.type === "stringArray");
+    const offered = flags.filter((f) => !f.hidden && (!seen.has(f.name) || f.type === "stringArray"));
     const candidates = offered.flatMap((f) => [
       { value: `--${f.name}`, description: f.describe },
       ...(f.short && f.short !== f.name && !toComplete.startsWith("--") ? [{ value: `-${f.short}`, description: f.describe }] : []),
@@ -132,7 +134,7 @@ export function completionRequest(words: readonly string[], commands: readonly C
   if (!command)
     return answer(
       matching(
-        commands.map((c) => ({ value: c.name, description: c.describe })),
+        commands.filter((c) => !c.hidden).map((c) => ({ value: c.name, description: c.describe })),
         toComplete,
       ),
     );
@@ -140,15 +142,17 @@ export function completionRequest(words: readonly string[], commands: readonly C
   const slots = command.positionals;
   const slot = slots[Math.min(positionals.length, slots.length - 1)];
   if (slot === undefined || (positionals.length >= slots.length && !slot.variadic)) return answer([]);
-  if (slot.choices)
+  if (slot.complete === "shell")
     return answer(
       matching(
-        slot.choices.map((value) => ({ value })),
+        completionShells.map((value) => ({ value })),
         toComplete,
       ),
     );
   if (slot.complete === "statefulset") return { kind: "statefulsets", flags: flagsSoFar(values), prefix: toComplete };
   if (slot.complete === "claimTemplates") {
+    const head = classHead(toComplete);
+    if (head !== undefined) return { kind: "storageClasses", flags: flagsSoFar(values), head, prefix: toComplete.slice(head.length) };
     return {
       kind: "claimTemplates",
       flags: flagsSoFar(values),
@@ -158,6 +162,34 @@ export function completionRequest(words: readonly string[], commands: readonly C
     };
   }
   return answer([]);
+}
+
+/**
+ * A directive with a size and no class yet, typed up to a comma (data=2Gi, or data=2Gi,vac=gold,):
+ * what precedes the class being typed. A word that is not a size, vac= or size= is a class already.
+ */
+function classHead(word: string): string | undefined {
+  const eq = word.indexOf("=");
+  const comma = word.lastIndexOf(",");
+  if (eq < 0 || comma < eq) return undefined;
+  const items = word.slice(eq + 1, comma).split(",");
+  const size = (item: string) => /^(size=)?[+-]?[0-9.]/.test(item);
+  const storageClass = (item: string) => !size(item) && !item.startsWith("vac=");
+  if (!items.some(size) || items.some(storageClass)) return undefined;
+  return word.slice(0, comma + 1);
+}
+
+/** Storage class names after CLAIM=SIZE, (head), each described by what it does with volumes. */
+export function storageClassAnswer(classes: readonly StorageClass[], head: string, prefix: string): Answer {
+  const candidates = [...classes]
+    .filter((c) => c.metadata.name)
+    .sort((a, b) => (a.metadata.name! < b.metadata.name! ? -1 : 1))
+    .map((c) => {
+      const isDefault = c.metadata.annotations?.["storageclass.kubernetes.io/is-default-class"] === "true";
+      const what = [c.provisioner, isDefault ? "the default" : "", c.allowVolumeExpansion ? "volumes expand" : "volumes do not expand"].filter(Boolean).join(", ");
+      return { value: `${head}${c.metadata.name}`, description: what };
+    });
+  return { candidates: matching(candidates, head + prefix), directive: Directive.NoFileComp };
 }
 
 /** StatefulSet names, each described by its claim templates. */
@@ -234,64 +266,4 @@ export function formatAnswer(a: Answer, descriptions: boolean): string {
   return [...lines, `:${a.directive}`, ""].join("\n");
 }
 
-const bashScript = `# bash completion for kubectl-appstorage: source <(kubectl-appstorage completion bash)
-# This completes the binary run by its own name. \`kubectl appstorage <TAB>\` is completed by
-# kubectl's completion, which runs the kubectl_complete-appstorage executable (see the README).
-_kubectl_appstorage() {
-  local line="\${COMP_LINE:0:COMP_POINT}" cur out directive c
-  local -a words lines
-  read -ra words <<<"$line"
-  # read drops a trailing empty word: a line that ends in a space starts a new word.
-  [[ "$line" =~ [[:space:]]$ ]] && words+=("")
-  cur="\${words[\${#words[@]}-1]}"
-  mapfile -t lines < <("\${words[0]}" __completeNoDesc "\${words[@]:1}" 2>/dev/null)
-  (( \${#lines[@]} )) || return
-  directive="\${lines[\${#lines[@]}-1]#:}"
-  unset 'lines[\${#lines[@]}-1]'
-  (( directive & 1 )) && return
-  (( directive & 2 )) && compopt -o nospace 2>/dev/null
-  (( directive & 4 )) && compopt +o default 2>/dev/null
-  COMPREPLY=()
-  for c in "\${lines[@]}"; do [[ -n "$c" && "$c" == "$cur"* ]] && COMPREPLY+=("$c"); done
-  # bash replaces only the part after the last = or : (COMP_WORDBREAKS); drop what precedes it.
-  if [[ "$cur" == *[=:]* ]]; then
-    local head="\${cur%"\${cur##*[=:]}"}"
-    COMPREPLY=("\${COMPREPLY[@]#"$head"}")
-  fi
-}
-complete -o default -F _kubectl_appstorage kubectl-appstorage
-`;
-
-const zshScript = `#compdef kubectl-appstorage
-# zsh completion for kubectl-appstorage: source <(kubectl-appstorage completion zsh), after compinit.
-# This completes the binary run by its own name. \`kubectl appstorage <TAB>\` is completed by
-# kubectl's completion, which runs the kubectl_complete-appstorage executable (see the README).
-_kubectl_appstorage() {
-  local -a lines candidates
-  local directive line value description
-  lines=("\${(@f)$("\${words[1]}" __complete "\${(@)words[2,CURRENT-1]}" "\${words[CURRENT]}" 2>/dev/null)}")
-  directive="\${lines[-1]#:}"
-  lines=("\${(@)lines[1,-2]}")
-  (( directive & 1 )) && return 1
-  for line in "\${lines[@]}"; do
-    [[ -z "$line" ]] && continue
-    value="\${line%%$'\\t'*}"
-    description=""
-    [[ "$line" == *$'\\t'* ]] && description="\${line#*$'\\t'}"
-    candidates+=("\${value//:/\\\\:}\${description:+:$description}")
-  done
-  if (( \${#candidates} )); then
-    if (( directive & 2 )); then _describe -t values completions candidates -S ''; else _describe -t values completions candidates; fi
-    return
-  fi
-  (( directive & 4 )) || _files
-}
-compdef _kubectl_appstorage kubectl-appstorage
-`;
-
-export { completionShells };
-export type CompletionShell = (typeof completionShells)[number];
-
-export function completionScript(shell: CompletionShell): string {
-  return shell === "bash" ? bashScript : zshScript;
-}
+export { completionScript, type CompletionShell } from "./completion-scripts";

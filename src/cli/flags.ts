@@ -1,6 +1,7 @@
-// The one declarative table of the command line: every command, its positionals, its flags and
-// its examples. root.ts builds the yargs parser from it; completion.ts reads the same table, so
-// a flag added here is parsed, documented in --help and completed without a second list.
+// The one declarative table of the command line: every command, its positionals, its flags, its
+// help and its examples. scan.ts and root.ts parse with it, help.ts prints --help and `options`
+// from it, completion.ts completes from it: a flag added here is parsed, documented and completed
+// without a second list.
 // The connection flags are kubectl's global flags (`kubectl options`), with kubectl's names,
 // short forms and meaning; `kubeFlags` turns their values into the client's KubeFlags once.
 import type { KubeFlags } from "../kube/kube-flags";
@@ -19,15 +20,19 @@ export interface FlagDef {
   name: string;
   short?: string;
   type: FlagType;
+  /** One sentence or a few: --help wraps it, completion shows it on one line. */
   describe: string;
   default?: string | boolean | number;
+  /** The default --help shows, when it is not the parser's (a default applied later, such as --request-timeout's 30s). */
+  helpDefault?: string;
   /** The values completion offers (each command's validate step checks what was given). */
   values?: readonly string[];
   /** What completion offers for the value when it is not a fixed list (templateLabel/templateAnnotation: CLAIM: then the template's keys). */
   complete?: "namespace" | "file" | "context" | "cluster" | "user" | "templateLabel" | "templateAnnotation";
   /** The value only ever comes attached (--dry-run=server); a bare flag takes no next word. */
   attachedValueOnly?: boolean;
-  group?: string;
+  /** Parsed, but neither in --help nor completed (the root's --version, kept for scripts). */
+  hidden?: boolean;
 }
 
 export interface PositionalDef {
@@ -35,24 +40,33 @@ export interface PositionalDef {
   describe: string;
   required: boolean;
   variadic?: boolean;
-  choices?: readonly string[];
+  /** The usage error when a required one is missing. */
+  missing?: string;
   /** What completion looks up in the cluster for this positional. */
-  complete?: "statefulset" | "claimTemplates";
+  complete?: "statefulset" | "claimTemplates" | "shell";
 }
 
 export interface CommandDef {
   name: string;
+  /** What follows `kubectl appstorage NAME` on the Usage line (cobra's Use), without [options]. */
+  usage: string;
+  /** One line (cobra's Short): the first line of --help, the command list and completion. */
   describe: string;
+  /** What --help prints under that line (cobra's Long): paragraphs, wrapped by the help. */
+  long: string;
   positionals: PositionalDef[];
   flags: FlagDef[];
+  /** Each example's command line (a long one continued with " \\\n") and what it does. */
   examples: [command: string, description: string][];
+  /** The root help lists it under this heading (kubectl groups its commands); none: not listed (options, help). */
+  group?: "Basic Commands:" | "Other Commands:";
+  /** Neither listed, completed nor suggested (help). */
+  hidden?: boolean;
 }
-
-const connection = "Connection (kubectl's global flags):";
 
 /** kubectl's global flags that say where a command acts and as whom (`kubectl options`). */
 export const kubeFlagDefs: FlagDef[] = [
-  { name: "kubeconfig", type: "string", complete: "file", describe: "Path to the kubeconfig file to use for CLI requests (exactly this one file, which must exist)" },
+  { name: "kubeconfig", type: "string", complete: "file", describe: "Path to the kubeconfig file to use for CLI requests (exactly this one file, which must exist)." },
   { name: "context", type: "string", complete: "context", describe: "The name of the kubeconfig context to use" },
   { name: "cluster", type: "string", complete: "cluster", describe: "The name of the kubeconfig cluster to use" },
   { name: "user", type: "string", complete: "user", describe: "The name of the kubeconfig user to use" },
@@ -64,23 +78,41 @@ export const kubeFlagDefs: FlagDef[] = [
   { name: "certificate-authority", type: "string", complete: "file", describe: "Path to a cert file for the certificate authority" },
   { name: "client-certificate", type: "string", complete: "file", describe: "Path to a client certificate file for TLS" },
   { name: "client-key", type: "string", complete: "file", describe: "Path to a client key file for TLS" },
-  { name: "insecure-skip-tls-verify", type: "boolean", describe: "If true, the server's certificate will not be checked for validity. This will make your HTTPS connections insecure" },
-  { name: "tls-server-name", type: "string", describe: "Server name to use for server certificate validation. If it is not provided, the hostname used to contact the server is used" },
-  { name: "as", type: "string", describe: "Username to impersonate for the operation. User could be a regular user or a service account in a namespace" },
-  { name: "as-group", type: "stringArray", describe: "Group to impersonate for the operation, this flag can be repeated to specify multiple groups" },
-  { name: "as-uid", type: "string", describe: "UID to impersonate for the operation" },
+  {
+    name: "insecure-skip-tls-verify",
+    type: "boolean",
+    default: false,
+    describe: "If true, the server's certificate will not be checked for validity. This will make your HTTPS connections insecure",
+  },
+  {
+    name: "tls-server-name",
+    type: "string",
+    describe: "Server name to use for server certificate validation. If it is not provided, the hostname used to contact the server is used",
+  },
+  { name: "as", type: "string", describe: "Username to impersonate for the operation. User could be a regular user or a service account in a namespace." },
+  { name: "as-group", type: "stringArray", describe: "Group to impersonate for the operation, this flag can be repeated to specify multiple groups." },
+  { name: "as-uid", type: "string", describe: "UID to impersonate for the operation." },
   {
     name: "request-timeout",
     type: "string",
-    describe: "The length of time to wait before giving up on a single server request: a duration (1s, 2m, 1m30s) or a number of seconds; 0 means don't timeout requests (default 30s)",
+    helpDefault: "30s",
+    describe:
+      "The length of time to wait before giving up on a single server request. Non-zero values should contain a corresponding time unit (e.g. 1s, 2m, 3h); a bare number is seconds. A value of zero means don't timeout requests.",
   },
-  { name: "v", short: "v", type: "int", default: 0, describe: "Number for the log level verbosity (6 and up: one line per request on stderr: method, URL, status, latency)" },
-].map((f) => ({ ...f, group: connection }) as FlagDef);
+  {
+    name: "v",
+    short: "v",
+    type: "int",
+    default: 0,
+    describe: "Number for the log level verbosity; 6 and up: one line per request on stderr (method, URL, status, latency)",
+  },
+];
 
-/** yargs adds --help itself; completion offers it from here. */
-export const helpFlagDef: FlagDef = { name: "help", short: "h", type: "boolean", describe: "Show help" };
+/** Every command takes -h; the help does not list it (kubectl's help hides it too), completion offers it. */
+export const helpFlagDef: FlagDef = { name: "help", short: "h", type: "boolean", describe: "help for the command" };
 
-const existingGroup = "Existing claims:";
+/** The root's --version: not kubectl's (its `version` command is), kept for scripts that ask for the bare version. */
+export const rootFlagDefs: FlagDef[] = [{ name: "version", type: "boolean", hidden: true, describe: "Print the version of kubectl appstorage" }];
 
 /** --resize-existing, --vac-existing, --wait-resize, --restart-pods, --migrate-existing, --relabel-existing, --copy-image; diff has no --timeout to name. */
 function existingClaimFlagDefs(command: "set" | "diff"): FlagDef[] {
@@ -89,42 +121,47 @@ function existingClaimFlagDefs(command: "set" | "diff"): FlagDef[] {
     {
       name: "resize-existing",
       type: "boolean",
-      describe: "Also grow every existing claim of the named templates that is smaller than the new size (and set its vac=), before the StatefulSet is swapped; never shrinks",
+      default: false,
+      describe:
+        "Also grow every existing claim of the named templates that is smaller than the new size (and set its vac=), before the StatefulSet is swapped; never shrinks. Without it, existing claims keep their size.",
     },
-    { name: "vac-existing", type: "boolean", describe: "Also set the volume attributes class (vac=NAME) of existing claims, without growing them" },
+    { name: "vac-existing", type: "boolean", default: false, describe: "Also set the volume attributes class (vac=NAME) of existing claims, without growing them" },
     {
       name: "wait-resize",
       type: "boolean",
+      default: false,
       describe: `Afterwards, follow each claim until its capacity reaches its request or it waits for a pod restart (FileSystemResizePending that kubelet could not finish online)${bound}`,
     },
     {
       name: "restart-pods",
       type: "boolean",
+      default: false,
       describe: "Then restart the pods of FileSystemResizePending claims through the Eviction API, one at a time, highest ordinal first (implies --wait-resize)",
     },
     {
       name: "migrate-existing",
       type: "boolean",
+      default: false,
       describe:
         "Also move every existing claim of the named templates to a new volume of the new class and size, with its data, one replica at a time, highest ordinal first (copied while the pod runs, verified file by file; the old volume is kept with reclaim policy Retain)",
     },
     {
       name: "relabel-existing",
       type: "boolean",
+      default: false,
       describe:
         "Also make the labels and annotations of the existing claims of the named templates (with -f: of every template) their template's: a patch of their metadata, no restart; keys the change drops from the template are dropped, the claims' other keys are kept",
     },
     {
       name: "copy-image",
       type: "string",
-      describe: `With --migrate-existing: the image of the copy pods, with busybox's tools or the same (sh, cp -a, find, stat -c, sha256sum, awk, sort, dd, du, df, among others) (default ${defaultCopyImage})`,
+      helpDefault: defaultCopyImage,
+      describe: "With --migrate-existing: the image of the copy pods, with busybox's tools or the same (sh, cp -a, find, stat -c, sha256sum, awk, sort, dd, du, df, among others)",
     },
-  ].map((f) => ({ ...f, group: existingGroup }) as FlagDef);
+  ];
 }
 
-const metadataGroup = "Claim template labels and annotations (as kubectl label and kubectl annotate):";
-
-/** --template-label, --template-annotation and --overwrite of set and diff. */
+/** --template-label, --template-annotation and --overwrite of set and diff (as kubectl label and kubectl annotate). */
 const templateMetadataFlagDefs: FlagDef[] = [
   {
     name: "template-label",
@@ -139,12 +176,17 @@ const templateMetadataFlagDefs: FlagDef[] = [
     describe: "Set (CLAIM:KEY=VALUE) or remove (CLAIM:KEY-) an annotation of claim template CLAIM, as --template-label",
   },
   { name: "overwrite", type: "boolean", default: false, describe: "Let --template-label and --template-annotation change a key that already has another value (as kubectl label --overwrite)" },
-].map((f) => ({ ...f, group: metadataGroup }) as FlagDef);
+];
 
-const statefulSet = (required: boolean, describe: string): PositionalDef => ({ name: "statefulset", describe, required, complete: "statefulset" });
+const statefulSet = (required: boolean, describe: string): PositionalDef => ({
+  name: "statefulset",
+  describe,
+  required,
+  complete: "statefulset",
+  ...(required ? { missing: "a StatefulSet name" } : {}),
+});
 const directives = (describe: string): PositionalDef => ({ name: "directives", describe, required: false, variadic: true, complete: "claimTemplates" });
 
-/** -l and -A of set, diff and undo: every StatefulSet a selector matches, instead of one by name. */
 /** -f of set and diff: the StatefulSets and their claim templates of a rendered manifest (helm template, kustomize build). */
 const filenameFlagDef: FlagDef = {
   name: "filename",
@@ -155,6 +197,7 @@ const filenameFlagDef: FlagDef = {
     "Make the claim templates of every StatefulSet in this manifest (YAML or JSON, one or many documents; - for standard input; repeatable) equal to the manifest's: size, class, vac, labels, annotations, access modes; nothing else of the object changes",
 };
 
+/** -l and -A of set, diff and undo: every StatefulSet a selector matches, instead of one by name. */
 const selectorFlagDefs: FlagDef[] = [
   { name: "selector", short: "l", type: "string", describe: "Every StatefulSet this label selector matches, instead of a name (all planned first; one refused: nothing changes)" },
   { name: "all-namespaces", short: "A", type: "boolean", default: false, describe: "With -l: in every namespace" },
@@ -164,7 +207,7 @@ const selectorFlagDefs: FlagDef[] = [
 const outputFlagDef = (p: PrintFlags): FlagDef => ({ name: "output", short: "o", type: "string", values: p.completions(), describe: p.describe() });
 /** kubectl's --dry-run values: exactly the DryRun type every layer uses. */
 export const dryRunValues = ["none", "client", "server"] as const satisfies readonly DryRun[];
-export const completionShells = ["bash", "zsh"] as const;
+export const completionShells = ["bash", "zsh", "fish", "powershell"] as const;
 
 /** What set and undo share: how a change is tried and confirmed (and, in waitFlagDefs, how long it waits and what it prints). */
 const confirmFlagDefs: FlagDef[] = [
@@ -174,7 +217,7 @@ const confirmFlagDefs: FlagDef[] = [
     default: "none",
     values: dryRunValues,
     attachedValueOnly: true,
-    describe: "none|client (print the plan)|server (let the server validate, persist nothing); a bare --dry-run means client",
+    describe: 'Must be "none", "server", or "client". client prints the plan; server lets the server validate every write, persisting nothing. A bare --dry-run means client.',
   },
   { name: "yes", short: "y", type: "boolean", default: false, describe: "Do not ask for confirmation" },
 ];
@@ -189,25 +232,40 @@ const waitFlagDefs = (command: "set" | "undo"): FlagDef[] => [
   outputFlagDef(printFlags[command]),
 ];
 
+const directiveHelp =
+  "A directive names a claim template and what it becomes: CLAIM=SIZE (pgdata=2Gi), CLAIM=SIZE,CLASS (pgdata=2Gi,fast-ssd), CLAIM=CLASS, and ,vac=NAME for a volume attributes class. A size is a Kubernetes quantity (2Gi, 500M); one below 1Mi needs its unit.";
+
 export const commandDefs: CommandDef[] = [
   {
     name: "show",
+    usage: "[STATEFULSET | -l SELECTOR] [-A]",
     describe: "Show claim templates and every claim per ordinal",
+    long: "Lists each StatefulSet's claim templates (size, storage class, whether the class expands volumes, the revision of the templates), then every claim of each template with where it differs from its template. Ordinals with no claim yet, claims left by a scale-down, old volumes kept by --migrate-existing and interrupted changes are listed under the tables.\n\n-o wide adds the retention policy, access modes, volume modes, attributes classes, replicas, ordinals, requests, pods, claim conditions and volumes; -o json|yaml prints all of it as a StorageReport.",
     positionals: [statefulSet(false, "StatefulSet name (default: all in the namespace)")],
     flags: [
       { name: "all-namespaces", short: "A", type: "boolean", default: false, describe: "List StatefulSets in every namespace" },
       { name: "selector", short: "l", type: "string", describe: "Label selector for StatefulSets" },
+      { name: "no-headers", type: "boolean", default: false, describe: "When using the default or custom-column output format, don't print headers (default print headers)." },
+      {
+        name: "show-labels",
+        type: "boolean",
+        default: false,
+        describe: "When printing, show all labels as the last column: a claim template's on its row, a claim's on its (default hide labels column)",
+      },
       outputFlagDef(printFlags.show),
     ],
     examples: [
       [`${commandName} show postgresql-k8s`, "Claim templates and every claim per ordinal, with drift from the template"],
-      [`${commandName} show -A -owide`, "Every StatefulSet in every namespace, with access modes, attributes classes and claim conditions"],
+      [`${commandName} show -A -o wide`, "Every StatefulSet in every namespace, with access modes, attributes classes and claim conditions"],
       [`${commandName} show -n prod -l app=db -o yaml`, "The StatefulSets labelled app=db in namespace prod, as YAML"],
     ],
+    group: "Basic Commands:",
   },
   {
     name: "diff",
+    usage: "(STATEFULSET | -l SELECTOR) CLAIM=SIZE[,CLASS][,vac=VAC]...",
     describe: "Show what set would change (exit 0: none, 1: changes, >1: error)",
+    long: `Prints the StatefulSet as it is and as set would make it, as kubectl diff does (exit 0: no change, 1: changes, >1: an error), then on stderr what happens to each existing claim and to new ordinals. Nothing is changed. -o json|yaml prints the plan instead, for set --plan.\n\n${directiveHelp}`,
     positionals: [statefulSet(false, "StatefulSet name (or -l SELECTOR)"), directives("CLAIM=SIZE[,CLASS][,vac=VAC] ...")],
     flags: [
       ...selectorFlagDefs,
@@ -218,14 +276,17 @@ export const commandDefs: CommandDef[] = [
     ],
     examples: [
       [`${commandName} diff postgresql-k8s pgdata=2Gi`, "What set would change: new ordinals get 2Gi"],
-      [`helm template db ./chart | ${commandName} diff -f -`, "What set -f would change to make the claim templates equal to the chart's (a failed helm upgrade's)"],
+      [`helm template db ./chart | ${commandName} diff -f -`, "What set -f would change to make the claim templates equal to a chart's (a failed helm upgrade's)"],
       [`${commandName} diff db --template-label data:tier=gold --relabel-existing`, "The template's new label, and each existing claim's"],
       [`${commandName} diff -l tier=db data=5Gi,fast-ssd -n prod -o json > plan.json`, "A plan for every StatefulSet labelled tier=db, to review, then apply with set --plan"],
     ],
+    group: "Basic Commands:",
   },
   {
     name: "set",
+    usage: "(STATEFULSET | -l SELECTOR) CLAIM=SIZE[,CLASS][,vac=VAC]...",
     describe: "Change claim templates: orphan-delete and re-create, pods keep running",
+    long: `The API server refuses any change to a StatefulSet's volumeClaimTemplates. set deletes the StatefulSet with propagationPolicy=Orphan, waits until it is gone and creates it again with the new claim templates: its pods keep running and are adopted again, its claims keep their data. A journal saved first lets the same command, run again, finish an interrupted change.\n\nClaims created from now on (new ordinals, a scale-up) get the new templates. Existing claims keep their size and class unless --resize-existing grows them (where their class expands volumes) or --migrate-existing moves them to new volumes. set shows the plan and asks first; --dry-run=client only prints the plan, --yes does not ask.\n\n${directiveHelp}`,
     positionals: [statefulSet(false, "StatefulSet name (or -l SELECTOR, or --plan FILE)"), directives("CLAIM=SIZE[,CLASS][,vac=VAC] ..., e.g. pgdata=2Gi or pgdata=2Gi,fast-ssd")],
     flags: [
       ...selectorFlagDefs,
@@ -238,10 +299,10 @@ export const commandDefs: CommandDef[] = [
       ...waitFlagDefs("set"),
     ],
     examples: [
-      [`${commandName} set postgresql-k8s pgdata=2Gi`, "New ordinals get 2Gi; running pods are not restarted (asks first)"],
+      [`${commandName} set postgresql-k8s pgdata=2Gi`, "New ordinals get 2Gi; existing claims keep their size, running pods are not restarted (asks first)"],
       [`${commandName} set db pgdata=20Gi --resize-existing --wait-resize --yes`, "Also grow the existing claims and wait for them, without asking"],
       [
-        `${commandName} set db --template-label data:tier=gold --template-annotation data:backup- --relabel-existing`,
+        `${commandName} set db --template-label data:tier=gold \\\n    --template-annotation data:backup- --relabel-existing`,
         "Label claim template data tier=gold and drop its annotation backup, on the existing claims too (--overwrite changes a key that has a value)",
       ],
       [
@@ -249,20 +310,26 @@ export const commandDefs: CommandDef[] = [
         "The claim templates of a chart's manifest, and their labels on the existing claims (then helm upgrade goes through)",
       ],
     ],
+    group: "Basic Commands:",
   },
   {
     name: "history",
+    usage: "STATEFULSET",
     describe: "List the recorded revisions of the claim templates, oldest first",
+    long: "Each change of the claim templates by set or undo is recorded on the StatefulSet (the last 10 are kept): when, by whom, what changed and the claim templates it made. undo --to-revision goes back to one of them.",
     positionals: [statefulSet(true, "StatefulSet name")],
     flags: [outputFlagDef(printFlags.history)],
     examples: [
       [`${commandName} history postgresql-k8s`, "Every recorded change of its claim templates (the last 10 are kept)"],
       [`${commandName} history postgresql-k8s -o yaml`, "The same, with the full claim templates of each revision"],
     ],
+    group: "Basic Commands:",
   },
   {
     name: "undo",
-    describe: "Put the claim templates back as they were one change earlier (existing claims keep their size)",
+    usage: "(STATEFULSET | -l SELECTOR)",
+    describe: "Put the claim templates back as they were one change earlier",
+    long: "Re-creates the StatefulSet with the claim templates of the revision before the current one (or of --to-revision), as set does: orphan-delete and re-create, pods keep running. Existing claims keep their size. After an interrupted set, undo puts the original StatefulSet back.",
     positionals: [statefulSet(false, "StatefulSet name (or -l SELECTOR)")],
     flags: [
       ...selectorFlagDefs,
@@ -276,26 +343,67 @@ export const commandDefs: CommandDef[] = [
       [`${commandName} undo postgresql-k8s --to-revision=1 --dry-run=client`, "The plan to go back to revision 1, changing nothing"],
       [`${commandName} undo -l tier=db -n prod`, "Back one change for every StatefulSet labelled tier=db (all planned first; one refused: nothing changes)"],
     ],
+    group: "Basic Commands:",
   },
   {
     name: "rbac",
-    describe: "Print the least-privilege Role this tool needs in a namespace (for kubectl apply -f -)",
+    usage: "",
+    describe: "Print the least-privilege Role this tool needs in a namespace",
+    long: "Prints, for kubectl apply -f -, the Role this tool needs in a namespace, the optional ClusterRole for storage classes and those --migrate-existing adds, each with a binding to fill in, every rule commented with the commands that use it. Nothing is read from the cluster.",
     positionals: [],
     flags: [outputFlagDef(printFlags.rbac)],
     examples: [
       [`${commandName} rbac -n team-a`, "The Role, the optional ClusterRole for storage classes and those --migrate-existing adds, each with a binding template, to review"],
       [`${commandName} rbac -n team-a | kubectl apply -f -`, "Create them (edit the subjects of the bindings first)"],
     ],
+    group: "Other Commands:",
   },
   {
     name: "completion",
-    describe: "Print a bash or zsh completion script for the plugin run by its own file name (kubectl appstorage <TAB> goes through kubectl: see the README, Completion)",
-    positionals: [{ name: "shell", describe: "bash or zsh", required: true, choices: completionShells }],
+    usage: "SHELL",
+    describe: "Print the shell completion code for bash, zsh, fish or powershell",
+    long: "Prints a script that completes kubectl-appstorage, run by its own file name: commands, flags, StatefulSet names, claim templates, storage classes after CLAIM=SIZE, namespaces, contexts. kubectl appstorage <TAB> is completed by kubectl's own completion (kubectl 1.26 or newer), which runs kubectl_complete-appstorage from the plugin's folder (see the README, Completion).",
+    positionals: [{ name: "shell", describe: "bash, zsh, fish or powershell", required: true, missing: "a shell: bash, zsh, fish or powershell", complete: "shell" }],
     flags: [],
     examples: [
-      [`source <(kubectl-appstorage completion bash)`, "Complete kubectl-appstorage in the current bash"],
-      [`kubectl-appstorage completion zsh > "\${fpath[1]}/_kubectl-appstorage"`, "Install zsh completion"],
+      ["source <(kubectl-appstorage completion bash)", "Complete kubectl-appstorage in the current bash"],
+      ['kubectl-appstorage completion zsh > "${fpath[1]}/_kubectl-appstorage"', "Install zsh completion"],
+      ["kubectl-appstorage completion fish > ~/.config/fish/completions/kubectl-appstorage.fish", "Install fish completion"],
+      ["kubectl-appstorage completion powershell | Out-String | Invoke-Expression", "Complete kubectl-appstorage in the current PowerShell"],
     ],
+    group: "Other Commands:",
+  },
+  {
+    name: "version",
+    usage: "",
+    describe: "Print the client and server version information",
+    long: "Prints the version of kubectl appstorage and, when the cluster of the current context can be reached, of its API server, as kubectl version does.",
+    positionals: [],
+    flags: [{ name: "client", type: "boolean", default: false, describe: "If true, shows client version only (no server required)." }, outputFlagDef(printFlags.version)],
+    examples: [
+      [`${commandName} version`, "The client's version and the server's of the current context"],
+      [`${commandName} version --client -o json`, "The client's version alone, as JSON"],
+    ],
+    group: "Other Commands:",
+  },
+  {
+    name: "options",
+    usage: "",
+    describe: "Print the list of flags inherited by all commands",
+    long: "Print the list of flags inherited by all commands",
+    positionals: [],
+    flags: [],
+    examples: [[`${commandName} options`, "Print flags inherited by all commands"]],
+  },
+  {
+    name: "help",
+    usage: "[COMMAND]",
+    describe: "Help about any command",
+    long: "Help provides help for any command in the application.",
+    positionals: [{ name: "command", describe: "a command", required: false }],
+    flags: [],
+    examples: [],
+    hidden: true,
   },
 ];
 

@@ -1,7 +1,8 @@
-// The command line: yargs turns argv into one plain ParsedCommand value (kubectx's
-// parseArgs -> Op), which tests compare and main.ts dispatches. Here words become typed values
-// (a duration, a number, a dry-run mode); the rules between them are each command's Validate step
-// (src/commands/*.ts, beside its run). Nothing here does I/O.
+// The command line: argv becomes one plain ParsedCommand value (kubectx's parseArgs -> Op), which
+// tests compare and main.ts dispatches. scan.ts finds the command and refuses unknown commands and
+// flags as cobra and kubectl do; help.ts prints --help; yargs reads the flags' values. Here words
+// become typed values (a duration, a number, a dry-run mode); the rules between them are each
+// command's Validate step (src/commands/*.ts, beside its run). Nothing here does I/O.
 import yargs, { type Argv, type Options } from "yargs";
 import type { DryRun } from "../api/types";
 import type { CompleteOptions } from "../commands/completion";
@@ -11,10 +12,13 @@ import type { RbacOptions } from "../commands/rbac";
 import type { SetOptions } from "../commands/set";
 import type { ShowOptions } from "../commands/show";
 import type { UndoOptions } from "../commands/undo";
+import type { VersionOptions } from "../commands/version";
 import type { ExistingClaimFlags } from "../commands/change-options";
 import { completionScript } from "./completion";
 import { UsageError } from "../errors";
 import { allValues, commandDefs, commandName, completionShells, dryRunValues, durationFlag, type FlagDef, kubeFlagDefs, kubeFlags, lastValue, valueShorts, type CommandDef } from "./flags";
+import { commandHelp, optionsText, rootHelp } from "./help";
+import { checkPositionals, type Scanned, scan, unknownCommand } from "./scan";
 
 declare const __VERSION__: string;
 
@@ -33,6 +37,7 @@ export type ParsedCommand = Notices &
     | ({ kind: "complete" } & CompleteOptions)
     | ({ kind: "show" } & ShowOptions)
     | ({ kind: "rbac" } & RbacOptions)
+    | ({ kind: "version" } & VersionOptions)
     | ({ kind: "history" } & HistoryOptions)
     | ({ kind: "undo" } & UndoOptions)
     | ({ kind: "diff" } & DiffOptions)
@@ -43,54 +48,37 @@ export type ParsedCommand = Notices &
 function yargsOption(f: FlagDef): Options {
   return {
     type: f.type === "boolean" ? "boolean" : f.type === "int" ? "number" : "string",
-    describe: f.describe,
     ...(f.short && f.short !== f.name ? { alias: f.short } : {}),
     ...(f.default !== undefined ? { default: f.default } : {}),
-    ...(f.group ? { group: f.group } : {}),
   };
 }
 
-function withFlags<T>(y: Argv<T>, flags: readonly FlagDef[]): Argv<T> {
-  for (const f of flags) y = y.option(f.name, yargsOption(f)) as Argv<T>;
-  return y;
-}
-
-function usageOf(c: CommandDef): string {
-  return [c.name, ...c.positionals.map((p) => (p.required ? `<${p.name}${p.variadic ? ".." : ""}>` : `[${p.name}${p.variadic ? ".." : ""}]`))].join(" ");
-}
-
-function parser(): Argv {
-  let y = withFlags(yargs(), kubeFlagDefs)
-    .scriptName(commandName)
-    .usage(`${commandName}: change a StatefulSet's volume claim templates safely\n\nUsage: ${commandName} <command> [flags]`)
-    // kubectl's repeated flags: the last one wins (kubeFlags and the commands take the last value).
-    .parserConfiguration({ "duplicate-arguments-array": true });
-  for (const c of commandDefs) {
-    y = y.command(usageOf(c), c.describe, (sub) => {
-      let b = withFlags(sub, c.flags);
-      for (const p of c.positionals) {
-        b = b.positional(p.name, { type: "string", describe: p.describe, ...(p.variadic ? { array: true } : {}), ...(p.choices ? { choices: p.choices } : {}) });
-      }
-      for (const [cmd, what] of c.examples) b = b.example(cmd, what);
-      return b;
+/**
+ * The flags' values, by yargs from the command's own flags and the global ones. scan() has
+ * already refused unknown commands and flags with kubectl's messages, and taken the positionals.
+ */
+function flagValues(command: CommandDef, args: readonly string[]): Record<string, unknown> {
+  let failure: string | undefined;
+  let y: Argv = yargs()
+    // kubectl's repeated flags: the last one wins (kubeFlags and the commands take the last value);
+    // --no-headers is a flag of its own, not the negation of a --headers.
+    .parserConfiguration({ "duplicate-arguments-array": true, "boolean-negation": false })
+    .help(false)
+    .version(false)
+    .exitProcess(false)
+    .fail((msg, err) => {
+      failure = msg ?? err?.message ?? "invalid command line";
     });
-  }
-  for (const c of commandDefs.filter((d) => d.name !== "completion")) y = y.example(c.examples[0]![0], c.examples[0]![1]);
-  return y
-    .version(typeof __VERSION__ === "string" ? __VERSION__ : "dev")
-    .help()
-    .alias("help", "h")
-    .strict()
-    .demandCommand(1, "no command given: use show, diff or set")
-    .wrap(null)
-    .exitProcess(false);
+  for (const f of [...kubeFlagDefs, ...command.flags]) y = y.option(f.name, yargsOption(f));
+  const argv = y.parseSync([...args]) as Record<string, unknown>;
+  if (failure) throw new UsageError(failure.split("\n")[0]!.replace(/^Error: /, ""));
+  return argv;
 }
 
-/** The words of set and diff: with -l the first word is a directive (a name never contains "="), else it is the StatefulSet. */
-function words(flag: (name: string) => unknown, argv: Record<string, unknown>): { name?: string; directives: string[] } {
-  const all = [flag("statefulset"), ...((argv["directives"] as unknown[] | undefined) ?? [])].filter((w) => w !== undefined).map(String);
-  if (flag("selector") !== undefined || all.length === 0) return { directives: all };
-  return { name: all[0]!, directives: all.slice(1) };
+/** The words of set and diff: with -l every word is a directive (a name never contains "="), else the first is the StatefulSet. */
+function words(selector: unknown, positionals: readonly string[]): { name?: string; directives: string[] } {
+  if (selector !== undefined || positionals.length === 0) return { directives: [...positionals] };
+  return { name: positionals[0]!, directives: positionals.slice(1) };
 }
 
 /** The existing-claim flags as given, or nothing when none is. */
@@ -114,14 +102,6 @@ function optional<K extends string>(key: K, value: unknown): Partial<Record<K, s
   return value !== undefined ? ({ [key]: String(value) } as Record<K, string>) : {};
 }
 
-function friendly(message: string, args: readonly string[]): string {
-  const command = args.find((a) => a === "set" || a === "diff");
-  if (command && /^(Not enough non-option arguments|Missing required argument)/.test(message)) {
-    return `${command} needs a StatefulSet name and at least one CLAIM=SIZE[,CLASS] directive, for example: ${commandName} ${command} postgresql-k8s pgdata=2Gi`;
-  }
-  return message;
-}
-
 export const bareDryRunNotice = "--dry-run is deprecated and can be replaced with --dry-run=client.";
 
 /**
@@ -141,10 +121,10 @@ function normalizeDryRun(args: readonly string[]): { args: string[]; notices: st
   return { args: out, notices };
 }
 
-function completionShell(value: unknown): (typeof completionShells)[number] {
-  const v = lastValue(value);
-  if (!(completionShells as readonly unknown[]).includes(v)) throw new UsageError(`invalid shell "${String(v)}": must be one of ${completionShells.join(", ")}`);
-  return v as (typeof completionShells)[number];
+/** kubectl completion's check of its one argument. */
+function completionShell(value: string): (typeof completionShells)[number] {
+  if (!(completionShells as readonly string[]).includes(value)) throw new UsageError(`Unsupported shell type "${value}": use one of ${completionShells.join(", ")}`);
+  return value as (typeof completionShells)[number];
 }
 
 function dryRunValue(raw: unknown): DryRun {
@@ -170,35 +150,45 @@ function splitAttachedShorts(args: readonly string[], shorts: ReadonlySet<string
   return out;
 }
 
-/** Parses argv (without node and script). Help and version come back as text to print. */
+/** The version of this build (esbuild defines it; "dev" where it does not). */
+const version = typeof __VERSION__ === "string" ? __VERSION__ : "dev";
+
+/** Parses argv (without node and script). Help, `options` and the bare version come back as text to print. */
 export function parseArgs(argv: readonly string[]): ParsedCommand {
-  // Words being completed are not a command line yet: yargs would refuse half-typed ones.
+  // Words being completed are not a command line yet: the parser would refuse half-typed ones.
   if (argv[0] === "__complete" || argv[0] === "__completeNoDesc") return { kind: "complete", words: argv.slice(1), descriptions: argv[0] === "__complete" };
   // No arguments: the help, as kubectl plugins (and kubectl itself) answer.
-  if (argv.length === 0) return parseNormalized(["--help"]);
+  if (argv.length === 0) return { kind: "text", text: rootHelp() };
   const { args, notices } = normalizeDryRun(splitAttachedShorts(argv, valueShorts(argv.find((a) => commandDefs.some((c) => c.name === a)))));
-  const parsed = parseNormalized(args);
+  const parsed = fromWords(args, scan(args));
   return notices.length ? { ...parsed, notices } : parsed;
 }
 
-function parseNormalized(args: readonly string[]): ParsedCommand {
-  let failure: string | undefined;
-  let text = "";
-  const argv = parser()
-    .fail((msg, err) => {
-      failure = msg ?? err?.message ?? "invalid command line";
-    })
-    .parseSync([...args], {}, (_err, _argv, out) => {
-      text = out;
-    }) as Record<string, unknown>;
-  if (failure) throw new UsageError(friendly(failure.split("\n")[0]!.replace(/^Error: /, ""), args));
-  if (text) return { kind: "text", text: text.endsWith("\n") ? text : `${text}\n` };
+/** What the scanned words ask for: a text (help, options, the root's --version), or a command with its Options. */
+function fromWords(args: readonly string[], scanned: Scanned): ParsedCommand {
+  const { command, positionals } = scanned;
+  if (!command) return { kind: "text", text: scanned.version && !scanned.help ? `${version}\n` : rootHelp() };
+  if (scanned.help) return { kind: "text", text: commandHelp(command) };
+  checkPositionals(command, positionals);
+  if (command.name === "options") return { kind: "text", text: optionsText() };
+  if (command.name === "help") {
+    const topic = positionals[0];
+    if (topic === undefined) return { kind: "text", text: rootHelp() };
+    const about = commandDefs.find((c) => c.name === topic && !c.hidden);
+    if (!about) throw unknownCommand(topic);
+    return { kind: "text", text: commandHelp(about) };
+  }
+  if (command.name === "completion") return { kind: "text", text: completionScript(completionShell(positionals[0]!)) };
+  return commandOptions(command.name, positionals, flagValues(command, args));
+}
+
+/** The command's Options, from its positionals and its flags' values: words become typed values here; the rules between them are the command's validate step. */
+function commandOptions(command: string, positionals: readonly string[], argv: Record<string, unknown>): ParsedCommand {
   const flag = (name: string) => lastValue(argv[name]);
-  const command = (argv["_"] as string[])[0];
-  if (command === "completion") return { kind: "text", text: completionScript(completionShell(argv["shell"])) };
   const get = (name: string) => argv[name];
   const target = { flags: kubeFlags(get), ...optional("selector", flag("selector")), allNamespaces: flag("all-namespaces") === true };
   const output = optional("output", flag("output"));
+  const name = optional("name", positionals[0]);
   const filenames = () => (argv["filename"] !== undefined ? { filenames: allValues(argv["filename"]) } : {});
   const templateMetadata = () => ({
     ...(argv["template-label"] !== undefined ? { templateLabels: allValues(argv["template-label"]) } : {}),
@@ -214,20 +204,33 @@ function parseNormalized(args: readonly string[]): ParsedCommand {
     ...output,
   });
   switch (command) {
-    case "show":
-      return { kind: "show", ...target, ...optional("name", flag("statefulset")), ...output };
+    case "show": {
+      const table = { ...(flag("no-headers") === true ? { noHeaders: true } : {}), ...(flag("show-labels") === true ? { showLabels: true } : {}) };
+      return { kind: "show", ...target, ...name, ...output, ...table };
+    }
     case "rbac":
       return { kind: "rbac", flags: target.flags, ...output };
+    case "version":
+      return { kind: "version", flags: target.flags, client: flag("client") === true, ...output };
     case "history":
-      return { kind: "history", flags: target.flags, name: String(flag("statefulset")), ...output };
+      return { kind: "history", flags: target.flags, name: positionals[0]!, ...output };
     case "undo": {
       const to = flag("to-revision");
-      return { kind: "undo", ...target, ...optional("name", flag("statefulset")), ...(to !== undefined ? { toRevision: Number(to) } : {}), ...change() };
+      return { kind: "undo", ...target, ...name, ...(to !== undefined ? { toRevision: Number(to) } : {}), ...change() };
     }
     case "diff":
-      return { kind: "diff", ...target, ...words(flag, argv), ...filenames(), ...templateMetadata(), ...output, ...existingFlags(flag) };
+      return { kind: "diff", ...target, ...words(flag("selector"), positionals), ...filenames(), ...templateMetadata(), ...output, ...existingFlags(flag) };
     case "set":
-      return { kind: "set", ...target, ...words(flag, argv), ...filenames(), ...templateMetadata(), ...optional("planFile", flag("plan")), ...change(), ...existingFlags(flag) };
+      return {
+        kind: "set",
+        ...target,
+        ...words(flag("selector"), positionals),
+        ...filenames(),
+        ...templateMetadata(),
+        ...optional("planFile", flag("plan")),
+        ...change(),
+        ...existingFlags(flag),
+      };
   }
-  throw new UsageError(`unknown command "${String(command)}": use show, diff or set`);
+  throw new UsageError(`${command} takes no options`);
 }

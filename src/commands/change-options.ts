@@ -106,9 +106,29 @@ function validateTemplateMetadata(o: TemplateMetadataFlags): boolean {
   return given;
 }
 
+const mebibyte = 1024 * 1024;
+
+/**
+ * A size written without a unit is bytes to Kubernetes: below 1Mi it is a missing unit, not a
+ * wish (pgdata=2 asks for 2 bytes, which the plan would only warn about as a shrink). With a unit
+ * (2Ki, 500k) the plan's own rules apply.
+ */
+export function validateDirectiveSizes(directives: readonly string[]): void {
+  for (const d of directives) {
+    const eq = d.indexOf("=");
+    if (eq < 0) continue;
+    for (const item of d.slice(eq + 1).split(",")) {
+      const bare = /^(?:size=)?([0-9]+(?:\.[0-9]+)?)$/.exec(item)?.[1];
+      const bytes = Number(bare);
+      if (bare !== undefined && bytes > 0 && bytes < mebibyte) throw new UsageError(`invalid size for ${d.slice(0, eq)}: ${bare} bytes: did you mean ${bare}Gi?`);
+    }
+  }
+}
+
 /** set and diff: a name and directives, or -l and directives, or (set) --plan FILE alone; --template-label and --template-annotation count as directives. */
 export function validateChangeTargets(o: TargetOptions & TemplateMetadataFlags & { directives: readonly string[]; planFile?: string; filenames?: readonly string[] }, command: "set" | "diff"): void {
   const example = `for example: ${commandName} ${command} postgresql-k8s pgdata=2Gi, or ${command} -l app=db pgdata=2Gi`;
+  validateDirectiveSizes(o.directives);
   const metadata = validateTemplateMetadata(o);
   if (o.filenames?.length) {
     if (metadata)

@@ -1,11 +1,22 @@
 // The hidden `__complete WORDS...`: answers shell completion in cobra's protocol (see
-// src/cli/completion.ts), looking up StatefulSets, their claim templates and namespaces with
+// src/cli/completion.ts), looking up StatefulSets, their claim templates, storage classes and namespaces with
 // read-only requests. It never fails: kubectl prints a completer's stderr on the user's
 // terminal and drops every candidate when it exits non-zero, so any problem (no kubeconfig, an
 // unreachable server, no permission) is an empty answer.
-import { type Answer, claimTemplateAnswer, completionRequest, Directive, formatAnswer, namedAnswer, namespaceAnswer, statefulSetAnswer, templateKeysAnswer } from "../cli/completion";
+import {
+  type Answer,
+  claimTemplateAnswer,
+  completionRequest,
+  Directive,
+  formatAnswer,
+  namedAnswer,
+  namespaceAnswer,
+  statefulSetAnswer,
+  storageClassAnswer,
+  templateKeysAnswer,
+} from "../cli/completion";
 import { loadKubeconfig } from "../kube/kubeconfig-loader";
-import { getStatefulSet, listAll, listStatefulSets } from "../kube/read";
+import { getStatefulSet, listAll, listStatefulSets, listStorageClasses } from "../kube/read";
 import type { KubeObject } from "../api/types";
 import { connectWith, type CommandDeps } from "./deps";
 
@@ -34,6 +45,8 @@ async function lookUp(opts: CompleteOptions, deps: CommandDeps): Promise<Answer>
       return statefulSetAnswer(await listStatefulSets(client, client.namespace), request.prefix);
     case "claimTemplates":
       return claimTemplateAnswer(await getStatefulSet(client, client.namespace, request.statefulSet), request.prefix, request.given);
+    case "storageClasses":
+      return storageClassAnswer(await listStorageClasses(client), request.head, request.prefix);
     case "templateKeys":
       return templateKeysAnswer(await getStatefulSet(client, client.namespace, request.statefulSet), request.which, request.prefix, request.shown);
     case "namespaces": {

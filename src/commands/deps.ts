@@ -7,6 +7,8 @@ export interface CommandDeps {
   streams: IOStreams;
   env: Record<string, string | undefined>;
   platform: NodeJS.Platform;
+  /** The processor architecture, as Node names it (x64, arm64): version's platform. */
+  arch?: string;
   now: () => Date;
   connect?: (flags: KubeFlags) => Promise<KubeClient>;
   signal?: AbortSignal;

@@ -37,10 +37,10 @@ const escapeTerminal = (s: string): string => s.replaceAll("\x1b", "^[").replace
 export class CustomColumns {
   constructor(readonly columns: readonly CustomColumn[]) {}
 
-  /** The header line, then a line per object (kubectl's rows for a list are its items). */
-  render(rows: readonly unknown[]): string {
+  /** The header line (not with --no-headers), then a line per object (kubectl's rows for a list are its items). */
+  render(rows: readonly unknown[], options: { noHeaders?: boolean } = {}): string {
     const out = new TabWriter();
-    out.write(`${this.columns.map((c) => c.header).join("\t")}\n`);
+    if (!options.noHeaders) out.write(`${this.columns.map((c) => c.header).join("\t")}\n`);
     for (const row of rows) {
       let line: string;
       try {

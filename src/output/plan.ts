@@ -4,6 +4,7 @@ import type { Target } from "../api/types";
 import type { Plan, Step, TemplateChange, TemplateSide } from "../plan/types";
 import type { MoveStepView } from "../plan/move-types";
 import { classLines } from "./classes";
+import { claimsKeptSmaller, type KeptSmaller } from "../plan/resize";
 import { existingAfter, existingStepText, relabelAfter, renderExisting } from "./resize";
 import { ordinalsWord } from "./ordinals";
 import { pendingNotes } from "./pending";
@@ -47,6 +48,31 @@ export function describeChange(c: TemplateChange): string {
   return `claim template ${c.claim}: ${side(c.before)} -> ${side(c.after)}`;
 }
 
+/** Claims in words, grouped by what they show: `data-db-0, data-db-1 (1Gi, template data 2Gi)`. */
+function keptList(claims: readonly KeptSmaller[]): string {
+  const groups = new Map<string, string[]>();
+  for (const c of claims) {
+    const shown = `${c.request}, template ${c.template} ${c.size}`;
+    groups.set(shown, [...(groups.get(shown) ?? []), c.name]);
+  }
+  return [...groups].map(([shown, names]) => `${names.join(", ")} (${shown})`).join(", ");
+}
+
+/**
+ * The one line that says what set does not do: existing claims keep their size, and the flag
+ * that grows them. The same for the plain path and -f (both plans are rendered here).
+ */
+export function keptSizeLine(plan: Plan): string {
+  const kept = claimsKeptSmaller(plan);
+  const grow = kept.filter((c) => c.expands);
+  const move = kept.filter((c) => !c.expands);
+  const parts = [
+    ...(grow.length ? [`${keptList(grow)}: add --resize-existing to grow them too`] : []),
+    ...(move.length ? [`${keptList(move)}: their class does not expand volumes; add --migrate-existing to move them to new volumes, the data copied`] : []),
+  ];
+  return parts.length ? `existing claims keep their size: ${parts.join("; ")}\n` : "";
+}
+
 export function renderClaims(plan: Plan): string {
   if (plan.claims.length === 0) return `no existing claims\n${classLines(plan.storageClasses)}`;
   const rows = plan.claims.map((c) => {
@@ -69,6 +95,7 @@ export function renderClaims(plan: Plan): string {
   });
   return (
     renderTable(["claim", "ordinal", "phase", "request", "capacity", "class", "pod", "after"], rows) +
+    keptSizeLine(plan) +
     pendingNotes(plan.claims, { wide: true, template: "its template after this change" }) +
     classLines(plan.storageClasses)
   );

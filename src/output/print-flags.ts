@@ -52,7 +52,7 @@ interface Format {
   /** `-o NAME=ARG`: the argument's name in the help (TEMPLATE, SPEC); absent for a plain format. */
   argument?: string;
   /** The printer, from the argument (checked here: a bad template is a usage error before anything is read). */
-  printer: (argument: string) => (out: Writable, p: Printable) => void;
+  printer: (argument: string, options: PrinterOptions) => (out: Writable, p: Printable) => void;
 }
 
 const formats = {
@@ -82,14 +82,19 @@ const formats = {
   "custom-columns": {
     human: false,
     argument: "SPEC",
-    printer: (spec) => {
+    printer: (spec, options) => {
       const c = customColumns().parseCustomColumns(spec);
-      return (out, p) => printed(out, () => c.render(rowsOf(p)));
+      return (out, p) => printed(out, () => c.render(rowsOf(p), options));
     },
   },
 } satisfies Record<string, Format>;
 
 export type FormatName = keyof typeof formats;
+
+/** What a command's flags change in how a format prints: --no-headers (kubectl's: tables and custom-columns). */
+export interface PrinterOptions {
+  noHeaders?: boolean;
+}
 
 export class PrintFlags {
   /**
@@ -117,20 +122,20 @@ export class PrintFlags {
   }
 
   /** The printer of -o VALUE (undefined: no -o given). */
-  toPrinter(value: string | undefined): Printer {
-    if (value === undefined) return this.make(this.humanDefault, "");
+  toPrinter(value: string | undefined, options: PrinterOptions = {}): Printer {
+    if (value === undefined) return this.make(this.humanDefault, "", options);
     const at = value.indexOf("=");
     const name = at < 0 ? value : value.slice(0, at);
     const format = (this.allowed as readonly string[]).includes(name) ? (formats[name as FormatName] as Format) : undefined;
     if (!format || at >= 0 !== (format.argument !== undefined)) {
       throw new UsageError(`invalid --output "${value}": must be one of ${this.completions().join(", ")}`);
     }
-    return this.make(name as FormatName, at < 0 ? "" : value.slice(at + 1));
+    return this.make(name as FormatName, at < 0 ? "" : value.slice(at + 1), options);
   }
 
-  private make(name: FormatName, argument: string): Printer {
+  private make(name: FormatName, argument: string, options: PrinterOptions): Printer {
     const format = formats[name] as Format;
-    return { human: format.human, print: format.printer(argument) };
+    return { human: format.human, print: format.printer(argument, options) };
   }
 }
 
@@ -142,4 +147,5 @@ export const printFlags = {
   set: new PrintFlags(["json", "yaml", "name"]),
   undo: new PrintFlags(["json", "yaml", "name"]),
   rbac: new PrintFlags(["yaml", "json"]),
+  version: new PrintFlags(["json", "yaml"]),
 } as const;

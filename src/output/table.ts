@@ -13,8 +13,10 @@ function width(cell: string): number {
   return n;
 }
 
-export function renderTable(headers: readonly string[], rows: readonly (readonly string[])[]): string {
-  const lines = [headers.map((h) => h.toUpperCase()), ...rows];
+/** noHeaders: kubectl's --no-headers, the rows alone, as wide as they need. */
+export function renderTable(headers: readonly string[], rows: readonly (readonly string[])[], opts: { noHeaders?: boolean } = {}): string {
+  const lines = opts.noHeaders ? [...rows] : [headers.map((h) => h.toUpperCase()), ...rows];
+  if (lines.length === 0) return "";
   const columns = Math.max(...lines.map((l) => l.length));
   const widths = new Array<number>(columns).fill(0);
   const cellWidths = lines.map((l) =>

@@ -7,7 +7,7 @@ import type { ClaimTemplate, KubeObject, StatefulSet } from "../api/types";
 import type { Directive } from "./directive";
 import type { ExistingClaimsOptions } from "./existing-claims-types";
 import { defaultStorageClass, templateSize } from "./objects";
-import { canonical, compareQuantities, parseQuantity, sameQuantity, tryParseQuantity } from "./quantity";
+import { canonical, sameQuantity, tryParseQuantity } from "./quantity";
 import { patchIsEmpty, relabelPatch } from "./relabel";
 import type { ClaimEffect, Observed, Plan } from "./types";
 import { editsBetween } from "./template-metadata";
@@ -122,12 +122,12 @@ function claimList(claims: readonly ClaimEffect[], what: (c: ClaimEffect) => str
 
 /**
  * What the manifest asks of the existing claims that this change does not do without a flag, each
- * with the flag that does it: a template's size (--resize-existing where the class expands, else
- * --migrate-existing), its class (--migrate-existing), its labels and annotations (--relabel-existing).
- * A claim keeps all of these otherwise: the StatefulSet controller reads its template only to create it.
+ * with the flag that does it: a template's class (--migrate-existing), its labels and annotations
+ * (--relabel-existing). A claim keeps all of these otherwise: the StatefulSet controller reads its
+ * template only to create it. Its size is said by the plan itself, as for every change
+ * (src/output/plan.ts keptSizeLine).
  */
 export function existingClaimNotes(plan: Pick<Plan, "claims" | "original" | "desired">, observed: Pick<Observed, "claims" | "storageClasses">, options: ExistingClaimsOptions | undefined): string[] {
-  const classes = new Map(observed.storageClasses.map((c) => [c.metadata.name ?? "", c]));
   const defaultClass = defaultStorageClass(observed.storageClasses);
   const before = new Map((plan.original.spec.volumeClaimTemplates ?? []).map((t) => [t.metadata.name ?? "", t]));
   const raw = new Map(observed.claims.map((c) => [c.metadata.name ?? "", c]));
@@ -135,19 +135,7 @@ export function existingClaimNotes(plan: Pick<Plan, "claims" | "original" | "des
   for (const t of plan.desired.spec.volumeClaimTemplates ?? []) {
     const name = t.metadata.name ?? "";
     const claims = plan.claims.filter((c) => c.template === name);
-    const size = templateSize(t);
     const cls = t.spec.storageClassName ?? defaultClass;
-    if (!options?.resize && !options?.migrate && size) {
-      const smaller = claims.filter((c) => tryParseQuantity(c.request) && compareQuantities(parseQuantity(c.request!), parseQuantity(size)) < 0);
-      const expands = (c: ClaimEffect) => c.storageClass === cls && classes.get(c.storageClass ?? "")?.allowVolumeExpansion === true;
-      const grow = smaller.filter(expands);
-      const move = smaller.filter((c) => !expands(c));
-      if (grow.length) notes.push(`existing claim(s) ${claimList(grow, (c) => c.request!)} keep their size; template ${name} now asks ${size}: add --resize-existing to grow them too`);
-      if (move.length)
-        notes.push(
-          `existing claim(s) ${claimList(move, (c) => `${c.request}, class ${c.storageClass ?? "<none>"}`)} keep their size: their class cannot grow them to template ${name}'s ${size}${cls ? ` (class ${cls})` : ""}; add --migrate-existing to move them to new volumes, the data copied`,
-        );
-    }
     if (!options?.migrate && cls) {
       const other = claims.filter((c) => c.storageClass !== undefined && c.storageClass !== cls);
       if (other.length)

@@ -10,7 +10,7 @@ import { existingClaimsFlags, finishCommand } from "./journal";
 import { byName, isReady, templateSize } from "./objects";
 import { compareQuantities, formatBytes, bytesOf, lessQuantity, parseQuantity, tryParseQuantity } from "./quantity";
 import { checkQuotas, type Growth, quotaRefusal, storagePerClass } from "./quota";
-import type { ClaimEffect, Journal, Observed, PlanRequest, Refusal, Step } from "./types";
+import type { ClaimEffect, Journal, Observed, Plan, PlanRequest, Refusal, Step } from "./types";
 import type { ExistingClaim, ExistingClaimsOptions, ExistingClaimsPlan, ResizeState } from "./existing-claims-types";
 import { statefulSetRef } from "../refs";
 import { patchIsEmpty, planRelabel } from "./relabel";
@@ -45,6 +45,34 @@ export function podComingUp(pod: Pod | undefined, claims: readonly PersistentVol
 /** Claims whose resize waits for their pod to restart, highest ordinal first: the restart order. */
 export function restartOrder<T extends { ordinal: number; pod?: string; leftover: boolean }>(claims: readonly T[]): T[] {
   return claims.filter((c) => c.pod && !c.leftover).sort((a, b) => b.ordinal - a.ordinal);
+}
+
+/** An existing claim that a change of its template's size leaves as it is, smaller. */
+export interface KeptSmaller {
+  name: string;
+  request: string;
+  template: string;
+  size: string;
+  /** Its class lets --resize-existing grow it in place (unknown counts: the server decides); else only --migrate-existing makes it bigger. */
+  expands: boolean;
+}
+
+/**
+ * The existing claims a change of their template's size leaves smaller than the new size: the
+ * StatefulSet controller reads a template only to create a claim, so without --resize-existing or
+ * --migrate-existing each keeps its size. What the plan says in one line (src/output/plan.ts), on
+ * the plain path and the -f path alike.
+ */
+export function claimsKeptSmaller(plan: Pick<Plan, "claims" | "changes" | "storageClasses" | "existing" | "migration">): KeptSmaller[] {
+  if (plan.existing?.options.resize || plan.migration) return [];
+  const expandable = new Map((plan.storageClasses ?? []).map((c) => [c.name, c.expandable]));
+  return plan.changes.flatMap((change) => {
+    const size = change.after.size;
+    if (!size || size === change.before.size) return [];
+    return plan.claims
+      .filter((c) => c.template === change.claim && lessQuantity(c.request, size))
+      .map((c) => ({ name: c.name, request: c.request!, template: change.claim, size, expands: expandable.get(c.storageClass ?? "") !== false }));
+  });
 }
 
 /** What the plan assembler hands over: the part of the plan this work builds on. */

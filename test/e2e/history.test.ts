@@ -56,7 +56,7 @@ describe("history and undo", () => {
     assert.match((await runPlugin(["diff", "db", "data=4Gi", "-n", ns])).stderr, /the change becomes revision 4 of the claim templates \(kubectl appstorage history db\)/);
     assert.equal(JSON.parse((await runPlugin(["show", "db", "-n", ns, "-o", "json"])).stdout).items[0].revision, 3);
     const table = (await runPlugin(["show", "db", "-n", ns])).stdout.split("\n");
-    assert.match(table[0]!, /RETENTION \(DELETED\/SCALED\)\s+REVISION$/);
+    assert.match(table[0]!, /EXPANDABLE\s+REVISION$/);
     assert.match(table[1]!, /^db\s+data\s+3Gi\s.*\s3$/);
 
     const dry = await runPlugin(["undo", "db", "-n", ns, "--dry-run=client"]);

@@ -83,8 +83,8 @@ describe("the single executable", () => {
     assert.notEqual(spawnSync("/bin/sh", ["-c", "command -v node"], { env: { PATH: pluginPath } }).status, 0, "node must not be on this PATH");
     const help = run(plugin, ["--help"], {});
     assert.equal(help.code, 0, help.stderr);
-    assert.match(help.stdout, /^kubectl appstorage: change a StatefulSet's volume claim templates safely$/m);
-    assert.match(help.stdout, /Usage: kubectl appstorage <command> \[flags\]/);
+    assert.match(help.stdout, /^kubectl appstorage changes the volume claim templates of a StatefulSet safely\.$/m);
+    assert.match(help.stdout, /\nUsage:\n {2}kubectl appstorage \[command\] \[options\]\n/);
     assert.doesNotMatch(help.stdout, /kubectl-appstorage /, "help names kubectl appstorage, not the binary");
     assert.equal(help.stderr, "");
     assert.deepEqual(run(plugin, ["--version"], {}), { code: 0, stdout: `${pkg.version}\n`, stderr: "" });
@@ -97,7 +97,10 @@ describe("the single executable", () => {
   test("usage errors keep their message and exit code", () => {
     const r = run(plugin, ["frobnicate"], {});
     assert.equal(r.code, 1);
-    assert.match(r.stderr, /^error: .*\(see 'kubectl appstorage --help'\)\n$/);
+    assert.equal(r.stderr, `Error: unknown command "frobnicate" for "kubectl appstorage"\nRun 'kubectl appstorage --help' for usage.\n`);
+    const u = run(plugin, ["set", "db", "data=2Gi", "--timeout", "soon"], {});
+    assert.equal(u.code, 1);
+    assert.match(u.stderr, /^error: .*\(see 'kubectl appstorage --help'\)\n$/);
   });
 });
 

@@ -36,7 +36,10 @@ describe("show", () => {
     const table = await runPlugin(["show", "db", "-n", ns]);
     assert.equal(table.code, 0, table.stderr);
     assert.match(table.stdout, /^STATEFULSET\s+TEMPLATE\s+SIZE\s+CLASS\s+EXPANDABLE/m);
-    assert.match(table.stdout, /data-db-0\s+0\s+Bound\s+2Gi\s+1Gi\s+\S+\s+db-0\s+template 1Gi, claim 2Gi \(larger\); requested 2Gi, capacity 1Gi$/m);
+    // The default columns: ordinal, request and pod are -o wide's.
+    assert.match(table.stdout, /data-db-0\s+Bound\s+1Gi\s+\S+\s+template 1Gi, claim 2Gi \(larger\); requested 2Gi, capacity 1Gi$/m);
+    const wide = await runPlugin(["show", "db", "-n", ns, "-o", "wide"]);
+    assert.match(wide.stdout, /data-db-0\s+0\s+Bound\s+2Gi\s+1Gi\s+\S+\s+db-0\s+/m);
     assert.deepEqual(uids(ns), before, "show changes nothing");
   });
 

@@ -57,7 +57,7 @@ for (const major of [4, 3] as const) {
       const diff = await runPlugin(["diff", "-f", "-", "-n", ns], { input: manifest.stdout });
       assert.equal(diff.code, 1, diff.stderr);
       // The CSI class expands volumes: the way to bigger existing claims is named.
-      assert.match(diff.stderr, /^Warning: existing claim\(s\) pgdata-db-0, pgdata-db-1 \(1Gi\) keep their size; template pgdata now asks 2Gi: add --resize-existing to grow them too$/m);
+      assert.match(diff.stderr, /^existing claims keep their size: pgdata-db-0, pgdata-db-1 \(1Gi, template pgdata 2Gi\): add --resize-existing to grow them too$/m);
       const relabel = major === 4 ? ["--relabel-existing"] : [];
       const set = await runPlugin(["set", "-f", "-", "-n", ns, "--yes", ...relabel], { input: manifest.stdout });
       assert.equal(set.code, 0, set.stderr);

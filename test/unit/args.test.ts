@@ -2,6 +2,8 @@ import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { parseArgs } from "../../src/cli/root";
 import { commandLine } from "../fixtures/command-line";
+import { runSet } from "../../src/commands/set";
+import { UsageError } from "../../src/errors";
 
 describe("parseArgs", () => {
   test("set with every flag", () => {
@@ -130,11 +132,12 @@ describe("parseArgs", () => {
   });
   test("diff", () => assert.deepEqual(parseArgs(["diff", "db", "pgdata=2Gi"]), { kind: "diff", flags: {}, name: "db", allNamespaces: false, directives: ["pgdata=2Gi"] }));
   test("show -A -o wide", () => assert.deepEqual(parseArgs(["show", "-A", "-o", "wide"]), { kind: "show", flags: {}, allNamespaces: true, output: "wide" }));
-  test("help is text that names the three commands and the connection flags", () => {
+  test("help is text that names the commands, and says where the connection flags are (options)", () => {
     const p = parseArgs(["--help"]);
     assert.equal(p.kind, "text");
     if (p.kind !== "text") return;
-    for (const word of ["kubectl appstorage show", "kubectl appstorage diff", "kubectl appstorage set", "--kubeconfig", "--context", "--namespace"]) assert.ok(p.text.includes(word), word);
+    for (const word of ["  show ", "  diff ", "  set ", "  version ", 'Use "kubectl appstorage options"']) assert.ok(p.text.includes(word), word);
+    for (const flag of ["--kubeconfig", "--context", "--namespace"]) assert.ok(!p.text.includes(flag), flag);
   });
 
   test("no arguments: the help, as kubectl plugins answer (exit 0)", () => {
@@ -235,13 +238,17 @@ describe("parseArgs", () => {
     assert.equal((parseArgs(["set", "db", "pgdata=2Gi", "--timeout", "1m30s"]) as { timeoutMs: number }).timeoutMs, 90_000);
     assert.throws(() => commandLine(["set", "db", "pgdata=2Gi", "--timeout", "90"]), /invalid --timeout "90"/);
   });
-  test("every subcommand's help has two or three examples; diff's mentions no flag it lacks", () => {
-    for (const command of ["show", "diff", "set", "history", "undo", "rbac"]) {
+  test("every subcommand's help has two to four examples; diff's mentions no flag it lacks", () => {
+    for (const command of ["show", "diff", "set", "history", "undo", "rbac", "completion", "version"]) {
       const p = parseArgs([command, "--help"]);
       const text = p.kind === "text" ? p.text : "";
-      const examples = text.split("Examples:")[1] ?? "";
-      const lines = examples.split("\n").filter((l) => l.trim().startsWith("kubectl appstorage"));
-      assert.ok(lines.length >= 2 && lines.length <= 3, `${command}: ${lines.length} examples`);
+      // Each example is a block: what it does as "  # " lines, then its command line(s).
+      const blocks = text.slice(text.indexOf("Examples:\n") + "Examples:\n".length, text.search(/\n\n(Options|Usage):\n/)).split("\n\n");
+      assert.ok(
+        blocks.every((b) => /^ {2}# /.test(b) && /\n {2}\S/.test(b)),
+        command,
+      );
+      assert.ok(blocks.length >= 2 && blocks.length <= 4, `${command}: ${blocks.length} examples`);
     }
     const diff = parseArgs(["diff", "--help"]);
     const text = diff.kind === "text" ? diff.text : "";
@@ -249,12 +256,27 @@ describe("parseArgs", () => {
   });
 
   const refused: [string[], RegExp][] = [
-    [["frobnicate"], /Unknown argument|unknown command/],
+    [["frobnicate"], /: unknown command "frobnicate" for "kubectl appstorage"$/],
     [["set", "db"], /set needs a StatefulSet name and at least one CLAIM=SIZE/],
     [["set"], /set needs a StatefulSet name/],
     [["set", "db", "pgdata=2Gi", "--dry-run=maybe"], /Invalid dry-run value \(maybe\)\. Must be "none", "server", or "client"\.$/],
     [["set", "db", "pgdata=2Gi", "--dry-run="], /Invalid dry-run value \(\)\. Must be "none", "server", or "client"\.$/],
-    [["set", "db", "pgdata=2Gi", "--bogus"], /Unknown argument/],
+    [["set", "db", "pgdata=2Gi", "--bogus"], /: unknown flag: --bogus$/],
+    [["set", "db", "pgdata=2Gi", "-x"], /: unknown shorthand flag: 'x' in -x$/],
+    [["set", "db", "pgdata=2Gi", "--timeout"], /: flag needs an argument: --timeout$/],
+    [["show", "-n"], /: flag needs an argument: 'n' in -n$/],
+    [["show", "db", "web"], /show accepts at most 1 argument\(s\), received 2: unexpected "web"/],
+    [["history"], /history needs a StatefulSet name/],
+    [["rbac", "extra"], /rbac accepts at most 0 argument\(s\), received 1/],
+    [["completion"], /completion needs a shell: bash, zsh, fish or powershell/],
+    [["completion", "tcsh"], /Unsupported shell type "tcsh"/],
+    [["set", "db", "data=2"], /: invalid size for data: 2 bytes: did you mean 2Gi\?$/],
+    [["set", "db", "data=2,fast"], /: invalid size for data: 2 bytes: did you mean 2Gi\?$/],
+    [["diff", "db", "logs=size=512"], /: invalid size for logs: 512 bytes: did you mean 512Gi\?$/],
+    [["set", "-l", "app=db", "data=1.5"], /: invalid size for data: 1\.5 bytes: did you mean 1\.5Gi\?$/],
+    [["--bogus"], /: unknown flag: --bogus$/],
+    [["show", "--version"], /: unknown flag: --version$/],
+    [["show", "--no-show-labels"], /: unknown flag: --no-show-labels$/],
     [["set", "db", "pgdata=2Gi", "-o", "xml"], /invalid --output "xml"/],
     [["set", "db", "pgdata=2Gi", "--timeout", "soon"], /invalid --timeout "soon"/],
     [["set", "db", "pgdata=2Gi", "--request-timeout", "x"], /invalid --request-timeout/],
@@ -266,4 +288,23 @@ describe("parseArgs", () => {
     [["show", "-n", ""], /--namespace must not be empty/],
   ];
   for (const [args, why] of refused) test(`refuses ${JSON.stringify(args)}`, () => assert.throws(() => commandLine(args), why));
+  test("a size with a unit, or of 1Mi and more in bytes, goes on to the plan's rules", () => {
+    for (const d of ["data=2Ki", "data=500k", "data=2Gi", "data=1048576", "data=fast", "data=2Gi,vac=gold"]) assert.doesNotThrow(() => commandLine(["set", "db", d]), d);
+  });
+  test("a size without its unit is refused before anything is read: set data=2 changes nothing", async () => {
+    let connected = false;
+    const p = parseArgs(["set", "db", "data=2", "--yes"]);
+    assert.equal(p.kind, "set");
+    if (p.kind !== "set") return;
+    const sink = { write: () => true };
+    const deps = {
+      streams: { in: process.stdin, out: sink, errOut: sink },
+      env: {},
+      platform: "linux" as const,
+      now: () => new Date(),
+      connect: async () => ((connected = true), Promise.reject(new Error("no"))),
+    };
+    await assert.rejects(runSet(p, deps), (e: unknown) => e instanceof UsageError && e.message === "invalid size for data: 2 bytes: did you mean 2Gi?");
+    assert.equal(connected, false);
+  });
 });

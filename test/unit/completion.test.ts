@@ -1,9 +1,20 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { claimTemplateAnswer, type CompletionRequest, completionRequest, completionScript, Directive, formatAnswer, namedAnswer, namespaceAnswer, statefulSetAnswer } from "../../src/cli/completion";
+import {
+  claimTemplateAnswer,
+  type CompletionRequest,
+  completionRequest,
+  completionScript,
+  Directive,
+  formatAnswer,
+  namedAnswer,
+  namespaceAnswer,
+  statefulSetAnswer,
+  storageClassAnswer,
+} from "../../src/cli/completion";
 import { commandDefs, kubeFlagDefs } from "../../src/cli/flags";
 import { parseArgs } from "../../src/cli/root";
-import { sts } from "../fixtures/builders";
+import { storageClass, sts } from "../fixtures/builders";
 
 function help(command?: string): string {
   const p = parseArgs(command ? [command, "--help"] : ["--help"]);
@@ -25,12 +36,15 @@ function directive(r: CompletionRequest): number {
 describe("completionRequest: what the word under the cursor needs", () => {
   test("subcommands, with descriptions, never files", () => {
     const r = request("");
-    assert.deepEqual(values(r), ["show", "diff", "set", "history", "undo", "rbac", "completion"]);
+    assert.deepEqual(values(r), ["show", "diff", "set", "history", "undo", "rbac", "completion", "version", "options"]);
     assert.equal(directive(r), Directive.NoFileComp);
     assert.ok(r.kind === "answer" && r.answer.candidates[0]!.description?.startsWith("Show claim templates"));
   });
   test("subcommands by prefix", () => assert.deepEqual(values(request("s")), ["show", "set"]));
-  test("the hidden __complete is not offered", () => assert.ok(!values(request("_")).length));
+  test("the hidden __complete and help are not offered", () => {
+    assert.ok(!values(request("_")).length);
+    assert.ok(!values(request("h")).includes("help"));
+  });
   test("an unknown command completes nothing", () => assert.deepEqual(values(request("frobnicate", "")), []));
 
   test("every flag of a command, long and short, from the table that builds the parser", () => {
@@ -47,9 +61,15 @@ describe("completionRequest: what the word under the cursor needs", () => {
     for (const command of ["show", "diff", "set"]) {
       const offered = values(request(command, "--"));
       const text = help(command);
-      for (const flag of [...commandDefs.find((c) => c.name === command)!.flags, ...kubeFlagDefs]) {
+      for (const flag of commandDefs.find((c) => c.name === command)!.flags) {
         assert.ok(offered.includes(`--${flag.name}`), `${command} --${flag.name}`);
-        assert.ok(text.includes(`--${flag.name}`), `${command} --help shows --${flag.name}`);
+        assert.ok(text.includes(`--${flag.name}=`), `${command} --help shows --${flag.name}`);
+      }
+      // kubectl's global flags are offered everywhere, and printed once, by options.
+      for (const flag of kubeFlagDefs) {
+        assert.ok(offered.includes(`--${flag.name}`), `${command} --${flag.name}`);
+        assert.ok(!text.includes(`--${flag.name}=`), `${command} --help leaves --${flag.name} to options`);
+        assert.ok(help("options").includes(`--${flag.name}=`), `options shows --${flag.name}`);
       }
     }
   });
@@ -89,7 +109,7 @@ describe("completionRequest: what the word under the cursor needs", () => {
     ],
     [
       ["completion", ""],
-      ["bash", "zsh"],
+      ["bash", "zsh", "fish", "powershell"],
     ],
     [["set", "--timeout", ""], []],
   ];
@@ -187,6 +207,33 @@ describe("answers from the cluster", () => {
     ));
 });
 
+describe("storage classes after CLAIM=SIZE,", () => {
+  test("a size and a comma ask for the cluster's storage classes; the typed part before the class is kept", () => {
+    for (const command of ["set", "diff"]) {
+      assert.deepEqual(request(command, "db", "data=2Gi,"), { kind: "storageClasses", flags: {}, head: "data=2Gi,", prefix: "" });
+      assert.deepEqual(request(command, "-n", "prod", "db", "logs=1Gi", "data=2Gi,fa"), { kind: "storageClasses", flags: { namespace: "prod" }, head: "data=2Gi,", prefix: "fa" });
+    }
+    assert.deepEqual(request("set", "db", "data=size=2Gi,vac=gold,"), { kind: "storageClasses", flags: {}, head: "data=size=2Gi,vac=gold,", prefix: "" });
+  });
+  test("not once a class is given, nor before a size", () => {
+    for (const word of ["data=2Gi,fast,", "data=fast,", "data=", "data=2Gi"]) assert.equal(request("set", "db", word).kind, "claimTemplates", word);
+  });
+  test("each class by name, after the directive typed so far, described by what it does with volumes", () => {
+    const csi = storageClass("csi-hostpath-sc", { expandable: true, default: true });
+    csi.provisioner = "hostpath.csi.k8s.io";
+    const a = storageClassAnswer([storageClass("standard"), csi], "data=2Gi,", "");
+    assert.deepEqual(a.candidates, [
+      { value: "data=2Gi,csi-hostpath-sc", description: "hostpath.csi.k8s.io, the default, volumes expand" },
+      { value: "data=2Gi,standard", description: "example.com/test, volumes do not expand" },
+    ]);
+    assert.equal(a.directive, Directive.NoFileComp);
+    assert.deepEqual(
+      storageClassAnswer([storageClass("standard"), csi], "data=2Gi,", "st").candidates.map((c) => c.value),
+      ["data=2Gi,standard"],
+    );
+  });
+});
+
 describe("cobra's __complete output", () => {
   const a = { candidates: [{ value: "data=", description: "now 1Gi,\tfast" }, { value: "logs=" }], directive: 6 };
   test("one candidate a line, value<TAB>description, then :directive", () => assert.equal(formatAnswer(a, true), "data=\tnow 1Gi, fast\nlogs=\n:6\n"));
@@ -195,11 +242,11 @@ describe("cobra's __complete output", () => {
 });
 
 describe("completion scripts", () => {
-  test("parseArgs: completion bash|zsh is text; __complete is the hidden command", () => {
-    assert.deepEqual(parseArgs(["completion", "bash"]), { kind: "text", text: completionScript("bash") });
+  test("parseArgs: completion SHELL is text for each of the four shells; __complete is the hidden command", () => {
+    for (const shell of ["bash", "zsh", "fish", "powershell"] as const) assert.deepEqual(parseArgs(["completion", shell]), { kind: "text", text: completionScript(shell) });
     assert.deepEqual(parseArgs(["__complete", "set", ""]), { kind: "complete", words: ["set", ""], descriptions: true });
     assert.deepEqual(parseArgs(["__completeNoDesc", ""]), { kind: "complete", words: [""], descriptions: false });
-    assert.throws(() => parseArgs(["completion", "fish"]), /Invalid values|must be one of/);
+    assert.throws(() => parseArgs(["completion", "tcsh"]), /Unsupported shell type "tcsh": use one of bash, zsh, fish, powershell$/);
     assert.ok(!help().includes("__complete"));
   });
   test("each script registers kubectl-appstorage and calls the hidden command", () => {

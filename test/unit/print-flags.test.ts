@@ -49,6 +49,11 @@ describe("PrintFlags: one list of formats per command", () => {
     });
   }
 
+  test("--no-headers: custom-columns without its header line, as kubectl", () => {
+    let out = "";
+    printFlags.show.toPrinter("custom-columns=NAME:.name,REPLICAS:.replicas", { noHeaders: true }).print({ write: (s: string) => (out += s) }, report);
+    assert.equal(out, "db    2\nweb   <none>\n");
+  });
   test("custom-columns prints the rows a command names (history: its revisions)", () => {
     const history: Printable = { ...report, rows: () => [{ revision: 1 }, { revision: 2 }] };
     assert.equal(printed(printFlags.history, "custom-columns=REV:.revision", history), "REV\n1\n2\n");

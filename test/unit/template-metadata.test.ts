@@ -6,8 +6,8 @@ import { spawnSync } from "node:child_process";
 import { describe, test } from "node:test";
 import type { PersistentVolumeClaim, StatefulSet } from "../../src/api/types";
 import { completionRequest, templateKeysAnswer } from "../../src/cli/completion";
-import { renderPlan } from "../../src/output/plan";
-import { formatDirective, parseChangeWords } from "../../src/plan/directive";
+import { keptSizeLine, renderPlan } from "../../src/output/plan";
+import { formatDirective, parseChangeWords, parseDirectives } from "../../src/plan/directive";
 import type { ExistingClaimsOptions } from "../../src/plan/existing-claims-types";
 import { historyAnnotation, historyOf } from "../../src/plan/history";
 import { journalFor } from "../../src/plan/journal";
@@ -278,10 +278,19 @@ describe("--relabel-existing: a step of the plan, in the journal, decided from t
 });
 
 describe("set -f says what it leaves to existing claims, naming the flag that does it", () => {
+  /** What the plan of set -f says: the notes of the manifest path, then the line every plan has about sizes. */
   const plan = (s: StatefulSet, cs: PersistentVolumeClaim[], wanted: StatefulSet, options?: ExistingClaimsOptions) => {
     const o = observed(s, cs);
-    const p = buildPlan(o, { namespace: "prod", name: "db", directives: manifestChange(s, wanted).directives, force: false, overwrite: true, templates: ["data"] });
-    return existingClaimNotes(p, o, options);
+    const p = buildPlan(o, {
+      namespace: "prod",
+      name: "db",
+      directives: manifestChange(s, wanted).directives,
+      force: false,
+      overwrite: true,
+      templates: ["data"],
+      ...(options ? { existing: options } : {}),
+    });
+    return [keptSizeLine(p), ...existingClaimNotes(p, o, options)].filter(Boolean);
   };
   const v2 = (size: string, cls: string, labels: Record<string, string>) =>
     sts("db")
@@ -291,16 +300,23 @@ describe("set -f says what it leaves to existing claims, naming the flag that do
       .build();
   test("a bigger template on a class that expands: --resize-existing; other labels: --relabel-existing", () => {
     assert.deepEqual(plan(live(), claims(), v2("2Gi", "fast", { tier: "gold" })), [
-      "existing claim(s) data-db-0, data-db-1 (1Gi) keep their size; template data now asks 2Gi: add --resize-existing to grow them too",
+      "existing claims keep their size: data-db-0, data-db-1 (1Gi, template data 2Gi): add --resize-existing to grow them too\n",
       "existing claim(s) data-db-0, data-db-1 keep their labels and annotations; template data's differ: add --relabel-existing to patch them (no restart)",
     ]);
+  });
+  test("the same line, from the same function, as the plain path's plan (set db data=2Gi)", () => {
+    const o = observed(live(), claims());
+    const plain = buildPlan(o, { namespace: "prod", name: "db", directives: parseDirectives(["data=2Gi"]), force: false });
+    const fromManifest = plan(live(), claims(), v2("2Gi", "fast", { tier: "silver", chart: "db-1" }));
+    assert.deepEqual([keptSizeLine(plain)], fromManifest);
+    assert.ok(renderPlan(plain).includes(keptSizeLine(plain)));
   });
   test("a class that cannot expand, or another class: --migrate-existing", () => {
     const fixed = [made("data-db-0", { tier: "silver", chart: "db-1" }, "1Gi", "fixed"), made("data-db-1", { tier: "silver", chart: "db-1" }, "1Gi", "fixed")];
     const s = live();
     s.spec.volumeClaimTemplates![0]!.spec.storageClassName = "fixed";
     assert.deepEqual(plan(s, fixed, v2("2Gi", "fixed", { tier: "silver", chart: "db-1" })), [
-      "existing claim(s) data-db-0, data-db-1 (1Gi, class fixed) keep their size: their class cannot grow them to template data's 2Gi (class fixed); add --migrate-existing to move them to new volumes, the data copied",
+      "existing claims keep their size: data-db-0, data-db-1 (1Gi, template data 2Gi): their class does not expand volumes; add --migrate-existing to move them to new volumes, the data copied\n",
     ]);
     assert.deepEqual(plan(live(), claims(), v2("1Gi", "fixed", { tier: "silver", chart: "db-1" })), [
       "existing claim(s) data-db-0, data-db-1 (class fast) keep their storage class (a claim's class never changes); template data now names fixed: add --migrate-existing to move them, the data copied",
