@@ -6,6 +6,7 @@
 import yargs, { type Argv, type Options } from "yargs";
 import type { DryRun } from "../api/types";
 import type { CompleteOptions } from "../commands/completion";
+import { completionRequest } from "./completion";
 import type { DiffOptions } from "../commands/diff";
 import type { HistoryOptions } from "../commands/history";
 import type { RbacOptions } from "../commands/rbac";
@@ -156,7 +157,7 @@ const version = typeof __VERSION__ === "string" ? __VERSION__ : "dev";
 /** Parses argv (without node and script). Help, `options` and the bare version come back as text to print. */
 export function parseArgs(argv: readonly string[]): ParsedCommand {
   // Words being completed are not a command line yet: the parser would refuse half-typed ones.
-  if (argv[0] === "__complete" || argv[0] === "__completeNoDesc") return { kind: "complete", words: argv.slice(1), descriptions: argv[0] === "__complete" };
+  if (argv[0] === "__complete" || argv[0] === "__completeNoDesc") return { kind: "complete", request: completionRequest(argv.slice(1)), descriptions: argv[0] === "__complete" };
   // No arguments: the help, as kubectl plugins (and kubectl itself) answer.
   if (argv.length === 0) return { kind: "text", text: rootHelp() };
   const { args, notices } = normalizeDryRun(splitAttachedShorts(argv, valueShorts(argv.find((a) => commandDefs.some((c) => c.name === a)))));

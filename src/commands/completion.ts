@@ -1,20 +1,10 @@
-// The hidden `__complete WORDS...`: answers shell completion in cobra's protocol (see
-// src/cli/completion.ts), looking up StatefulSets, their claim templates, storage classes and namespaces with
+// The hidden `__complete WORDS...`: answers shell completion in cobra's protocol (src/cli/completion.ts
+// decides from the words what the word under the cursor needs; src/output/completion.ts renders), looking up StatefulSets, their claim templates, storage classes and namespaces with
 // read-only requests. It never fails: kubectl prints a completer's stderr on the user's
 // terminal and drops every candidate when it exits non-zero, so any problem (no kubeconfig, an
 // unreachable server, no permission) is an empty answer.
-import {
-  type Answer,
-  claimTemplateAnswer,
-  completionRequest,
-  Directive,
-  formatAnswer,
-  namedAnswer,
-  namespaceAnswer,
-  statefulSetAnswer,
-  storageClassAnswer,
-  templateKeysAnswer,
-} from "../cli/completion";
+import type { KubeFlags } from "../kube/kube-flags";
+import { type Answer, claimTemplateAnswer, Directive, formatAnswer, namedAnswer, namespaceAnswer, statefulSetAnswer, storageClassAnswer, templateKeysAnswer } from "../output/completion";
 import { loadKubeconfig } from "../kube/kubeconfig-loader";
 import { getStatefulSet, listAll, listStatefulSets, listStorageClasses } from "../kube/read";
 import type { KubeObject } from "../api/types";
@@ -22,15 +12,29 @@ import { connectWith, type CommandDeps } from "./deps";
 
 /** The hidden `__complete WORDS...` (cobra's protocol; `__completeNoDesc` without descriptions). */
 export interface CompleteOptions {
-  words: string[];
+  /** What the word under the cursor needs, from the words typed (src/cli/completion.ts). */
+  request: CompletionRequest;
   descriptions: boolean;
 }
+
+/** What the word under the cursor needs: an answer now, or a lookup in the cluster first. */
+export type CompletionRequest =
+  | { kind: "answer"; answer: Answer }
+  | { kind: "statefulsets"; flags: KubeFlags; prefix: string }
+  | { kind: "claimTemplates"; flags: KubeFlags; statefulSet: string; prefix: string; given: string[] }
+  /** CLAIM=SIZE, and no class yet: the cluster's storage classes, after what is typed up to the last comma (head). */
+  | { kind: "storageClasses"; flags: KubeFlags; head: string; prefix: string }
+  /** --template-label, --template-annotation: CLAIM: of the StatefulSet's templates, then that template's keys. */
+  | { kind: "templateKeys"; flags: KubeFlags; statefulSet: string; which: "label" | "annotation"; prefix: string; shown: string }
+  | { kind: "namespaces"; flags: KubeFlags; prefix: string }
+  /** Names from the kubeconfig files (no request): --context, --cluster, --user. */
+  | { kind: "kubeconfigNames"; what: "context" | "cluster" | "user"; flags: KubeFlags; prefix: string };
 
 /** A TAB press should not hang for kubectl's 30 s default on an unreachable server. */
 const completionRequestTimeoutMs = 5000;
 
 async function lookUp(opts: CompleteOptions, deps: CommandDeps): Promise<Answer> {
-  const request = completionRequest(opts.words);
+  const request = opts.request;
   if (request.kind === "answer") return request.answer;
   if (request.kind === "kubeconfigNames") {
     const { config } = loadKubeconfig(request.flags.kubeconfig, deps.env, deps.platform);

@@ -1,17 +1,8 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import {
-  claimTemplateAnswer,
-  type CompletionRequest,
-  completionRequest,
-  completionScript,
-  Directive,
-  formatAnswer,
-  namedAnswer,
-  namespaceAnswer,
-  statefulSetAnswer,
-  storageClassAnswer,
-} from "../../src/cli/completion";
+import { completionRequest, completionScript } from "../../src/cli/completion";
+import type { CompletionRequest } from "../../src/commands/completion";
+import { claimTemplateAnswer, Directive, formatAnswer, namedAnswer, namespaceAnswer, statefulSetAnswer, storageClassAnswer } from "../../src/output/completion";
 import { commandDefs, kubeFlagDefs } from "../../src/cli/flags";
 import { parseArgs } from "../../src/cli/root";
 import { storageClass, sts } from "../fixtures/builders";
@@ -244,8 +235,8 @@ describe("cobra's __complete output", () => {
 describe("completion scripts", () => {
   test("parseArgs: completion SHELL is text for each of the four shells; __complete is the hidden command", () => {
     for (const shell of ["bash", "zsh", "fish", "powershell"] as const) assert.deepEqual(parseArgs(["completion", shell]), { kind: "text", text: completionScript(shell) });
-    assert.deepEqual(parseArgs(["__complete", "set", ""]), { kind: "complete", words: ["set", ""], descriptions: true });
-    assert.deepEqual(parseArgs(["__completeNoDesc", ""]), { kind: "complete", words: [""], descriptions: false });
+    assert.deepEqual(parseArgs(["__complete", "set", ""]), { kind: "complete", request: completionRequest(["set", ""]), descriptions: true });
+    assert.deepEqual(parseArgs(["__completeNoDesc", ""]), { kind: "complete", request: completionRequest([""]), descriptions: false });
     assert.throws(() => parseArgs(["completion", "tcsh"]), /Unsupported shell type "tcsh": use one of bash, zsh, fish, powershell$/);
     assert.ok(!help().includes("__complete"));
   });
