@@ -21,7 +21,23 @@ import { after, describe, test, type TestContext } from "node:test";
 import type { KubeObject, PersistentVolumeClaim, Pod, StatefulSet } from "../../src/api/types";
 import { sts } from "../fixtures/builders";
 import { type Fault, type FaultKind, type FaultProxy, isWrite, renewalGapMs, type SeenRequest, startFaultProxy, unknownOutcome } from "../shared/faultproxy";
-import { apply, getSts, kubeconfig, kubectl, kubectlJson, kubectlTry, namespaceAsync, plugin, root, runPlugin, storageClassFor, userKubeconfig, volumeFor, type RunResult } from "../shared/harness";
+import {
+  getSts,
+  kubeconfig,
+  kubectl,
+  kubectlJson,
+  kubectlTry,
+  markReadyArgs,
+  namespaceAsync,
+  plugin,
+  root,
+  runPlugin,
+  storageClassFor,
+  userKubeconfig,
+  volumeFor,
+  type RunResult,
+} from "../shared/harness";
+import { grantRole, grantStorageClasses } from "../shared/rbac";
 import { assertHeldIntended, assertRequestsAccountedFor as assertAccounted, evictions, interruptAt, killAt, phaseLabel, phaseTargets, pool, procState, stateDir, within } from "../shared/kill";
 
 // APPSTORAGE_FAULT_MATRIX=reduced (scripts/test.mjs --version: the older control planes) runs the
@@ -157,26 +173,7 @@ async function settle3(ns: string, ready: boolean, extra: (s: State) => boolean 
   }
 }
 async function markReadyAsync(ns: string, pod: string): Promise<void> {
-  const now = new Date().toISOString().replace(/\.\d+Z$/, "Z");
-  await kube([
-    "patch",
-    "pod",
-    pod,
-    "-n",
-    ns,
-    "--subresource=status",
-    "--type=merge",
-    "-p",
-    JSON.stringify({
-      status: {
-        phase: "Running",
-        conditions: [
-          { type: "Ready", status: "True", lastTransitionTime: now },
-          { type: "ContainersReady", status: "True", lastTransitionTime: now },
-        ],
-      },
-    }),
-  ]);
+  await kube(markReadyArgs(ns, pod));
 }
 
 async function prepared(t: TestContext, shape: Shape = shapes[0]!): Promise<{ ns: string; before: Record<string, string> }> {
@@ -1055,42 +1052,8 @@ describe("permissions", () => {
       const { ns, before } = await prepared(t);
       const user = `u-${ns}`;
       const kc = userKubeconfig(user);
-      apply({ apiVersion: "rbac.authorization.k8s.io/v1", kind: "Role", metadata: { name: "appstorage" }, rules: rules(full) }, ns);
-      apply(
-        {
-          apiVersion: "rbac.authorization.k8s.io/v1",
-          kind: "RoleBinding",
-          metadata: { name: "appstorage" },
-          roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name: "appstorage" },
-          subjects: [{ kind: "User", name: user }],
-        },
-        ns,
-      );
-      if (canReadClasses) {
-        apply(
-          {
-            apiVersion: "rbac.authorization.k8s.io/v1",
-            kind: "ClusterRole",
-            metadata: { name: `sc-${ns}` },
-            rules: [{ apiGroups: ["storage.k8s.io"], resources: ["storageclasses"], verbs: ["get", "list"] }],
-          },
-          ns,
-        );
-        apply(
-          {
-            apiVersion: "rbac.authorization.k8s.io/v1",
-            kind: "ClusterRoleBinding",
-            metadata: { name: `sc-${ns}` },
-            roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: `sc-${ns}` },
-            subjects: [{ kind: "User", name: user }],
-          },
-          ns,
-        );
-        t.after(() => {
-          kubectlTry(["delete", "clusterrolebinding", `sc-${ns}`]);
-          kubectlTry(["delete", "clusterrole", `sc-${ns}`]);
-        });
-      }
+      grantRole(ns, user, "appstorage", rules(full));
+      if (canReadClasses) grantStorageClasses(t, ns, user, ["get", "list"]);
       const rv = getSts(ns, "db").metadata.resourceVersion;
       const r = await runPlugin(["set", "db", directive ?? "data=2Gi", "-n", ns, "--yes"], { kubeconfig: kc });
       summary.permissionCases += 1;

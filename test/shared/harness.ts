@@ -197,8 +197,13 @@ export async function eventually<T>(what: string, f: () => T | undefined | false
 
 /** Marks a pod Running and Ready, as a kubelet would (there is no kubelet here). */
 export function markReady(ns: string, pod: string): void {
+  kubectl(markReadyArgs(ns, pod));
+}
+
+/** kubectl's arguments for markReady, for a caller that runs kubectl its own way (asynchronously). */
+export function markReadyArgs(ns: string, pod: string): string[] {
   const now = new Date().toISOString().replace(/\.\d+Z$/, "Z");
-  kubectl([
+  return [
     "patch",
     "pod",
     pod,
@@ -216,7 +221,7 @@ export function markReady(ns: string, pod: string): void {
         ],
       },
     }),
-  ]);
+  ];
 }
 
 /** Waits until the StatefulSet controller created all pods and its status settled. */
