@@ -305,6 +305,25 @@ function comparison(pluginRuns, kubectlRuns, target, extra = {}) {
   };
 }
 
+/**
+ * Runs `a` and `b` `n` times each, alternating which goes first (neither always runs on what the
+ * other warmed); each returns the milliseconds of its run. Their times, in the order they ran.
+ */
+function alternating(n, a, b) {
+  const aRuns = [];
+  const bRuns = [];
+  for (let i = 0; i < n; i++) {
+    if (i % 2 === 0) {
+      aRuns.push(a());
+      bRuns.push(b());
+    } else {
+      bRuns.push(b());
+      aRuns.push(a());
+    }
+  }
+  return [aRuns, bRuns];
+}
+
 async function benchSet() {
   const names = Array.from({ length: reps }, (_, i) => [`bench-${id}-set-${i}-plugin`, `bench-${id}-set-${i}-kubectl`]).flat();
   createNamespaces(names);
@@ -368,24 +387,21 @@ async function createShowNamespace() {
 }
 
 function benchShow(ns) {
-  const pluginRuns = [];
-  const kubectlRuns = [];
   const pluginCmd = pluginArgs(["show", "-n", ns]);
   const kubectlCmd = kubectlArgs(["get", "sts,pvc,pods", "-n", ns]);
   // One untimed run each: page cache, kubectl's discovery cache.
   run(plugin, pluginCmd);
   run(kubectlBin, kubectlCmd);
-  for (let i = 0; i < reps; i++) {
-    const order = i % 2 === 0 ? ["plugin", "kubectl"] : ["kubectl", "plugin"];
-    for (const side of order) {
-      if (side === "plugin") {
-        const r = timed(plugin, pluginCmd);
-        const claimsShown = r.stdout.split("\n").filter((l) => /^db-\d+\s+data-db-/.test(l)).length;
-        if (claimsShown !== statefulSetCount * replicasPerSet) throw new Error(`show listed ${claimsShown} claims, not ${statefulSetCount * replicasPerSet}`);
-        pluginRuns.push(r.ms);
-      } else kubectlRuns.push(timed(kubectlBin, kubectlCmd).ms);
-    }
-  }
+  const [pluginRuns, kubectlRuns] = alternating(
+    reps,
+    () => {
+      const r = timed(plugin, pluginCmd);
+      const claimsShown = r.stdout.split("\n").filter((l) => /^db-\d+\s+data-db-/.test(l)).length;
+      if (claimsShown !== statefulSetCount * replicasPerSet) throw new Error(`show listed ${claimsShown} claims, not ${statefulSetCount * replicasPerSet}`);
+      return r.ms;
+    },
+    () => timed(kubectlBin, kubectlCmd).ms,
+  );
   log(`show: plugin ${round(median(pluginRuns))} ms, kubectl ${round(median(kubectlRuns))} ms (medians)`);
   return comparison(pluginRuns, kubectlRuns, 1.0, {
     what: `show -n NS vs kubectl get sts,pvc,pods -n NS`,
@@ -396,16 +412,12 @@ function benchShow(ns) {
 }
 
 function benchStartup() {
-  const pluginRuns = [];
-  const kubectlRuns = [];
   run(plugin, ["--help"]);
-  for (let i = 0; i < startupReps; i++) {
-    const order = i % 2 === 0 ? ["plugin", "kubectl"] : ["kubectl", "plugin"];
-    for (const side of order) {
-      if (side === "plugin") pluginRuns.push(timed(plugin, ["--help"]).ms);
-      else kubectlRuns.push(timed(kubectlBin, ["version", "--client"]).ms);
-    }
-  }
+  const [pluginRuns, kubectlRuns] = alternating(
+    startupReps,
+    () => timed(plugin, ["--help"]).ms,
+    () => timed(kubectlBin, ["version", "--client"]).ms,
+  );
   // The target: no slower to start than kubectl of the pinned release (a Go binary).
   const result = comparison(pluginRuns, kubectlRuns, 1.0, { what: "--help vs kubectl version --client" });
   log(`--help: plugin ${result.pluginMs} ms, kubectl version --client ${result.kubectlMs} ms (medians)`);
@@ -541,20 +553,17 @@ function benchDiffSelector(ns) {
     return requestsOf(file);
   };
   const requests = { one: requestsFor(one, "one"), all: requestsFor(all, "all") };
-  const pluginRuns = [];
-  const showRuns = [];
   run(plugin, pluginArgs(all), { allowFail: true });
-  for (let i = 0; i < reps; i++) {
-    const order = i % 2 === 0 ? ["diff", "show"] : ["show", "diff"];
-    for (const side of order) {
-      if (side === "diff") {
-        const start = performance.now();
-        const r = run(plugin, pluginArgs(all), { allowFail: true });
-        if (r.status !== 1) throw new Error(`diff -l exited ${r.status}`);
-        pluginRuns.push(performance.now() - start);
-      } else showRuns.push(timed(plugin, pluginArgs(["show", "-n", ns])).ms);
-    }
-  }
+  const [pluginRuns, showRuns] = alternating(
+    reps,
+    () => {
+      const start = performance.now();
+      const r = run(plugin, pluginArgs(all), { allowFail: true });
+      if (r.status !== 1) throw new Error(`diff -l exited ${r.status}`);
+      return performance.now() - start;
+    },
+    () => timed(plugin, pluginArgs(["show", "-n", ns])).ms,
+  );
   const result = comparison(pluginRuns, showRuns, 1.2, { what: `diff -l over ${statefulSetCount} StatefulSets vs show -n NS (the plugin's own show, same namespace)`, statefulSets: statefulSetCount });
   result.requests = { one: requests.one.count, all: requests.all.count };
   result.requestsConstant = requests.all.count === requests.one.count;
@@ -686,15 +695,11 @@ async function benchShowAll() {
   const kubectlCmd = kubectlArgs(["get", "sts,pvc,pods", "-A"]);
   run(plugin, pluginCmd);
   run(kubectlBin, kubectlCmd);
-  const pluginRuns = [];
-  const kubectlRuns = [];
-  for (let i = 0; i < reps; i++) {
-    const order = i % 2 === 0 ? ["plugin", "kubectl"] : ["kubectl", "plugin"];
-    for (const side of order) {
-      if (side === "plugin") pluginRuns.push(timed(plugin, pluginCmd).ms);
-      else kubectlRuns.push(timed(kubectlBin, kubectlCmd).ms);
-    }
-  }
+  const [pluginRuns, kubectlRuns] = alternating(
+    reps,
+    () => timed(plugin, pluginCmd).ms,
+    () => timed(kubectlBin, kubectlCmd).ms,
+  );
   const time = comparison(pluginRuns, kubectlRuns, 1.0, { what: `show -A vs kubectl get sts,pvc,pods -A`, statefulSets: allCount, pods: n, claims: n, namespaces: nsCount });
   const memory = await peakMemoryComparison(pluginCmd, kubectlBin, kubectlCmd);
   log(`show -A over ${allCount}: ${round(time.pluginMs)} ms vs ${round(time.kubectlMs)} ms; memory ${memory.pluginMiB} vs ${memory.kubectlMiB} MiB`);
@@ -789,15 +794,11 @@ async function scaleShow(claims) {
   };
   checked(timed(plugin, pluginCmd));
   run(kubectlBin, kubectlCmd);
-  const pluginRuns = [];
-  const kubectlRuns = [];
-  for (let i = 0; i < reps; i++) {
-    const order = i % 2 === 0 ? ["plugin", "kubectl"] : ["kubectl", "plugin"];
-    for (const side of order) {
-      if (side === "plugin") pluginRuns.push(checked(timed(plugin, pluginCmd)));
-      else kubectlRuns.push(timed(kubectlBin, kubectlCmd).ms);
-    }
-  }
+  const [pluginRuns, kubectlRuns] = alternating(
+    reps,
+    () => checked(timed(plugin, pluginCmd)),
+    () => timed(kubectlBin, kubectlCmd).ms,
+  );
   const time = comparison(pluginRuns, kubectlRuns, 1.0, { what: "show -A vs kubectl get sts,pvc,pods -A" });
   const memory = await peakMemoryComparison(pluginCmd, kubectlBin, kubectlCmd);
   log(`scale: show -A ${time.pluginMs} ms vs kubectl ${time.kubectlMs} ms; memory ${memory.pluginMiB} vs ${memory.kubectlMiB} MiB`);
@@ -817,24 +818,21 @@ function scaleDiff(claims) {
   };
   const requests = { one: logged(one, "one"), all: logged(all, "all") };
   if (requests.all.diffs !== scaleCount || requests.one.diffs !== 1) throw new Error(`diff -l -A showed ${requests.all.diffs} and ${requests.one.diffs} StatefulSets, not ${scaleCount} and 1`);
-  const runs = [];
-  const showRuns = [];
   const showCmd = pluginArgs(["show", "-A"]);
-  for (let i = 0; i < Math.min(reps, 3); i++) {
-    const order = i % 2 === 0 ? ["diff", "show"] : ["show", "diff"];
-    for (const side of order) {
-      if (side === "diff") {
-        const start = performance.now();
-        if (run(plugin, pluginArgs(all), { allowFail: true }).status !== 1) throw new Error("diff -l -A did not exit 1");
-        runs.push(performance.now() - start);
-      } else {
-        const r = timed(plugin, showCmd);
-        const shown = r.stdout.split("\n").filter((l) => /\sdata-db-\d{5}-\d+\s/.test(l)).length;
-        if (shown !== claims) throw new Error(`show -A listed ${shown} claims of the scale row, not ${claims}`);
-        showRuns.push(r.ms);
-      }
-    }
-  }
+  const [runs, showRuns] = alternating(
+    Math.min(reps, 3),
+    () => {
+      const start = performance.now();
+      if (run(plugin, pluginArgs(all), { allowFail: true }).status !== 1) throw new Error("diff -l -A did not exit 1");
+      return performance.now() - start;
+    },
+    () => {
+      const r = timed(plugin, showCmd);
+      const shown = r.stdout.split("\n").filter((l) => /\sdata-db-\d{5}-\d+\s/.test(l)).length;
+      if (shown !== claims) throw new Error(`show -A listed ${shown} claims of the scale row, not ${claims}`);
+      return r.ms;
+    },
+  );
   const showMs = round(median(showRuns));
   const paged = requests.all.unpaged.length === 0 && requests.one.unpaged.length === 0;
   const result = {
