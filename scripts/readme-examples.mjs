@@ -183,13 +183,9 @@ async function controlPlaneBlocks() {
   // An admission policy that refuses StatefulSets whose claims use the class "premium": the
   // re-create is denied after the delete, and the change stops with its journal.
   const policy = "readme-no-premium";
-  kubectl(
-    ["apply", "-f", "-"],
-    JSON.stringify({ apiVersion: "storage.k8s.io/v1", kind: "StorageClass", metadata: { name: "premium" }, provisioner: "example.com/premium", allowVolumeExpansion: true }),
-  );
-  kubectl(
-    ["apply", "-f", "-"],
-    JSON.stringify({
+  const premium = [
+    { apiVersion: "storage.k8s.io/v1", kind: "StorageClass", metadata: { name: "premium" }, provisioner: "example.com/premium", allowVolumeExpansion: true },
+    {
       apiVersion: "admissionregistration.k8s.io/v1",
       kind: "ValidatingAdmissionPolicy",
       metadata: { name: policy },
@@ -203,17 +199,15 @@ async function controlPlaneBlocks() {
           },
         ],
       },
-    }),
-  );
-  kubectl(
-    ["apply", "-f", "-"],
-    JSON.stringify({
+    },
+    {
       apiVersion: "admissionregistration.k8s.io/v1",
       kind: "ValidatingAdmissionPolicyBinding",
       metadata: { name: policy },
       spec: { policyName: policy, validationActions: ["Deny"], matchResources: { namespaceSelector: { matchLabels: { "kubernetes.io/metadata.name": ns } } } },
-    }),
-  );
+    },
+  ];
+  kubectl(["apply", "-f", "-"], JSON.stringify({ apiVersion: "v1", kind: "List", items: premium }));
   const probe = {
     ...statefulSet("probe"),
     spec: {
@@ -230,9 +224,7 @@ async function controlPlaneBlocks() {
   interrupted.run(`kubectl appstorage undo pg-a -n ${ns} --yes`);
   interrupted.run(`kubectl appstorage history pg-a -n ${ns}`);
   blocks.interrupted = interrupted.text();
-  kubectl(["delete", "validatingadmissionpolicybinding", policy]);
-  kubectl(["delete", "validatingadmissionpolicy", policy]);
-  kubectl(["delete", "storageclass", "premium"]);
+  kubectl(["delete", "-f", "-"], JSON.stringify({ apiVersion: "v1", kind: "List", items: premium.toReversed() }));
 
   log("many StatefulSets at once");
   const many = session();

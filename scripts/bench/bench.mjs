@@ -305,6 +305,25 @@ function comparison(pluginRuns, kubectlRuns, target, extra = {}) {
   };
 }
 
+/**
+ * Runs `a` and `b` `n` times each, alternating which goes first (neither always runs on what the
+ * other warmed); each returns the milliseconds of its run. Their times, in the order they ran.
+ */
+function alternating(n, a, b) {
+  const aRuns = [];
+  const bRuns = [];
+  for (let i = 0; i < n; i++) {
+    if (i % 2 === 0) {
+      aRuns.push(a());
+      bRuns.push(b());
+    } else {
+      bRuns.push(b());
+      aRuns.push(a());
+    }
+  }
+  return [aRuns, bRuns];
+}
+
 async function benchSet() {
   const names = Array.from({ length: reps }, (_, i) => [`bench-${id}-set-${i}-plugin`, `bench-${id}-set-${i}-kubectl`]).flat();
   createNamespaces(names);
@@ -368,24 +387,21 @@ async function createShowNamespace() {
 }
 
 function benchShow(ns) {
-  const pluginRuns = [];
-  const kubectlRuns = [];
   const pluginCmd = pluginArgs(["show", "-n", ns]);
   const kubectlCmd = kubectlArgs(["get", "sts,pvc,pods", "-n", ns]);
   // One untimed run each: page cache, kubectl's discovery cache.
   run(plugin, pluginCmd);
   run(kubectlBin, kubectlCmd);
-  for (let i = 0; i < reps; i++) {
-    const order = i % 2 === 0 ? ["plugin", "kubectl"] : ["kubectl", "plugin"];
-    for (const side of order) {
-      if (side === "plugin") {
-        const r = timed(plugin, pluginCmd);
-        const claimsShown = r.stdout.split("\n").filter((l) => /^db-\d+\s+data-db-/.test(l)).length;
-        if (claimsShown !== statefulSetCount * replicasPerSet) throw new Error(`show listed ${claimsShown} claims, not ${statefulSetCount * replicasPerSet}`);
-        pluginRuns.push(r.ms);
-      } else kubectlRuns.push(timed(kubectlBin, kubectlCmd).ms);
-    }
-  }
+  const [pluginRuns, kubectlRuns] = alternating(
+    reps,
+    () => {
+      const r = timed(plugin, pluginCmd);
+      const claimsShown = r.stdout.split("\n").filter((l) => /^db-\d+\s+data-db-/.test(l)).length;
+      if (claimsShown !== statefulSetCount * replicasPerSet) throw new Error(`show listed ${claimsShown} claims, not ${statefulSetCount * replicasPerSet}`);
+      return r.ms;
+    },
+    () => timed(kubectlBin, kubectlCmd).ms,
+  );
   log(`show: plugin ${round(median(pluginRuns))} ms, kubectl ${round(median(kubectlRuns))} ms (medians)`);
   return comparison(pluginRuns, kubectlRuns, 1.0, {
     what: `show -n NS vs kubectl get sts,pvc,pods -n NS`,
@@ -396,16 +412,12 @@ function benchShow(ns) {
 }
 
 function benchStartup() {
-  const pluginRuns = [];
-  const kubectlRuns = [];
   run(plugin, ["--help"]);
-  for (let i = 0; i < startupReps; i++) {
-    const order = i % 2 === 0 ? ["plugin", "kubectl"] : ["kubectl", "plugin"];
-    for (const side of order) {
-      if (side === "plugin") pluginRuns.push(timed(plugin, ["--help"]).ms);
-      else kubectlRuns.push(timed(kubectlBin, ["version", "--client"]).ms);
-    }
-  }
+  const [pluginRuns, kubectlRuns] = alternating(
+    startupReps,
+    () => timed(plugin, ["--help"]).ms,
+    () => timed(kubectlBin, ["version", "--client"]).ms,
+  );
   // The target: no slower to start than kubectl of the pinned release (a Go binary).
   const result = comparison(pluginRuns, kubectlRuns, 1.0, { what: "--help vs kubectl version --client" });
   log(`--help: plugin ${result.pluginMs} ms, kubectl version --client ${result.kubectlMs} ms (medians)`);
@@ -541,20 +553,17 @@ function benchDiffSelector(ns) {
     return requestsOf(file);
   };
   const requests = { one: requestsFor(one, "one"), all: requestsFor(all, "all") };
-  const pluginRuns = [];
-  const showRuns = [];
   run(plugin, pluginArgs(all), { allowFail: true });
-  for (let i = 0; i < reps; i++) {
-    const order = i % 2 === 0 ? ["diff", "show"] : ["show", "diff"];
-    for (const side of order) {
-      if (side === "diff") {
-        const start = performance.now();
-        const r = run(plugin, pluginArgs(all), { allowFail: true });
-        if (r.status !== 1) throw new Error(`diff -l exited ${r.status}`);
-        pluginRuns.push(performance.now() - start);
-      } else showRuns.push(timed(plugin, pluginArgs(["show", "-n", ns])).ms);
-    }
-  }
+  const [pluginRuns, showRuns] = alternating(
+    reps,
+    () => {
+      const start = performance.now();
+      const r = run(plugin, pluginArgs(all), { allowFail: true });
+      if (r.status !== 1) throw new Error(`diff -l exited ${r.status}`);
+      return performance.now() - start;
+    },
+    () => timed(plugin, pluginArgs(["show", "-n", ns])).ms,
+  );
   const result = comparison(pluginRuns, showRuns, 1.2, { what: `diff -l over ${statefulSetCount} StatefulSets vs show -n NS (the plugin's own show, same namespace)`, statefulSets: statefulSetCount });
   result.requests = { one: requests.one.count, all: requests.all.count };
   result.requestsConstant = requests.all.count === requests.one.count;
@@ -686,15 +695,11 @@ async function benchShowAll() {
   const kubectlCmd = kubectlArgs(["get", "sts,pvc,pods", "-A"]);
   run(plugin, pluginCmd);
   run(kubectlBin, kubectlCmd);
-  const pluginRuns = [];
-  const kubectlRuns = [];
-  for (let i = 0; i < reps; i++) {
-    const order = i % 2 === 0 ? ["plugin", "kubectl"] : ["kubectl", "plugin"];
-    for (const side of order) {
-      if (side === "plugin") pluginRuns.push(timed(plugin, pluginCmd).ms);
-      else kubectlRuns.push(timed(kubectlBin, kubectlCmd).ms);
-    }
-  }
+  const [pluginRuns, kubectlRuns] = alternating(
+    reps,
+    () => timed(plugin, pluginCmd).ms,
+    () => timed(kubectlBin, kubectlCmd).ms,
+  );
   const time = comparison(pluginRuns, kubectlRuns, 1.0, { what: `show -A vs kubectl get sts,pvc,pods -A`, statefulSets: allCount, pods: n, claims: n, namespaces: nsCount });
   const memory = await peakMemoryComparison(pluginCmd, kubectlBin, kubectlCmd);
   log(`show -A over ${allCount}: ${round(time.pluginMs)} ms vs ${round(time.kubectlMs)} ms; memory ${memory.pluginMiB} vs ${memory.kubectlMiB} MiB`);
@@ -789,15 +794,11 @@ async function scaleShow(claims) {
   };
   checked(timed(plugin, pluginCmd));
   run(kubectlBin, kubectlCmd);
-  const pluginRuns = [];
-  const kubectlRuns = [];
-  for (let i = 0; i < reps; i++) {
-    const order = i % 2 === 0 ? ["plugin", "kubectl"] : ["kubectl", "plugin"];
-    for (const side of order) {
-      if (side === "plugin") pluginRuns.push(checked(timed(plugin, pluginCmd)));
-      else kubectlRuns.push(timed(kubectlBin, kubectlCmd).ms);
-    }
-  }
+  const [pluginRuns, kubectlRuns] = alternating(
+    reps,
+    () => checked(timed(plugin, pluginCmd)),
+    () => timed(kubectlBin, kubectlCmd).ms,
+  );
   const time = comparison(pluginRuns, kubectlRuns, 1.0, { what: "show -A vs kubectl get sts,pvc,pods -A" });
   const memory = await peakMemoryComparison(pluginCmd, kubectlBin, kubectlCmd);
   log(`scale: show -A ${time.pluginMs} ms vs kubectl ${time.kubectlMs} ms; memory ${memory.pluginMiB} vs ${memory.kubectlMiB} MiB`);
@@ -817,24 +818,21 @@ function scaleDiff(claims) {
   };
   const requests = { one: logged(one, "one"), all: logged(all, "all") };
   if (requests.all.diffs !== scaleCount || requests.one.diffs !== 1) throw new Error(`diff -l -A showed ${requests.all.diffs} and ${requests.one.diffs} StatefulSets, not ${scaleCount} and 1`);
-  const runs = [];
-  const showRuns = [];
   const showCmd = pluginArgs(["show", "-A"]);
-  for (let i = 0; i < Math.min(reps, 3); i++) {
-    const order = i % 2 === 0 ? ["diff", "show"] : ["show", "diff"];
-    for (const side of order) {
-      if (side === "diff") {
-        const start = performance.now();
-        if (run(plugin, pluginArgs(all), { allowFail: true }).status !== 1) throw new Error("diff -l -A did not exit 1");
-        runs.push(performance.now() - start);
-      } else {
-        const r = timed(plugin, showCmd);
-        const shown = r.stdout.split("\n").filter((l) => /\sdata-db-\d{5}-\d+\s/.test(l)).length;
-        if (shown !== claims) throw new Error(`show -A listed ${shown} claims of the scale row, not ${claims}`);
-        showRuns.push(r.ms);
-      }
-    }
-  }
+  const [runs, showRuns] = alternating(
+    Math.min(reps, 3),
+    () => {
+      const start = performance.now();
+      if (run(plugin, pluginArgs(all), { allowFail: true }).status !== 1) throw new Error("diff -l -A did not exit 1");
+      return performance.now() - start;
+    },
+    () => {
+      const r = timed(plugin, showCmd);
+      const shown = r.stdout.split("\n").filter((l) => /\sdata-db-\d{5}-\d+\s/.test(l)).length;
+      if (shown !== claims) throw new Error(`show -A listed ${shown} claims of the scale row, not ${claims}`);
+      return r.ms;
+    },
+  );
   const showMs = round(median(showRuns));
   const paged = requests.all.unpaged.length === 0 && requests.one.unpaged.length === 0;
   const result = {
@@ -1067,72 +1065,51 @@ function gitState() {
 }
 
 const pad = (s, n) => String(s).padEnd(n);
+// The table's cells: a time, a ratio, whether a target was met; and its two kinds of comparison row.
+const millis = (x) => `${Math.round(x)} ms`;
+const times = (ratio) => `${ratio.toFixed(2)}x`;
+const mark = (met) => (met ? "met" : "MISSED");
+/** The plugin's time against kubectl's: `m` has pluginMs, kubectlMs, ratio and met. */
+const timeRow = (what, m, target) => [what, millis(m.pluginMs), millis(m.kubectlMs), times(m.ratio), target, mark(m.met)];
+/** The plugin's peak memory against kubectl's: `m` has pluginMiB, kubectlMiB, ratio and met; without a target, only measured. */
+const memoryRow = (what, m, target) => [what, `${m.pluginMiB} MiB`, `${m.kubectlMiB} MiB`, times(m.ratio), target ?? "", target ? mark(m.met) : ""];
 function table(r) {
-  const ms = (x) => `${Math.round(x)} ms`;
   const rows = [
     tableHead,
-    [`set, ${r.set.replicas} replicas, end to end (vs manual recipe)`, ms(r.set.pluginMs), ms(r.set.kubectlMs), `${r.set.ratio.toFixed(2)}x`, "<= 1.0x", r.set.met ? "met" : "MISSED"],
+    timeRow(`set, ${r.set.replicas} replicas, end to end (vs manual recipe)`, r.set, "<= 1.0x"),
     ...(r.set.pluginWithoutAdoptionWaitMs !== undefined
       ? [
           [
             `  same, less the plugin's wait for adoption (${Math.round(r.set.pluginAdoptionWaitMs)} ms)`,
-            ms(r.set.pluginWithoutAdoptionWaitMs),
-            ms(r.set.kubectlMs),
-            `${r.set.ratioWithoutAdoptionWait.toFixed(2)}x`,
+            millis(r.set.pluginWithoutAdoptionWaitMs),
+            millis(r.set.kubectlMs),
+            times(r.set.ratioWithoutAdoptionWait),
             "",
             "",
           ],
         ]
       : []),
-    [`  same, manual recipe + kubectl wait until adopted`, ms(r.set.pluginMs), ms(r.set.kubectlUntilAdoptedMs), `${r.set.ratioUntilAdopted.toFixed(2)}x`, "", ""],
-    [
-      `show -n NS, ${r.show.statefulSets} sts / ${r.show.pods} pods / ${r.show.claims} claims`,
-      ms(r.show.pluginMs),
-      ms(r.show.kubectlMs),
-      `${r.show.ratio.toFixed(2)}x`,
-      "<= 1.0x",
-      r.show.met ? "met" : "MISSED",
-    ],
-    ["--help start-up (vs kubectl version --client)", ms(r.startup.pluginMs), ms(r.startup.kubectlMs), `${r.startup.ratio.toFixed(2)}x`, "<= 1.0x", r.startup.met ? "met" : "MISSED"],
+    [`  same, manual recipe + kubectl wait until adopted`, millis(r.set.pluginMs), millis(r.set.kubectlUntilAdoptedMs), times(r.set.ratioUntilAdopted), "", ""],
+    timeRow(`show -n NS, ${r.show.statefulSets} sts / ${r.show.pods} pods / ${r.show.claims} claims`, r.show, "<= 1.0x"),
+    timeRow("--help start-up (vs kubectl version --client)", r.startup, "<= 1.0x"),
   ];
   const [few, many] = r.requests.replicas;
   const count = (x) => `${x.count}${x.watches ? ` (${x.watches} watch${x.watches > 1 ? "es" : ""})` : ""}`;
-  rows.push([`API requests, set (${few} -> ${many} replicas)`, `${count(r.requests.set[few])} -> ${count(r.requests.set[many])}`, "", "", "constant", r.requests.grows.set ? "MISSED" : "met"]);
-  rows.push([`API requests, show (${few} -> ${many} replicas)`, `${count(r.requests.show[few])} -> ${count(r.requests.show[many])}`, "", "", "constant", r.requests.grows.show ? "MISSED" : "met"]);
-  rows.push([`peak memory, show -A (kubectl get -A)`, `${r.memory.pluginMiB} MiB`, `${r.memory.kubectlMiB} MiB`, `${r.memory.ratio.toFixed(2)}x`, "", ""]);
-  rows.push([
-    `diff -l over ${r.diffSelector.statefulSets} sts (vs the plugin's show -n NS)`,
-    ms(r.diffSelector.pluginMs),
-    ms(r.diffSelector.kubectlMs),
-    `${r.diffSelector.ratio.toFixed(2)}x`,
-    "<= 1.2x",
-    r.diffSelector.met ? "met" : "MISSED",
-  ]);
+  rows.push([`API requests, set (${few} -> ${many} replicas)`, `${count(r.requests.set[few])} -> ${count(r.requests.set[many])}`, "", "", "constant", mark(!r.requests.grows.set)]);
+  rows.push([`API requests, show (${few} -> ${many} replicas)`, `${count(r.requests.show[few])} -> ${count(r.requests.show[many])}`, "", "", "constant", mark(!r.requests.grows.show)]);
+  rows.push(memoryRow(`peak memory, show -A (kubectl get -A)`, r.memory));
+  rows.push(timeRow(`diff -l over ${r.diffSelector.statefulSets} sts (vs the plugin's show -n NS)`, r.diffSelector, "<= 1.2x"));
   rows.push([
     `API requests, diff -l (1 -> ${r.diffSelector.statefulSets} sts)`,
     `${r.diffSelector.requests.one} -> ${r.diffSelector.requests.all}`,
     "",
     "",
     "constant",
-    r.diffSelector.requestsConstant ? "met" : "MISSED",
+    mark(r.diffSelector.requestsConstant),
   ]);
   rows.push(...setManyRows(r));
-  rows.push([
-    `show -A, ${r.showAll.statefulSets} sts / ${r.showAll.pods} pods / ${r.showAll.claims} claims`,
-    ms(r.showAll.pluginMs),
-    ms(r.showAll.kubectlMs),
-    `${r.showAll.ratio.toFixed(2)}x`,
-    "<= 1.0x",
-    r.showAll.met ? "met" : "MISSED",
-  ]);
-  rows.push([
-    `  peak memory of the same`,
-    `${r.showAll.memory.pluginMiB} MiB`,
-    `${r.showAll.memory.kubectlMiB} MiB`,
-    `${r.showAll.memory.ratio.toFixed(2)}x`,
-    "<= 1.5x",
-    r.showAll.memory.met ? "met" : "MISSED",
-  ]);
+  rows.push(timeRow(`show -A, ${r.showAll.statefulSets} sts / ${r.showAll.pods} pods / ${r.showAll.claims} claims`, r.showAll, "<= 1.0x"));
+  rows.push(memoryRow(`  peak memory of the same`, r.showAll.memory, "<= 1.5x"));
   if (r.scale) rows.push(...scaleRows(r.scale));
   return layout(rows);
 }
@@ -1141,19 +1118,10 @@ const tableHead = ["benchmark", "plugin", "kubectl", "ratio", "target", ""];
 
 /** The scale row's lines of the table. */
 function scaleRows(s) {
-  const ms = (x) => `${Math.round(x)} ms`;
-  const mark = (met) => (met ? "met" : "MISSED");
   return [
-    [
-      `show -A, ${s.statefulSets} sts / ${s.pods} pods / ${s.claims} claims (${s.namespaces} ns)`,
-      ms(s.show.pluginMs),
-      ms(s.show.kubectlMs),
-      `${s.show.ratio.toFixed(2)}x`,
-      "<= 1.0x",
-      mark(s.show.met),
-    ],
-    [`  peak memory of the same`, `${s.show.memory.pluginMiB} MiB`, `${s.show.memory.kubectlMiB} MiB`, `${s.show.memory.ratio.toFixed(2)}x`, "<= 1.5x", mark(s.show.memory.met)],
-    [`  diff -l -A over all ${s.statefulSets} (vs the plugin's show -A)`, ms(s.diff.pluginMs), ms(s.diff.showMs), `${s.diff.timesShow.toFixed(2)}x`, "measured", ""],
+    timeRow(`show -A, ${s.statefulSets} sts / ${s.pods} pods / ${s.claims} claims (${s.namespaces} ns)`, s.show, "<= 1.0x"),
+    memoryRow(`  peak memory of the same`, s.show.memory, "<= 1.5x"),
+    [`  diff -l -A over all ${s.statefulSets} (vs the plugin's show -A)`, millis(s.diff.pluginMs), millis(s.diff.showMs), times(s.diff.timesShow), "measured", ""],
     [
       `  API requests, diff -l -A (1 -> ${s.statefulSets} sts)`,
       `${s.diff.requests.one} -> ${s.diff.requests.all} (${s.diff.requests.statefulSetPages.one} -> ${s.diff.requests.statefulSetPages.all} pages of sts)`,
@@ -1162,7 +1130,7 @@ function scaleRows(s) {
       "constant, paged",
       mark(s.diff.met),
     ],
-    [`  set -l -A over ${s.set.statefulSets} sts (vs over 1, ${Math.round(s.set.oneMs)} ms)`, ms(s.set.pluginMs), ms(s.set.oneMs), `${s.set.timesOne}x over 1`, "measured", ""],
+    [`  set -l -A over ${s.set.statefulSets} sts (vs over 1, ${Math.round(s.set.oneMs)} ms)`, millis(s.set.pluginMs), millis(s.set.oneMs), `${s.set.timesOne}x over 1`, "measured", ""],
     [
       `  API requests, set -l -A (1 -> ${s.set.statefulSets} sts)`,
       `${s.set.requests.one.count} -> ${s.set.requests.many.count} (${s.set.requests.one.perStatefulSet} -> ${s.set.requests.many.perStatefulSet} per sts)`,
@@ -1177,28 +1145,20 @@ function scaleRows(s) {
 
 /** The rows of set -l over many StatefulSets (row 7, and over 100 when it ran). */
 function setManyRows(r) {
-  const ms = (x) => `${Math.round(x)} ms`;
   const rows = [];
   for (const m of [r.setMany, r.setManyMore].filter(Boolean)) {
     if (m.recipe) {
-      rows.push([
-        `set -l over ${m.statefulSets} sts (vs the kubectl recipe over them, 4 at a time)`,
-        ms(m.recipe.pluginMs),
-        ms(m.recipe.kubectlMs),
-        `${m.recipe.ratio.toFixed(2)}x`,
-        "<= 1.0x",
-        m.recipe.met ? "met" : "MISSED",
-      ]);
+      rows.push(timeRow(`set -l over ${m.statefulSets} sts (vs the kubectl recipe over them, 4 at a time)`, m.recipe, "<= 1.0x"));
     }
     rows.push([
       `${m.recipe ? "  same, " : "set -l over "}${m.statefulSets} sts (vs one set, ${Math.round(m.oneSetMs)} ms)`,
-      ms(m.pluginMs),
-      ms(m.kubectlMs),
+      millis(m.pluginMs),
+      millis(m.kubectlMs),
       `${m.timesOneSet}x one set`,
       m.target === null ? "measured" : `<= ${m.target}x`,
-      m.target === null ? "" : m.met ? "met" : "MISSED",
+      m.target === null ? "" : mark(m.met),
     ]);
-    if (m.parallelOne) rows.push([`  same, one at a time (--parallel 1)`, ms(m.parallelOne.pluginMs), ms(m.kubectlMs), `${m.parallelOne.timesOneSet}x one set`, "measured", ""]);
+    if (m.parallelOne) rows.push([`  same, one at a time (--parallel 1)`, millis(m.parallelOne.pluginMs), millis(m.kubectlMs), `${m.parallelOne.timesOneSet}x one set`, "measured", ""]);
     const cm = m.controllerManager;
     if (cm) rows.push([`  kube-controller-manager: requests per sts / rate-limiter wait per run`, `${cm.requestsPerStatefulSet} / ${cm.limiterWaitSecondsPerRun} s`, "", "", "measured", ""]);
   }

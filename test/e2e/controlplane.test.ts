@@ -2,7 +2,7 @@
 import assert from "node:assert/strict";
 import { test } from "node:test";
 import { sts } from "../fixtures/builders";
-import { apply, claims, eventually, getSts, kubectl, kubectlTry, namespace, pods, uids } from "../shared/harness";
+import { apply, claims, eventually, getSts, kubectl, kubectlTry, namespace, patchTemplateSize, pods, uids } from "../shared/harness";
 
 test("the StatefulSet controller creates pods and claims", async (t) => {
   const ns = namespace(t);
@@ -30,16 +30,7 @@ test("an orphan delete finishes (garbage collector) and the pods survive", async
 test("the API server refuses an update of volumeClaimTemplates with 422", async (t) => {
   const ns = namespace(t);
   apply(sts("web", ns).withClaim("data", "1Gi").build(), ns);
-  const r = kubectlTry([
-    "patch",
-    "statefulset",
-    "web",
-    "-n",
-    ns,
-    "--type=json",
-    "-p",
-    JSON.stringify([{ op: "replace", path: "/spec/volumeClaimTemplates/0/spec/resources/requests/storage", value: "2Gi" }]),
-  ]);
+  const r = patchTemplateSize(ns, "web", "2Gi");
   assert.equal(r.code, 1);
   assert.match(r.stderr, /is invalid|Forbidden/);
   assert.equal(getSts(ns, "web").spec.volumeClaimTemplates![0]!.spec.resources!.requests!["storage"], "1Gi");

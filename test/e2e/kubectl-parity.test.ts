@@ -41,6 +41,8 @@ const tmp = mkdtempSync(join(tmpdir(), "parity-"));
 const emptyHome = join(tmp, "home");
 mkdirSync(emptyHome);
 const counter = join(tmp, "exec-calls");
+/** The user a token of service account parity-sa (in nsA) is. */
+const paritySa = `system:serviceaccount:${nsA}:parity-sa`;
 
 let server = "";
 let apiPort = 0;
@@ -167,6 +169,18 @@ before(async () => {
     { name: "admin", user: adminUser },
     { name: "alice", user: aliceUser },
   ];
+  /** A kubeconfig with one context, the current one: `user` of `withUsers` on cluster `on` (the local server unless given), in `namespace` if given. */
+  const oneContext = (file: string, context: string, c: { user: string; namespace?: string; on?: { name: string; cluster: Record<string, unknown> }; withUsers?: unknown[] }) => {
+    const on = c.on ?? { name: "local", cluster: cluster() };
+    return writeKubeconfig(file, {
+      apiVersion: "v1",
+      kind: "Config",
+      clusters: [on],
+      users: c.withUsers ?? users,
+      contexts: [{ name: context, context: { cluster: on.name, user: c.user, ...(c.namespace ? { namespace: c.namespace } : {}) } }],
+      "current-context": context,
+    });
+  };
   files["a"] = writeKubeconfig("a", {
     apiVersion: "v1",
     kind: "Config",
@@ -181,47 +195,12 @@ before(async () => {
     ],
     "current-context": "ctx-a",
   });
-  files["b"] = writeKubeconfig("b", {
-    apiVersion: "v1",
-    kind: "Config",
-    clusters: [{ name: "local", cluster: cluster() }],
-    users,
-    contexts: [{ name: "ctx-b", context: { cluster: "local", user: "alice", namespace: nsB } }],
-    "current-context": "ctx-b",
-  });
+  files["b"] = oneContext("b", "ctx-b", { user: "alice", namespace: nsB });
   // The same context name as in a, meaning alice in nsB.
-  files["a2"] = writeKubeconfig("a2", {
-    apiVersion: "v1",
-    kind: "Config",
-    clusters: [{ name: "local", cluster: cluster() }],
-    users,
-    contexts: [{ name: "ctx-a", context: { cluster: "local", user: "alice", namespace: nsB } }],
-    "current-context": "ctx-a",
-  });
-  files["proxied"] = writeKubeconfig("proxied", {
-    apiVersion: "v1",
-    kind: "Config",
-    clusters: [{ name: "via-proxy", cluster: cluster({ "proxy-url": `http://127.0.0.1:${proxyPort}` }) }],
-    users,
-    contexts: [{ name: "p", context: { cluster: "via-proxy", user: "admin", namespace: nsA } }],
-    "current-context": "p",
-  });
-  files["nons"] = writeKubeconfig("nons", {
-    apiVersion: "v1",
-    kind: "Config",
-    clusters: [{ name: "local", cluster: cluster() }],
-    users,
-    contexts: [{ name: "no-namespace", context: { cluster: "local", user: "alice" } }],
-    "current-context": "no-namespace",
-  });
-  files["socks"] = writeKubeconfig("socks", {
-    apiVersion: "v1",
-    kind: "Config",
-    clusters: [{ name: "via-socks", cluster: cluster({ "proxy-url": `socks5://127.0.0.1:${socksPort}` }) }],
-    users,
-    contexts: [{ name: "s", context: { cluster: "via-socks", user: "alice", namespace: nsB } }],
-    "current-context": "s",
-  });
+  files["a2"] = oneContext("a2", "ctx-a", { user: "alice", namespace: nsB });
+  files["proxied"] = oneContext("proxied", "p", { user: "admin", namespace: nsA, on: { name: "via-proxy", cluster: cluster({ "proxy-url": `http://127.0.0.1:${proxyPort}` }) } });
+  files["nons"] = oneContext("nons", "no-namespace", { user: "alice" });
+  files["socks"] = oneContext("socks", "s", { user: "alice", namespace: nsB, on: { name: "via-socks", cluster: cluster({ "proxy-url": `socks5://127.0.0.1:${socksPort}` }) } });
   writeFileSync(join(tmp, "alice.crt"), Buffer.from(String(aliceUser["client-certificate-data"]), "base64"));
   writeFileSync(join(tmp, "alice.key"), Buffer.from(String(aliceUser["client-key-data"]), "base64"), { mode: 0o600 });
   // An exec credential plugin whose credential expires the second it is issued: every request
@@ -236,13 +215,12 @@ printf '{"apiVersion":"client.authentication.k8s.io/v1","kind":"ExecCredential",
 `,
   );
   chmodSync(execScript, 0o755);
-  files["exec"] = writeKubeconfig("exec", {
-    apiVersion: "v1",
-    kind: "Config",
-    clusters: [{ name: "local", cluster: cluster() }],
-    users: [{ name: "exec-user", user: { exec: { apiVersion: "client.authentication.k8s.io/v1", command: execScript, env: [{ name: "PARITY_COUNTER", value: counter }], interactiveMode: "Never" } } }],
-    contexts: [{ name: "e", context: { cluster: "local", user: "exec-user", namespace: nsA } }],
-    "current-context": "e",
+  files["exec"] = oneContext("exec", "e", {
+    user: "exec-user",
+    namespace: nsA,
+    withUsers: [
+      { name: "exec-user", user: { exec: { apiVersion: "client.authentication.k8s.io/v1", command: execScript, env: [{ name: "PARITY_COUNTER", value: counter }], interactiveMode: "Never" } } },
+    ],
   });
   // In-cluster: the service account's folder, mounted at the real path in a private mount namespace.
   const sa = join(tmp, "serviceaccount");
@@ -330,6 +308,8 @@ async function viaPlugin(c: Run): Promise<Answer> {
 
 const same = (a: Answer) => (a.ok ? { user: a.user, namespace: a.namespace } : "refused");
 const admin = "admin";
+/** The environment Kubernetes gives a pod (the API server's service), with `extra`: for the in-cluster cases. */
+const inPod = (extra: Record<string, string> = {}) => ({ KUBERNETES_SERVICE_HOST: "127.0.0.1", KUBERNETES_SERVICE_PORT: String(apiPort), ...extra });
 
 const cases: Case[] = [
   { name: "KUBECONFIG a:b: the first file's current-context", args: () => [], env: () => ({ KUBECONFIG: `${files["a"]}:${files["b"]}` }), expect: () => ({ user: admin, namespace: nsA }) },
@@ -383,7 +363,7 @@ const cases: Case[] = [
   {
     name: "--server, --token, --certificate-authority with no kubeconfig at all",
     args: () => ["-s", server, "--token", saToken, "--certificate-authority", caFile, "-n", nsA],
-    expect: () => ({ user: `system:serviceaccount:${nsA}:parity-sa`, namespace: nsA }),
+    expect: () => ({ user: paritySa, namespace: nsA }),
   },
   { name: "a cluster's proxy-url: both go through the CONNECT proxy", args: () => ["--kubeconfig", files["proxied"]!], expect: () => ({ user: admin, namespace: nsA }) },
   { name: "a cluster's socks5 proxy-url: both go through the SOCKS5 proxy", args: () => ["--kubeconfig", files["socks"]!], expect: () => ({ user: alice, namespace: nsB }) },
@@ -430,48 +410,48 @@ const cases: Case[] = [
     expect: () => "refused",
     why: /kubernetes\.default\.svc/,
   },
-  { name: "an exec credential plugin whose credential expires", args: () => ["--kubeconfig", files["exec"]!], expect: () => ({ user: `system:serviceaccount:${nsA}:parity-sa`, namespace: nsA }) },
+  { name: "an exec credential plugin whose credential expires", args: () => ["--kubeconfig", files["exec"]!], expect: () => ({ user: paritySa, namespace: nsA }) },
   {
     name: "in-cluster: the pod's service account, only when nothing else is given",
     args: () => [],
     inCluster: true,
-    env: () => ({ KUBERNETES_SERVICE_HOST: "127.0.0.1", KUBERNETES_SERVICE_PORT: String(apiPort) }),
-    expect: () => ({ user: `system:serviceaccount:${nsA}:parity-sa`, namespace: nsA }),
+    env: () => inPod(),
+    expect: () => ({ user: paritySa, namespace: nsA }),
   },
   {
     name: "in-cluster with -n",
     args: () => ["-n", nsB],
     inCluster: true,
-    env: () => ({ KUBERNETES_SERVICE_HOST: "127.0.0.1", KUBERNETES_SERVICE_PORT: String(apiPort) }),
+    env: () => inPod(),
     // The service account may read every namespace (a ClusterRoleBinding).
-    expect: () => ({ user: `system:serviceaccount:${nsA}:parity-sa`, namespace: nsB }),
+    expect: () => ({ user: paritySa, namespace: nsB }),
   },
   {
     name: "in-cluster: POD_NAMESPACE before the service account's namespace file",
     args: () => [],
     inCluster: true,
-    env: () => ({ KUBERNETES_SERVICE_HOST: "127.0.0.1", KUBERNETES_SERVICE_PORT: String(apiPort), POD_NAMESPACE: nsB }),
-    expect: () => ({ user: `system:serviceaccount:${nsA}:parity-sa`, namespace: nsB }),
+    env: () => inPod({ POD_NAMESPACE: nsB }),
+    expect: () => ({ user: paritySa, namespace: nsB }),
   },
   {
     name: "in-cluster: --token replaces the service account's token",
     args: () => ["--token", otherSaToken],
     inCluster: true,
-    env: () => ({ KUBERNETES_SERVICE_HOST: "127.0.0.1", KUBERNETES_SERVICE_PORT: String(apiPort) }),
+    env: () => inPod(),
     expect: () => ({ user: `system:serviceaccount:${nsB}:parity-sa-b`, namespace: nsA }),
   },
   {
     name: "in-cluster: --request-timeout 0 keeps the service account",
     args: () => ["--request-timeout", "0"],
     inCluster: true,
-    env: () => ({ KUBERNETES_SERVICE_HOST: "127.0.0.1", KUBERNETES_SERVICE_PORT: String(apiPort) }),
-    expect: () => ({ user: `system:serviceaccount:${nsA}:parity-sa`, namespace: nsA }),
+    env: () => inPod(),
+    expect: () => ({ user: paritySa, namespace: nsA }),
   },
   {
     name: "in-cluster with --as: kubectl leaves the service account for localhost:8080; both fail",
     args: () => ["--as", alice],
     inCluster: true,
-    env: () => ({ KUBERNETES_SERVICE_HOST: "127.0.0.1", KUBERNETES_SERVICE_PORT: String(apiPort) }),
+    env: () => inPod(),
     expect: () => "refused",
     why: /localhost:8080/,
   },
@@ -479,7 +459,7 @@ const cases: Case[] = [
     name: "in-cluster with a non-zero --request-timeout: the same",
     args: () => ["--request-timeout", "20s"],
     inCluster: true,
-    env: () => ({ KUBERNETES_SERVICE_HOST: "127.0.0.1", KUBERNETES_SERVICE_PORT: String(apiPort) }),
+    env: () => inPod(),
     expect: () => "refused",
     why: /localhost:8080/,
   },
@@ -494,7 +474,7 @@ const cases: Case[] = [
     name: "a kubeconfig inside a pod: its user, and the pod's namespace when its context names none",
     args: () => [],
     inCluster: true,
-    env: () => ({ KUBECONFIG: files["nons"]!, KUBERNETES_SERVICE_HOST: "127.0.0.1", KUBERNETES_SERVICE_PORT: String(apiPort) }),
+    env: () => inPod({ KUBECONFIG: files["nons"]! }),
     expect: () => ({ user: alice, namespace: nsA }),
   },
 ];

@@ -12,6 +12,7 @@ import { join } from "node:path";
 import { describe, type TestContext, test } from "node:test";
 import { sts } from "../fixtures/builders";
 import { apply, claims, eventually, getSts, kubeconfig, kubectl, kubectlTry, markReady, namespace, plugin, runPlugin, settled, storageClassFor, uids, userKubeconfig } from "../shared/harness";
+import { grantStorageClasses } from "../shared/rbac";
 
 /** Two replicas whose claims are bound to prepared volumes; `mode` and `access` as the claim template asks. */
 async function boundDb(t: TestContext, ns: string, cls: string, opts: { mode?: "Block"; access?: string; name?: string; template?: string } = {}): Promise<void> {
@@ -56,28 +57,39 @@ async function prepared(t: TestContext): Promise<{ ns: string; cls: string; othe
   return { ns, cls, other };
 }
 
-function assertNothingChanged(ns: string, before: Record<string, string>, rv: string | undefined): void {
-  assert.deepEqual(uids(ns), before);
-  assert.equal(getSts(ns, "db").metadata.resourceVersion, rv);
-  assert.notEqual(kubectlTry(["get", "secret", "appstorage-journal-db", "-n", ns]).code, 0, "no journal");
-  assert.equal(kubectl(["get", "pods", "-n", ns, "-l", "appstorage.kubectl.io/claim", "-o", "name"]).trim(), "", "no copy pod");
+/** What a refusal leaves as it was, read now: the function returned checks it (every uid, db's resourceVersion, no journal, no copy pod). */
+function unchangedFrom(ns: string): () => void {
+  const before = uids(ns);
+  const rv = getSts(ns, "db").metadata.resourceVersion;
+  return () => {
+    assert.deepEqual(uids(ns), before);
+    assert.equal(getSts(ns, "db").metadata.resourceVersion, rv);
+    assert.notEqual(kubectlTry(["get", "secret", "appstorage-journal-db", "-n", ns]).code, 0, "no journal");
+    assert.equal(kubectl(["get", "pods", "-n", ns, "-l", "appstorage.kubectl.io/claim", "-o", "name"]).trim(), "", "no copy pod");
+  };
 }
+
+/** The plugin with `args` in ns (as `kubeconfig`'s user) refuses: exit 1, stderr matching each pattern, nothing changed. */
+async function assertRefused(ns: string, args: string[], stderr: RegExp[], kubeconfig?: string): Promise<void> {
+  const assertNothingChanged = unchangedFrom(ns);
+  const r = await runPlugin([...args, "-n", ns], { kubeconfig });
+  assert.equal(r.code, 1, r.stderr);
+  for (const pattern of stderr) assert.match(r.stderr, pattern);
+  assertNothingChanged();
+}
+
+/** set --migrate-existing of db's data onto the storage class `to`, confirmed. */
+const moveTo = (to: string) => ["set", "db", `data=1Gi,${to}`, "--migrate-existing", "--yes"];
 
 describe("set --migrate-existing: refused before anything changes", () => {
   test("a namespace whose Pod Security refuses root pods: found by a dry run of the copy pod", async (t) => {
     const { ns, other } = await prepared(t);
     kubectl(["label", "namespace", ns, "pod-security.kubernetes.io/enforce=restricted"]);
-    const before = uids(ns);
-    const rv = getSts(ns, "db").metadata.resourceVersion;
-    const r = await runPlugin(["set", "db", `data=1Gi,${other}`, "--migrate-existing", "-n", ns, "--yes"]);
-    assert.notEqual(r.code, 0);
-    assert.match(
-      r.stderr,
+    await assertRefused(ns, moveTo(other), [
       new RegExp(
         `^error: the copy pods of --migrate-existing run as root \\(to keep every file's owner\\), and namespace ${ns} refuses them: .*violates PodSecurity "restricted:latest".*; nothing was changed: allow them while the claims move, for example with kubectl label namespace ${ns} pod-security.kubernetes.io/enforce=baseline --overwrite\\n$`,
       ),
-    );
-    assertNothingChanged(ns, before, rv);
+    ]);
   });
 
   test("a ResourceQuota with no room for a copy pod, or for the claim of a new volume: found by dry runs, said with what to do", async (t) => {
@@ -94,29 +106,19 @@ describe("set --migrate-existing: refused before anything changes", () => {
         60_000,
       );
     };
-    const before = uids(ns);
-    const rv = getSts(ns, "db").metadata.resourceVersion;
     await quota({ pods: "2" });
-    const pods = await runPlugin(["set", "db", `data=1Gi,${other}`, "--migrate-existing", "-n", ns, "--yes"]);
-    assert.equal(pods.code, 1, pods.stderr);
-    assert.match(
-      pods.stderr,
+    await assertRefused(ns, moveTo(other), [
       new RegExp(
         `^error: the server refused a copy pod of --migrate-existing \\(dry run\\): .*exceeded quota: q.*; nothing was changed: a ResourceQuota of namespace ${ns} has no room for it: raise it \\(kubectl describe resourcequota -n ${ns}\\) or free some\n$`,
       ),
-    );
-    assertNothingChanged(ns, before, rv);
+    ]);
     kubectl(["delete", "resourcequota", "q", "-n", ns]);
     await quota({ persistentvolumeclaims: "2" });
-    const claims_ = await runPlugin(["set", "db", `data=1Gi,${other}`, "--migrate-existing", "-n", ns, "--yes"]);
-    assert.equal(claims_.code, 1, claims_.stderr);
-    assert.match(
-      claims_.stderr,
+    await assertRefused(ns, moveTo(other), [
       new RegExp(
         `^error: the server refused the claim of a new volume for claim data-db-1 \\(dry run\\): .*exceeded quota: q.*; nothing was changed: a ResourceQuota of namespace ${ns} has no room for it: raise it \\(kubectl describe resourcequota -n ${ns}\\) or free some\n$`,
       ),
-    );
-    assertNothingChanged(ns, before, rv);
+    ]);
   });
 
   test("a namespace admin has no rights on PersistentVolumes: the preflight names them", async (t) => {
@@ -125,25 +127,21 @@ describe("set --migrate-existing: refused before anything changes", () => {
     const kc = userKubeconfig(user);
     kubectl(["create", "rolebinding", user, "--clusterrole=admin", `--user=${user}`, "-n", ns]);
     // The storage classes are readable (a named class is checked), as a cluster admin grants with rbac's optional ClusterRole.
-    kubectl(["create", "clusterrole", `sc-${ns}`, "--verb=get,list", "--resource=storageclasses.storage.k8s.io"]);
-    kubectl(["create", "clusterrolebinding", `sc-${ns}`, `--clusterrole=sc-${ns}`, `--user=${user}`]);
-    t.after(() => kubectlTry(["delete", "clusterrole,clusterrolebinding", `sc-${ns}`]));
-    const before = uids(ns);
-    const rv = getSts(ns, "db").metadata.resourceVersion;
-    const r = await runPlugin(["set", "db", `data=1Gi,${other}`, "--migrate-existing", "-n", ns, "--yes"], { kubeconfig: kc });
-    assert.notEqual(r.code, 0);
-    assert.match(
-      r.stderr,
-      // 1.32's admin ClusterRole has no events.k8s.io create: a warning may come first.
-      /(?:^|\n)error: you may not get persistentvolumes, patch persistentvolumes, which this change needs; nothing was changed: ask for those permissions \(kubectl auth can-i get persistentvolumes; kubectl auth can-i patch persistentvolumes; kubectl appstorage rbac prints a Role with all of them\)\n$/,
+    grantStorageClasses(t, ns, user, ["get", "list"]);
+    await assertRefused(
+      ns,
+      moveTo(other),
+      [
+        // 1.32's admin ClusterRole has no events.k8s.io create: a warning may come first.
+        /(?:^|\n)error: you may not get persistentvolumes, patch persistentvolumes, which this change needs; nothing was changed: ask for those permissions \(kubectl auth can-i get persistentvolumes; kubectl auth can-i patch persistentvolumes; kubectl appstorage rbac prints a Role with all of them\)\n$/,
+      ],
+      kc,
     );
-    assertNothingChanged(ns, before, rv);
   });
 
   test("a shrink that needs its data measured, answered N at the prompt: no pod was ever created", async (t) => {
     const { ns } = await prepared(t);
-    const before = uids(ns);
-    const rv = getSts(ns, "db").metadata.resourceVersion;
+    const assertNothingChanged = unchangedFrom(ns);
     // A real terminal (script(1) gives the plugin a pty), so set shows the plan and asks.
     const cmd = [plugin, "set", "db", "data=512Mi", "--migrate-existing", "--timeout", "20s", "-n", ns, "--kubeconfig", kubeconfig()].map((a) => `'${a}'`).join(" ");
     const child = spawn("script", ["-qfec", cmd, "/dev/null"], { stdio: ["pipe", "pipe", "pipe"], env: { ...process.env, NO_COLOR: "1" } });
@@ -155,40 +153,29 @@ describe("set --migrate-existing: refused before anything changes", () => {
     child.stdin.write("n\n");
     assert.equal(await exited, 1, output);
     assert.match(output, /cancelled; nothing was changed/);
-    assertNothingChanged(ns, before, rv);
+    assertNothingChanged();
     // Not even created and removed: the namespace has no event of a pod of the tool's.
     assert.doesNotMatch(kubectl(["get", "events", "-n", ns, "-o", "name"]), /appstorage-measure/);
   });
 
   test("a shrink whose data cannot be measured here (no node runs the measuring pod), a block volume, ReadWriteOncePod without consent", async (t) => {
     const { ns, cls, other } = await prepared(t);
-    const before = uids(ns);
-    const rv = getSts(ns, "db").metadata.resourceVersion;
     // No node here: the pod that would measure the data never runs, and the run stops at --timeout.
     // (The claims are bound to hostPath volumes the test made, for which kubelet has no stats.)
-    const shrink = await runPlugin(["set", "db", "data=512Mi", "--migrate-existing", "--timeout", "5s", "-n", ns, "--yes"]);
-    assert.notEqual(shrink.code, 0);
-    assert.match(
-      shrink.stderr,
-      /Warning: claim data-db-1 shrinks to 512Mi: kubelet's volume stats could not tell how much data it holds \(a hostPath volume: kubelet has no stats for it\), so set measures it with a pod once the change is confirmed, before anything else changes\n/,
+    await assertRefused(
+      ns,
+      ["set", "db", "data=512Mi", "--migrate-existing", "--timeout", "5s", "--yes"],
+      [
+        /Warning: claim data-db-1 shrinks to 512Mi: kubelet's volume stats could not tell how much data it holds \(a hostPath volume: kubelet has no stats for it\), so set measures it with a pod once the change is confirmed, before anything else changes\n/,
+        /\nerror: timed out after 5s measuring the data of claim data-db-1 \(pod appstorage-measure-data-db-1 did not finish: kubectl describe pod appstorage-measure-data-db-1 -n [\w-]+\); nothing was changed\n$/,
+      ],
     );
-    assert.match(
-      shrink.stderr,
-      /\nerror: timed out after 5s measuring the data of claim data-db-1 \(pod appstorage-measure-data-db-1 did not finish: kubectl describe pod appstorage-measure-data-db-1 -n [\w-]+\); nothing was changed\n$/,
-    );
-    assertNothingChanged(ns, before, rv);
 
     const blockNs = namespace(t, "mig");
     await boundDb(t, blockNs, cls, { mode: "Block" });
-    const blockBefore = uids(blockNs);
-    const blockRv = getSts(blockNs, "db").metadata.resourceVersion;
-    const block = await runPlugin(["set", "db", `data=1Gi,${other}`, "--migrate-existing", "-n", blockNs, "--yes"]);
-    assert.notEqual(block.code, 0);
-    assert.match(
-      block.stderr,
+    await assertRefused(blockNs, moveTo(other), [
       /^error: claim data-db-0 of statefulset.apps\/db is a block volume \(volumeMode Block\): --migrate-existing copies files and does not support block volumes yet \(and 1 more refusal\(s\)\)\n$/,
-    );
-    assertNothingChanged(blockNs, blockBefore, blockRv);
+    ]);
 
     const onceNs = namespace(t, "mig");
     await boundDb(t, onceNs, cls, { access: "ReadWriteOncePod" });
@@ -197,21 +184,16 @@ describe("set --migrate-existing: refused before anything changes", () => {
     assert.equal(once.code, 1, once.stderr);
     assert.match(once.stderr, /Warning: claim data-db-0 is ReadWriteOncePod: no second pod may mount it while its pod runs, so its replica is down for the whole copy, not only the final one\n/);
     assert.doesNotMatch(once.stderr, /--yes/);
-    const onceBefore = uids(onceNs);
-    const onceRv = getSts(onceNs, "db").metadata.resourceVersion;
-    const unconfirmed = await runPlugin(["set", "db", `data=1Gi,${other}`, "--migrate-existing", "-n", onceNs]);
-    assert.equal(unconfirmed.code, 1);
-    assert.match(
-      unconfirmed.stderr,
-      /error: refusing to re-create statefulset.apps\/db without confirmation: there is no terminal to ask on; review it with kubectl appstorage diff, then pass --yes\n$/,
+    await assertRefused(
+      onceNs,
+      ["set", "db", `data=1Gi,${other}`, "--migrate-existing"],
+      [/error: refusing to re-create statefulset.apps\/db without confirmation: there is no terminal to ask on; review it with kubectl appstorage diff, then pass --yes\n$/],
     );
-    assertNothingChanged(onceNs, onceBefore, onceRv);
   });
 
   test("diff shows every claim that moves, in order, and changes nothing", async (t) => {
     const { ns, other } = await prepared(t);
-    const before = uids(ns);
-    const rv = getSts(ns, "db").metadata.resourceVersion;
+    const assertNothingChanged = unchangedFrom(ns);
     const r = await runPlugin(["diff", "db", `data=1Gi,${other}`, "--migrate-existing", "-n", ns]);
     assert.equal(r.code, 1, r.stderr);
     assert.match(r.stderr, /claims moved to new volumes with their data \(one at a time, in this order; copy image docker\.io\/library\/busybox:1\.37\.0\):\n/);
@@ -234,7 +216,7 @@ describe("set --migrate-existing: refused before anything changes", () => {
         ["data-db-0", "pending", 20],
       ],
     );
-    assertNothingChanged(ns, before, rv);
+    assertNothingChanged();
   });
 });
 

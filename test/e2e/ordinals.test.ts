@@ -11,6 +11,7 @@ import type { Plan } from "../../src/plan/types";
 import type { StorageReport } from "../../src/report/storage-report";
 import { sts } from "../fixtures/builders";
 import { apply, claims, eventually, getSts, kubeconfig, kubectlTry, markReady, namespace, pods, runPlugin, storageClassFor, uids, userKubeconfig, volumeFor } from "../shared/harness";
+import { grantRole, grantStorageClasses } from "../shared/rbac";
 
 async function show(args: string[]): Promise<StorageReport> {
   const r = await runPlugin(["show", ...args, "-o", "json"]);
@@ -223,35 +224,8 @@ describe("ordinals and claims that never bound (issue 18)", () => {
       { apiGroups: ["apps"], resources: ["statefulsets"], verbs: ["get", "list"] },
       { apiGroups: [""], resources: ["pods", "persistentvolumeclaims", "secrets"], verbs: ["get", "list"] },
     ];
-    apply({ apiVersion: "rbac.authorization.k8s.io/v1", kind: "Role", metadata: { name: "reader" }, rules: reads }, ns);
-    apply(
-      {
-        apiVersion: "rbac.authorization.k8s.io/v1",
-        kind: "RoleBinding",
-        metadata: { name: "reader" },
-        roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name: "reader" },
-        subjects: [{ kind: "User", name: user }],
-      },
-      ns,
-    );
-    apply(
-      { apiVersion: "rbac.authorization.k8s.io/v1", kind: "ClusterRole", metadata: { name: `sc-${ns}` }, rules: [{ apiGroups: ["storage.k8s.io"], resources: ["storageclasses"], verbs: ["list"] }] },
-      ns,
-    );
-    apply(
-      {
-        apiVersion: "rbac.authorization.k8s.io/v1",
-        kind: "ClusterRoleBinding",
-        metadata: { name: `sc-${ns}` },
-        roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: `sc-${ns}` },
-        subjects: [{ kind: "User", name: user }],
-      },
-      ns,
-    );
-    t.after(() => {
-      kubectlTry(["delete", "clusterrolebinding", `sc-${ns}`]);
-      kubectlTry(["delete", "clusterrole", `sc-${ns}`]);
-    });
+    grantRole(ns, user, "reader", reads);
+    grantStorageClasses(t, ns, user, ["list"]);
     // RBAC is read from the authorizer's cache: retry until the grants are in effect.
     let shown = await runPlugin(["show", "db", "-n", ns, "-o", "json"], { kubeconfig: kc });
     for (const deadline = Date.now() + 30_000; shown.code !== 0 && Date.now() < deadline; ) {

@@ -21,7 +21,23 @@ import { after, describe, test, type TestContext } from "node:test";
 import type { KubeObject, PersistentVolumeClaim, Pod, StatefulSet } from "../../src/api/types";
 import { sts } from "../fixtures/builders";
 import { type Fault, type FaultKind, type FaultProxy, isWrite, renewalGapMs, type SeenRequest, startFaultProxy, unknownOutcome } from "../shared/faultproxy";
-import { apply, getSts, kubeconfig, kubectl, kubectlJson, kubectlTry, namespaceAsync, plugin, root, runPlugin, storageClassFor, userKubeconfig, volumeFor, type RunResult } from "../shared/harness";
+import {
+  getSts,
+  kubeconfig,
+  kubectl,
+  kubectlJson,
+  kubectlTry,
+  markReadyArgs,
+  namespaceAsync,
+  plugin,
+  root,
+  runPlugin,
+  storageClassFor,
+  userKubeconfig,
+  volumeFor,
+  type RunResult,
+} from "../shared/harness";
+import { grantRole, grantStorageClasses } from "../shared/rbac";
 import { assertHeldIntended, assertRequestsAccountedFor as assertAccounted, evictions, interruptAt, killAt, phaseLabel, phaseTargets, pool, procState, stateDir, within } from "../shared/kill";
 
 // APPSTORAGE_FAULT_MATRIX=reduced (scripts/test.mjs --version: the older control planes) runs the
@@ -157,26 +173,7 @@ async function settle3(ns: string, ready: boolean, extra: (s: State) => boolean 
   }
 }
 async function markReadyAsync(ns: string, pod: string): Promise<void> {
-  const now = new Date().toISOString().replace(/\.\d+Z$/, "Z");
-  await kube([
-    "patch",
-    "pod",
-    pod,
-    "-n",
-    ns,
-    "--subresource=status",
-    "--type=merge",
-    "-p",
-    JSON.stringify({
-      status: {
-        phase: "Running",
-        conditions: [
-          { type: "Ready", status: "True", lastTransitionTime: now },
-          { type: "ContainersReady", status: "True", lastTransitionTime: now },
-        ],
-      },
-    }),
-  ]);
+  await kube(markReadyArgs(ns, pod));
 }
 
 async function prepared(t: TestContext, shape: Shape = shapes[0]!): Promise<{ ns: string; before: Record<string, string> }> {
@@ -559,21 +556,19 @@ describe("the lease", () => {
     // The re-create is held for 12 s: the journal (step deleted) is renewed twice meanwhile, 5 s apart.
     {
       const { ns, before } = await prepared(t);
-      const proxy = await startFaultProxy(kubeconfig(), [{ kind: "hold", signature: "create statefulsets" }]);
       const logFile = join(stateDir(), "requests.log");
-      try {
-        const run = runPlugin(setArgs(ns), { kubeconfig: proxy.kubeconfig, env: { APPSTORAGE_REQUEST_LOG: logFile } });
-        const held = await proxyHeldOrExit(proxy, run, "set");
-        await new Promise((r) => setTimeout(r, 12_000));
-        const live = journalOf(ns);
-        assert.equal(live.step, "deleted");
-        assert.ok(Date.parse(live.leaseExpires) - Date.now() > 5_000, `the lease was not renewed while the run waited (expires ${live.leaseExpires})`);
-        held.release();
-        const r = await within(run, 60_000, "set");
-        assert.equal(r.code, 0, r.stderr);
-      } finally {
-        await proxy.close();
-      }
+      const { result: r, proxy } = await setWhileHeld(
+        ns,
+        "create statefulsets",
+        async () => {
+          await new Promise((r) => setTimeout(r, 12_000));
+          const live = journalOf(ns);
+          assert.equal(live.step, "deleted");
+          assert.ok(Date.parse(live.leaseExpires) - Date.now() > 5_000, `the lease was not renewed while the run waited (expires ${live.leaseExpires})`);
+        },
+        { APPSTORAGE_REQUEST_LOG: logFile },
+      );
+      assert.equal(r.code, 0, r.stderr);
       assertRequestsAccountedFor(proxy, logFile, "renewals");
       const journal = proxy.requests.filter((q) => q.journal);
       const renewals = journal.filter((q) => q.journal!.kind === "renewal");
@@ -943,19 +938,12 @@ describe("races", () => {
 
   check("a scale while the StatefulSet is gone fails; the re-created object keeps the planned replicas", async (t) => {
     const { ns, before } = await prepared(t);
-    const proxy = await startFaultProxy(kubeconfig(), [{ kind: "hold", signature: "create statefulsets" }]);
-    try {
-      const run = runPlugin(setArgs(ns), { kubeconfig: proxy.kubeconfig });
-      const held = await proxyHeldOrExit(proxy, run, "set");
+    const { result: r } = await setWhileHeld(ns, "create statefulsets", () => {
       const scale = kubectlTry(["scale", "statefulset", "db", "-n", ns, "--replicas=5"]);
       assert.equal(scale.code, 1);
       assert.match(scale.stderr, /not found/);
-      held.release();
-      const r = await within(run, 60_000, "set");
-      assert.equal(r.code, 0, r.stderr);
-    } finally {
-      await proxy.close();
-    }
+    });
+    assert.equal(r.code, 0, r.stderr);
     assert.equal(getSts(ns, "db").spec.replicas, 3);
     await assertNothingLost(ns, before, "scale while gone");
   });
@@ -967,20 +955,13 @@ describe("races", () => {
       // What a GitOps controller applies: the manifest it keeps, with the old claim templates.
       const original = getSts(ns, "db");
       const manifest = { apiVersion: "apps/v1", kind: "StatefulSet", metadata: { name: "db", namespace: ns, labels: original.metadata.labels ?? {} }, spec: original.spec };
-      const proxy = await startFaultProxy(kubeconfig(), [{ kind: "hold", signature: "create statefulsets" }]);
-      let theirs: string;
-      try {
-        const run = runPlugin(setArgs(ns), { kubeconfig: proxy.kubeconfig });
-        const held = await proxyHeldOrExit(proxy, run, "set");
+      let theirs = "";
+      const { result: r } = await setWhileHeld(ns, "create statefulsets", async () => {
         await kube(["create", "-f", writeTemp(manifest)]);
         theirs = getSts(ns, "db").metadata.uid!;
-        held.release();
-        const r = await within(run, 60_000, "set");
-        assert.equal(r.code, 1, r.stderr);
-        assert.match(r.stderr, /^error: statefulset.apps\/db was re-created by someone else \(uid [0-9a-f-]+\) with other claim templates; .*run the command again to plan anew/m);
-      } finally {
-        await proxy.close();
-      }
+      });
+      assert.equal(r.code, 1, r.stderr);
+      assert.match(r.stderr, /^error: statefulset.apps\/db was re-created by someone else \(uid [0-9a-f-]+\) with other claim templates; .*run the command again to plan anew/m);
       const s = getSts(ns, "db");
       assert.equal(s.metadata.uid, theirs, "the plugin replaced the StatefulSet someone else created");
       assert.equal(s.spec.volumeClaimTemplates![0]!.spec.resources!.requests!["storage"], "1Gi");
@@ -995,18 +976,11 @@ describe("races", () => {
 
   check("another writer between plan and delete: the precondition refuses, nothing changes", async (t) => {
     const { ns, before } = await prepared(t);
-    const proxy = await startFaultProxy(kubeconfig(), [{ kind: "hold", signature: "delete statefulsets" }]);
-    try {
-      const run = runPlugin(setArgs(ns), { kubeconfig: proxy.kubeconfig });
-      const held = await proxyHeldOrExit(proxy, run, "set");
+    const { result: r } = await setWhileHeld(ns, "delete statefulsets", () => {
       kubectl(["annotate", "statefulset", "db", "-n", ns, "edited=meanwhile"]);
-      held.release();
-      const r = await within(run, 60_000, "set");
-      assert.equal(r.code, 1);
-      assert.match(r.stderr, /changed since it was read .* nothing was changed/);
-    } finally {
-      await proxy.close();
-    }
+    });
+    assert.equal(r.code, 1);
+    assert.match(r.stderr, /changed since it was read .* nothing was changed/);
     const s = getSts(ns, "db");
     assert.equal(s.spec.volumeClaimTemplates![0]!.spec.resources!.requests!["storage"], "1Gi");
     assert.equal(kubectlTry(["get", "secret", "appstorage-journal-db", "-n", ns]).code, 1);
@@ -1017,6 +991,23 @@ describe("races", () => {
 /** The held request, or a failure when the run ends first or nothing is held within a minute. */
 function proxyHeldOrExit(proxy: FaultProxy, run: Promise<RunResult>, what: string) {
   return Promise.race([proxy.nextHeld(60_000), run.then((r) => Promise.reject(new Error(`${what} ended (exit ${r.code}) before its request was held: ${r.stderr}`)))]);
+}
+
+/**
+ * set through a fault proxy that holds its first `signature` request; `meanwhile` runs while it is
+ * held, then the request goes on and the run finishes. Its result, and the proxy with what it saw.
+ */
+async function setWhileHeld(ns: string, signature: string, meanwhile: () => Promise<unknown> | void, env: Record<string, string> = {}): Promise<{ result: RunResult; proxy: FaultProxy }> {
+  const proxy = await startFaultProxy(kubeconfig(), [{ kind: "hold", signature }]);
+  try {
+    const run = runPlugin(setArgs(ns), { kubeconfig: proxy.kubeconfig, env });
+    const held = await proxyHeldOrExit(proxy, run, "set");
+    await meanwhile();
+    held.release();
+    return { result: await within(run, 60_000, "set"), proxy };
+  } finally {
+    await proxy.close();
+  }
 }
 
 describe("permissions", () => {
@@ -1060,42 +1051,8 @@ describe("permissions", () => {
       const { ns, before } = await prepared(t);
       const user = `u-${ns}`;
       const kc = userKubeconfig(user);
-      apply({ apiVersion: "rbac.authorization.k8s.io/v1", kind: "Role", metadata: { name: "appstorage" }, rules: rules(full) }, ns);
-      apply(
-        {
-          apiVersion: "rbac.authorization.k8s.io/v1",
-          kind: "RoleBinding",
-          metadata: { name: "appstorage" },
-          roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "Role", name: "appstorage" },
-          subjects: [{ kind: "User", name: user }],
-        },
-        ns,
-      );
-      if (canReadClasses) {
-        apply(
-          {
-            apiVersion: "rbac.authorization.k8s.io/v1",
-            kind: "ClusterRole",
-            metadata: { name: `sc-${ns}` },
-            rules: [{ apiGroups: ["storage.k8s.io"], resources: ["storageclasses"], verbs: ["get", "list"] }],
-          },
-          ns,
-        );
-        apply(
-          {
-            apiVersion: "rbac.authorization.k8s.io/v1",
-            kind: "ClusterRoleBinding",
-            metadata: { name: `sc-${ns}` },
-            roleRef: { apiGroup: "rbac.authorization.k8s.io", kind: "ClusterRole", name: `sc-${ns}` },
-            subjects: [{ kind: "User", name: user }],
-          },
-          ns,
-        );
-        t.after(() => {
-          kubectlTry(["delete", "clusterrolebinding", `sc-${ns}`]);
-          kubectlTry(["delete", "clusterrole", `sc-${ns}`]);
-        });
-      }
+      grantRole(ns, user, "appstorage", rules(full));
+      if (canReadClasses) grantStorageClasses(t, ns, user, ["get", "list"]);
       const rv = getSts(ns, "db").metadata.resourceVersion;
       const r = await runPlugin(["set", "db", directive ?? "data=2Gi", "-n", ns, "--yes"], { kubeconfig: kc });
       summary.permissionCases += 1;

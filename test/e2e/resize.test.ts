@@ -9,7 +9,7 @@ import { createReadStream, mkdtempSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, type TestContext, test } from "node:test";
-import type { Pod } from "../../src/api/types";
+import type { Pod, StatefulSet } from "../../src/api/types";
 import { sts } from "../fixtures/builders";
 import {
   apply,
@@ -54,6 +54,28 @@ async function boundStatefulSet(
   await settled(ns, name, opts.replicas, { ready: opts.ready ?? false });
   const bound = opts.replicas - (opts.unbound?.length ?? 0);
   await eventually(`${bound} claim(s) of ${name} bound`, () => claims(ns).filter((c) => c.metadata.name!.startsWith(`data-${name}-`) && c.status?.phase === "Bound").length === bound, 60_000);
+}
+
+/** A fresh namespace with an expandable storage class and db bound on it (boundStatefulSet); the namespace. */
+async function expandableDb(t: TestContext, opts: { replicas: number; size?: string; parallel?: boolean; ready?: boolean }): Promise<string> {
+  const ns = namespace(t, "rsz");
+  await boundStatefulSet(t, ns, "db", { ...opts, storageClass: storageClassFor(t, ns, { expandable: true }) });
+  return ns;
+}
+
+/**
+ * set db data=2Gi --resize-existing has finished on the three replicas: every claim asks 2Gi, db is
+ * a new StatefulSet (not `before`) with the 2Gi template, no pod or claim was replaced, no journal
+ * is left. The new StatefulSet.
+ */
+function assertGrown(ns: string, before: StatefulSet, uidsBefore: Record<string, string>): StatefulSet {
+  assert.deepEqual(requests(ns), { "data-db-0": "2Gi", "data-db-1": "2Gi", "data-db-2": "2Gi" });
+  const after = getSts(ns, "db");
+  assert.notEqual(after.metadata.uid, before.metadata.uid);
+  assert.equal(after.spec.volumeClaimTemplates![0]!.spec.resources!.requests!["storage"], "2Gi");
+  assert.deepEqual(uids(ns), uidsBefore);
+  assert.equal(journalExists(ns, "db"), false);
+  return after;
 }
 
 /** Patches a claim's status as the external resizer or the kubelet would. */
@@ -141,9 +163,7 @@ function kubelet(ns: string, podNames: string[], original: Record<string, string
 
 describe("set --resize-existing", () => {
   test("grows every bound claim before the swap; a rerun and diff then find nothing to do", async (t) => {
-    const ns = namespace(t, "rsz");
-    const cls = storageClassFor(t, ns, { expandable: true });
-    await boundStatefulSet(t, ns, "db", { replicas: 3, storageClass: cls, parallel: true });
+    const ns = await expandableDb(t, { replicas: 3, parallel: true });
     const before = getSts(ns, "db");
     const uidsBefore = uids(ns);
 
@@ -169,12 +189,7 @@ describe("set --resize-existing", () => {
     const deleted = lines.findIndex((l) => /deleted statefulset.apps\/db with propagationPolicy=Orphan/.test(l));
     assert.ok(lastPatch >= 0 && deleted > lastPatch, r.stderr);
 
-    assert.deepEqual(requests(ns), { "data-db-0": "2Gi", "data-db-1": "2Gi", "data-db-2": "2Gi" });
-    const after = getSts(ns, "db");
-    assert.notEqual(after.metadata.uid, before.metadata.uid);
-    assert.equal(after.spec.volumeClaimTemplates![0]!.spec.resources!.requests!["storage"], "2Gi");
-    assert.deepEqual(uids(ns), uidsBefore);
-    assert.equal(journalExists(ns, "db"), false);
+    const after = assertGrown(ns, before, uidsBefore);
 
     const again = await runPlugin(["set", "db", "data=2Gi", "--resize-existing", "-n", ns, "--yes"]);
     assert.equal(again.code, 0, again.stderr);
@@ -186,9 +201,7 @@ describe("set --resize-existing", () => {
   });
 
   test("the template already has the new size (an earlier run without the flag): only the claims grow", async (t) => {
-    const ns = namespace(t, "rsz");
-    const cls = storageClassFor(t, ns, { expandable: true });
-    await boundStatefulSet(t, ns, "db", { replicas: 2, storageClass: cls, parallel: true });
+    const ns = await expandableDb(t, { replicas: 2, parallel: true });
     assert.equal((await runPlugin(["set", "db", "data=2Gi", "-n", ns, "--yes"])).code, 0);
     const swapped = getSts(ns, "db");
     const uidsBefore = uids(ns);
@@ -205,9 +218,7 @@ describe("set --resize-existing", () => {
   });
 
   test("refused before any change: a shrink, a quota too small, an unknown attributes class, flags without --resize-existing", async (t) => {
-    const ns = namespace(t, "rsz");
-    const cls = storageClassFor(t, ns, { expandable: true });
-    await boundStatefulSet(t, ns, "db", { replicas: 2, storageClass: cls, parallel: true, size: "2Gi" });
+    const ns = await expandableDb(t, { replicas: 2, parallel: true, size: "2Gi" });
     apply({ apiVersion: "v1", kind: "ResourceQuota", metadata: { name: "storage" }, spec: { hard: { "requests.storage": "5Gi" } } }, ns);
     await eventually(
       "the quota to count the claims",
@@ -292,9 +303,7 @@ describe("set --resize-existing", () => {
   });
 
   test("a claim refused half-way stops the run: the StatefulSet is untouched, and the rerun continues", async (t) => {
-    const ns = namespace(t, "rsz");
-    const cls = storageClassFor(t, ns, { expandable: true });
-    await boundStatefulSet(t, ns, "db", { replicas: 3, storageClass: cls, parallel: true });
+    const ns = await expandableDb(t, { replicas: 3, parallel: true });
     const before = getSts(ns, "db");
     const uidsBefore = uids(ns);
     // A site policy that refuses real (not dry-run) updates of one claim: the preflight's server
@@ -324,16 +333,11 @@ describe("set --resize-existing", () => {
     const rerun = await runPlugin(["set", "db", "data=2Gi", "--resize-existing", "-n", ns, "--yes"]);
     assert.equal(rerun.code, 0, rerun.stderr);
     assert.equal(rerun.stdout, "statefulset.apps/db recreated\npersistentvolumeclaim/data-db-1 patched\npersistentvolumeclaim/data-db-2 patched\n");
-    assert.deepEqual(requests(ns), { "data-db-0": "2Gi", "data-db-1": "2Gi", "data-db-2": "2Gi" });
-    assert.notEqual(getSts(ns, "db").metadata.uid, before.metadata.uid);
-    assert.deepEqual(uids(ns), uidsBefore);
-    assert.equal(journalExists(ns, "db"), false);
+    assertGrown(ns, before, uidsBefore);
   });
 
   test("killed in the middle of growing: the StatefulSet is untouched, and the rerun finishes", async (t) => {
-    const ns = namespace(t, "rsz");
-    const cls = storageClassFor(t, ns, { expandable: true });
-    await boundStatefulSet(t, ns, "db", { replicas: 3, storageClass: cls, parallel: true });
+    const ns = await expandableDb(t, { replicas: 3, parallel: true });
     const before = getSts(ns, "db");
     const uidsBefore = uids(ns);
 
@@ -391,20 +395,13 @@ describe("set --resize-existing", () => {
     const rest = ["data-db-0", "data-db-1", "data-db-2"].filter((n) => !grown.includes(n));
     assert.equal(rerun.stdout, ["statefulset.apps/db recreated", ...rest.map((n) => `persistentvolumeclaim/${n} patched`)].join("\n") + "\n");
     for (const n of grown) assert.doesNotMatch(rerun.stderr, new RegExp(`patched claim ${n}:`));
-    assert.deepEqual(requests(ns), { "data-db-0": "2Gi", "data-db-1": "2Gi", "data-db-2": "2Gi" });
-    const after = getSts(ns, "db");
-    assert.notEqual(after.metadata.uid, before.metadata.uid);
-    assert.equal(after.spec.volumeClaimTemplates![0]!.spec.resources!.requests!["storage"], "2Gi");
-    assert.deepEqual(uids(ns), uidsBefore);
-    assert.equal(journalExists(ns, "db"), false);
+    assertGrown(ns, before, uidsBefore);
   });
 });
 
 describe("set --wait-resize --restart-pods", () => {
   test("follows each claim; restarts FileSystemResizePending pods one at a time, highest ordinal first, honouring the PodDisruptionBudget", async (t) => {
-    const ns = namespace(t, "rsz");
-    const cls = storageClassFor(t, ns, { expandable: true });
-    await boundStatefulSet(t, ns, "db", { replicas: 3, storageClass: cls, ready: true });
+    const ns = await expandableDb(t, { replicas: 3, ready: true });
     // No disruption allowed at first: the eviction must wait for the budget.
     apply({ apiVersion: "policy/v1", kind: "PodDisruptionBudget", metadata: { name: "db" }, spec: { minAvailable: 3, selector: { matchLabels: { app: "db" } } } }, ns);
     await eventually("the budget to count the pods", () => kubectlJson<{ status?: { currentHealthy?: number } }>(["get", "pdb", "db", "-n", ns]).status?.currentHealthy === 3, 60_000).catch((e) => {
@@ -449,9 +446,7 @@ describe("set --wait-resize --restart-pods", () => {
   });
 
   test("a pod that does not come back stops the restarts; a second pod is never taken down; the rerun continues", async (t) => {
-    const ns = namespace(t, "rsz");
-    const cls = storageClassFor(t, ns, { expandable: true });
-    await boundStatefulSet(t, ns, "db", { replicas: 2, storageClass: cls, parallel: true, ready: true, size: "2Gi" });
+    const ns = await expandableDb(t, { replicas: 2, parallel: true, ready: true, size: "2Gi" });
     // Grown by an earlier run; the resizer left both waiting for a restart.
     for (const c of ["data-db-0", "data-db-1"]) {
       kubectl(["patch", "pvc", c, "-n", ns, "--type=merge", "-p", JSON.stringify({ spec: { resources: { requests: { storage: "3Gi" } } } })]);
@@ -497,12 +492,10 @@ describe("volume attributes class", () => {
     // storage.k8s.io/v1 VolumeAttributesClass is served from 1.34 (feature on by default); on older
     // servers versions.test.ts checks that vac= is refused instead.
     if (!serves("storage.k8s.io/v1", "volumeattributesclasses")) return t.skip(`${serverVersion().gitVersion} does not serve storage.k8s.io/v1 VolumeAttributesClass`);
-    const ns = namespace(t, "rsz");
-    const cls = storageClassFor(t, ns, { expandable: true });
+    const ns = await expandableDb(t, { replicas: 2, parallel: true });
     const vac = `${ns}-fast`;
     apply({ apiVersion: "storage.k8s.io/v1", kind: "VolumeAttributesClass", metadata: { name: vac }, driverName: "example.com/no-provisioner", parameters: { iops: "5000" } }, ns);
     t.after(() => kubectlTry(["delete", "volumeattributesclass", vac, "--wait=false"]));
-    await boundStatefulSet(t, ns, "db", { replicas: 2, storageClass: cls, parallel: true });
     const uidsBefore = uids(ns);
 
     const diff = await runPlugin(["diff", "db", `data=vac=${vac}`, "--vac-existing", "-n", ns]);

@@ -2,7 +2,7 @@
 // and after: nothing may be deleted or replaced, whatever happens.
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
-import { describe, test } from "node:test";
+import { describe, type TestContext, test } from "node:test";
 import type { StatefulSet } from "../../src/api/types";
 import { sts } from "../fixtures/builders";
 import { apply, claims, eventually, getSts, kubeconfig, kubectl, kubectlJson, kubectlTry, denyStatefulSetCreate, namespace, plugin, pods, runPlugin, settled, uids } from "../shared/harness";
@@ -10,6 +10,16 @@ import { apply, claims, eventually, getSts, kubeconfig, kubectl, kubectlJson, ku
 const size = (ns: string, name: string) => claims(ns).find((c) => c.metadata.name === name)?.spec.resources?.requests?.["storage"];
 const templateSize = (s: StatefulSet, i = 0) => s.spec.volumeClaimTemplates![i]!.spec.resources!.requests!["storage"];
 const ownerUid = (o: { metadata: { ownerReferences?: { uid: string; controller?: boolean }[] } }) => o.metadata.ownerReferences?.find((r) => r.controller)?.uid;
+
+/** A fresh namespace with db (claim template data 1Gi; more than one replica start in parallel), settled. */
+async function settledDb(t: TestContext, replicas = 1): Promise<string> {
+  const ns = namespace(t);
+  const b = sts("db", ns).withClaim("data", "1Gi").replicas(replicas);
+  if (replicas > 1) b.parallel();
+  apply(b.build(), ns);
+  await settled(ns, "db", replicas);
+  return ns;
+}
 
 /** Everything of the spec except the claim templates, which is what must survive byte for byte. */
 function specWithoutClaims(s: StatefulSet): unknown {
@@ -52,9 +62,7 @@ describe("set: the reference flow", () => {
   });
 
   test("a second identical set is a no-op", async (t) => {
-    const ns = namespace(t);
-    apply(sts("db", ns).withClaim("data", "1Gi").build(), ns);
-    await settled(ns, "db", 1);
+    const ns = await settledDb(t);
     const uidsBefore = uids(ns);
     assert.equal((await runPlugin(["set", "db", "data=2Gi", "-n", ns, "--yes"])).code, 0);
     const uid = getSts(ns, "db").metadata.uid;
@@ -150,9 +158,7 @@ describe("set: what must survive", () => {
 
 describe("set: refusals change nothing", () => {
   test("bad input, unknown names, no terminal", async (t) => {
-    const ns = namespace(t);
-    apply(sts("db", ns).withClaim("data", "1Gi").build(), ns);
-    await settled(ns, "db", 1);
+    const ns = await settledDb(t);
     const rv = getSts(ns, "db").metadata.resourceVersion;
     const uidsBefore = uids(ns);
     const cases: [string[], RegExp][] = [
@@ -205,9 +211,7 @@ describe("set: refusals change nothing", () => {
 
 describe("diff", () => {
   test("exit 1 with the change, exit 0 without, >1 on error; changes nothing", async (t) => {
-    const ns = namespace(t);
-    apply(sts("db", ns).withClaim("data", "1Gi").build(), ns);
-    await settled(ns, "db", 1);
+    const ns = await settledDb(t);
     const rv = getSts(ns, "db").metadata.resourceVersion;
     const changed = await runPlugin(["diff", "db", "data=2Gi", "-n", ns]);
     assert.equal(changed.code, 1, changed.stderr);
@@ -233,9 +237,7 @@ describe("diff", () => {
 
 describe("set --dry-run", () => {
   test("client prints the plan, server asks the server; neither changes anything", async (t) => {
-    const ns = namespace(t);
-    apply(sts("db", ns).withClaim("data", "1Gi").build(), ns);
-    await settled(ns, "db", 1);
+    const ns = await settledDb(t);
     const before = getSts(ns, "db");
     const uidsBefore = uids(ns);
     const client = await runPlugin(["set", "db", "data=2Gi", "-n", ns, "--dry-run=client"]);
@@ -256,9 +258,7 @@ describe("set --dry-run", () => {
   });
 
   test("a bare --dry-run (even with --yes) is --dry-run=client, as in kubectl: the object keeps its uid", async (t) => {
-    const ns = namespace(t);
-    apply(sts("db", ns).withClaim("data", "1Gi").build(), ns);
-    await settled(ns, "db", 1);
+    const ns = await settledDb(t);
     const before = getSts(ns, "db");
     const uidsBefore = uids(ns);
     for (const args of [
@@ -284,9 +284,7 @@ describe("set --dry-run", () => {
 
 describe("set: interrupted and concurrent runs", () => {
   test("a denied re-create leaves pods running with a journal; the rerun finishes", async (t) => {
-    const ns = namespace(t);
-    apply(sts("db", ns).withClaim("data", "1Gi").replicas(2).parallel().build(), ns);
-    await settled(ns, "db", 2);
+    const ns = await settledDb(t, 2);
     const uidsBefore = uids(ns);
     const allow = await denyStatefulSetCreate(t, ns);
 
@@ -313,9 +311,7 @@ describe("set: interrupted and concurrent runs", () => {
   });
 
   test("two set at once: one re-creates, the other refuses or finds nothing to do", async (t) => {
-    const ns = namespace(t);
-    apply(sts("db", ns).withClaim("data", "1Gi").replicas(2).parallel().build(), ns);
-    await settled(ns, "db", 2);
+    const ns = await settledDb(t, 2);
     const uidsBefore = uids(ns);
     const [a, b] = await Promise.all([runPlugin(["set", "db", "data=2Gi", "-n", ns, "--yes"]), runPlugin(["set", "db", "data=2Gi", "-n", ns, "--yes"])]);
     const outcomes = [a, b].map((r) => (r.code === 0 ? r.stdout.trim() : `refused: ${r.stderr.trim().split("\n").pop()}`)).sort();
@@ -328,9 +324,7 @@ describe("set: interrupted and concurrent runs", () => {
   });
 
   test("a stale plan: the object changes while the user reads the plan; nothing is deleted", async (t) => {
-    const ns = namespace(t);
-    apply(sts("db", ns).withClaim("data", "1Gi").build(), ns);
-    await settled(ns, "db", 1);
+    const ns = await settledDb(t);
     const uidsBefore = uids(ns);
     const uid = getSts(ns, "db").metadata.uid;
     // A real terminal (script(1) gives the plugin a pty), so set shows the plan and asks.

@@ -18,6 +18,7 @@ import {
   kubectlJson,
   kubectlTry,
   namespace,
+  patchTemplateSize,
   pods,
   runPlugin,
   serverVersion,
@@ -42,16 +43,7 @@ const controller = (o: { metadata: { ownerReferences?: { controller?: boolean; u
 test(`an update of volumeClaimTemplates is refused as invalid (422), in words that differ by version ${on}`, async (t) => {
   const ns = namespace(t, "ver");
   apply(sts("web", ns).withClaim("data", "1Gi").build(), ns);
-  const r = kubectlTry([
-    "patch",
-    "statefulset",
-    "web",
-    "-n",
-    ns,
-    "--type=json",
-    "-p",
-    JSON.stringify([{ op: "replace", path: "/spec/volumeClaimTemplates/0/spec/resources/requests/storage", value: "2Gi" }]),
-  ]);
+  const r = patchTemplateSize(ns, "web", "2Gi");
   assert.equal(r.code, 1);
   // kubectl's words for a 422 Invalid; the causes below are the server's. The plugin never
   // depends on them: it does not try the update, it plans the orphan delete and re-create.

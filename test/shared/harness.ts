@@ -86,6 +86,15 @@ export function kubectlTry(args: string[], opts: { input?: string; kubeconfig?: 
   return { code: r.status ?? -1, stdout: r.stdout, stderr: r.stderr };
 }
 
+/**
+ * What the plugin never does: a JSON patch of the size of a StatefulSet's first claim template, in
+ * place. The API server refuses it (volumeClaimTemplates may not change); its answer, as kubectl says it.
+ */
+export function patchTemplateSize(ns: string, name: string, size: string): { code: number; stdout: string; stderr: string } {
+  const patch = [{ op: "replace", path: "/spec/volumeClaimTemplates/0/spec/resources/requests/storage", value: size }];
+  return kubectlTry(["patch", "statefulset", name, "-n", ns, "--type=json", "-p", JSON.stringify(patch)]);
+}
+
 export function apply(obj: unknown, ns: string): void {
   kubectl(["create", "-n", ns, "-f", "-"], { input: JSON.stringify(obj) });
 }
@@ -188,8 +197,13 @@ export async function eventually<T>(what: string, f: () => T | undefined | false
 
 /** Marks a pod Running and Ready, as a kubelet would (there is no kubelet here). */
 export function markReady(ns: string, pod: string): void {
+  kubectl(markReadyArgs(ns, pod));
+}
+
+/** kubectl's arguments for markReady, for a caller that runs kubectl its own way (asynchronously). */
+export function markReadyArgs(ns: string, pod: string): string[] {
   const now = new Date().toISOString().replace(/\.\d+Z$/, "Z");
-  kubectl([
+  return [
     "patch",
     "pod",
     pod,
@@ -207,7 +221,7 @@ export function markReady(ns: string, pod: string): void {
         ],
       },
     }),
-  ]);
+  ];
 }
 
 /** Waits until the StatefulSet controller created all pods and its status settled. */

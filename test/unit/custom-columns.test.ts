@@ -7,23 +7,13 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 import { parseCustomColumns } from "../../src/output/custom-columns";
-import { TemplateError } from "../../src/output/jsonpath";
 import { items, oddItems } from "../fixtures/kubectl-objects";
+import { thrown } from "../fixtures/template-error";
 
 const odd = oddItems;
 
 type Case = readonly [spec: string, lines: readonly string[]];
 const text = (lines: readonly string[]): string => lines.map((l) => `${l}\n`).join("");
-
-function thrown(f: () => unknown): TemplateError {
-  try {
-    f();
-  } catch (err) {
-    if (err instanceof TemplateError) return err;
-    throw err;
-  }
-  assert.fail("expected a TemplateError");
-}
 
 function renders(title: string, rows: readonly unknown[], cases: readonly Case[]): void {
   describe(title, () => {

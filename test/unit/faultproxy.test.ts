@@ -21,7 +21,8 @@ describe("describeRequest", () => {
   for (const [method, path, signature] of cases) test(`${method} ${path}`, () => assert.equal(describeRequest(method, path).signature, signature));
 });
 
-function log(entries: [method: string, path: string, body: string, extra?: Partial<SeenRequest>][]): SeenRequest[] {
+type Entry = [method: string, path: string, body: string, extra?: Partial<SeenRequest>];
+function log(entries: Entry[]): SeenRequest[] {
   return entries.map(([method, path, body, extra], index) => ({
     index,
     method,
@@ -38,122 +39,109 @@ function log(entries: [method: string, path: string, body: string, extra?: Parti
 const secret = "/api/v1/namespaces/x/secrets/appstorage-journal-db";
 
 describe("writeDisciplineViolations", () => {
-  test("a clean run", () => {
-    assert.deepEqual(
-      writeDisciplineViolations(
-        log([
-          ["GET", secret, ""],
-          ["POST", "/api/v1/namespaces/x/secrets", "a"],
-          ["PUT", secret, "b"],
-          ["PUT", secret, "c"],
-          ["DELETE", secret, "d"],
-        ]),
-      ),
+  const sts = "/apis/apps/v1/namespaces/x/statefulsets";
+  const pods = "/api/v1/namespaces/x/pods";
+  const review = "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews";
+  const claim = "/api/v1/namespaces/x/persistentvolumeclaims/c?dryRun=All";
+  // What the proxy saw, and the violations reported: one pattern each, in order.
+  const cases: [string, Entry[], RegExp[]][] = [
+    [
+      "a clean run",
+      [
+        ["GET", secret, ""],
+        ["POST", "/api/v1/namespaces/x/secrets", "a"],
+        ["PUT", secret, "b"],
+        ["PUT", secret, "c"],
+        ["DELETE", secret, "d"],
+      ],
       [],
-    );
-  });
-  test("the same write twice at the server", () => {
-    assert.equal(
-      writeDisciplineViolations(
-        log([
-          ["PUT", secret, "b"],
-          ["PUT", secret, "b"],
-        ]),
-      ).length,
-      1,
-    );
-  });
-  test("the same create after the server deleted an object of that collection makes a new object: not a repeat", () => {
-    const sts = "/apis/apps/v1/namespaces/x/statefulsets";
-    assert.deepEqual(
-      writeDisciplineViolations(
-        log([
-          ["POST", sts, "s"],
-          ["DELETE", `${sts}/db`, "d"],
-          ["POST", sts, "s"],
-        ]),
-      ),
+    ],
+    [
+      "the same write twice at the server",
+      [
+        ["PUT", secret, "b"],
+        ["PUT", secret, "b"],
+      ],
+      [/^write repeated: #0 and #1 update secrets /],
+    ],
+    [
+      "the same create after the server deleted an object of that collection makes a new object: not a repeat",
+      [
+        ["POST", sts, "s"],
+        ["DELETE", `${sts}/db`, "d"],
+        ["POST", sts, "s"],
+      ],
       [],
-    );
-    assert.equal(
-      writeDisciplineViolations(
-        log([
-          ["POST", sts, "s"],
-          ["DELETE", `${sts}/db`, "d", { serverStatus: 409 }],
-          ["POST", sts, "s"],
-        ]),
-      ).length,
-      1,
-      "a delete the server refused changes nothing",
-    );
-  });
-  test("a retry after a 429 from the server, and a repeat of a write that never reached it, are not repeats", () => {
-    assert.deepEqual(
-      writeDisciplineViolations(
-        log([
-          ["PUT", secret, "b", { serverStatus: 429 }],
-          ["PUT", secret, "b"],
-        ]),
-      ),
+    ],
+    [
+      "the same create after a delete the server refused is a repeat: a refused delete changes nothing",
+      [
+        ["POST", sts, "s"],
+        ["DELETE", `${sts}/db`, "d", { serverStatus: 409 }],
+        ["POST", sts, "s"],
+      ],
+      [/^write repeated: #0 and #2 create statefulsets /],
+    ],
+    [
+      "a retry after a 429 from the server is not a repeat",
+      [
+        ["PUT", secret, "b", { serverStatus: 429 }],
+        ["PUT", secret, "b"],
+      ],
       [],
-    );
-    assert.deepEqual(
-      writeDisciplineViolations(
-        log([
-          ["PUT", secret, "b", { reachedServer: false, fault: "reset-before" }],
-          ["GET", secret, ""],
-          ["PUT", secret, "b"],
-        ]),
-      ),
+    ],
+    [
+      "a repeat of a write that never reached the server is not a repeat",
+      [
+        ["PUT", secret, "b", { reachedServer: false, fault: "reset-before" }],
+        ["GET", secret, ""],
+        ["PUT", secret, "b"],
+      ],
       [],
-    );
-  });
-  test("an unknown outcome followed by a write instead of a read", () => {
-    const problems = writeDisciplineViolations(
-      log([
+    ],
+    [
+      "an unknown outcome followed by a write instead of a read",
+      [
         ["PUT", secret, "b", { reachedServer: false, fault: "reset-before" }],
         ["PUT", secret, "b2"],
-      ]),
-    );
-    assert.equal(problems.length, 1);
-    assert.match(problems[0]!, /followed by a write/);
-  });
-  test("an unknown outcome of an eviction is read back through its pod (list pods), then another eviction may follow", () => {
-    const pods = "/api/v1/namespaces/x/pods";
-    assert.deepEqual(
-      writeDisciplineViolations(
-        log([
-          ["POST", `${pods}/db-2/eviction`, "e2", { fault: "reset-after" }],
-          ["GET", pods, ""],
-          ["POST", `${pods}/db-1/eviction`, "e1"],
-        ]),
-      ),
+      ],
+      [/followed by a write/],
+    ],
+    [
+      "an unknown outcome of an eviction is read back through its pod (list pods), then another eviction may follow",
+      [
+        ["POST", `${pods}/db-2/eviction`, "e2", { fault: "reset-after" }],
+        ["GET", pods, ""],
+        ["POST", `${pods}/db-1/eviction`, "e1"],
+      ],
       [],
-    );
-    assert.equal(
-      writeDisciplineViolations(
-        log([
-          ["POST", `${pods}/db-2/eviction`, "e2", { fault: "reset-after" }],
-          ["POST", `${pods}/db-1/eviction`, "e1"],
-        ]),
-      ).length,
-      1,
-    );
-  });
-  test("reviews and dry runs are not writes", () => {
-    const review = "/apis/authorization.k8s.io/v1/selfsubjectaccessreviews";
-    assert.deepEqual(
-      writeDisciplineViolations(
-        log([
-          ["POST", review, "r"],
-          ["POST", review, "r"],
-          ["PATCH", "/api/v1/namespaces/x/persistentvolumeclaims/c?dryRun=All", "p"],
-          ["PATCH", "/api/v1/namespaces/x/persistentvolumeclaims/c?dryRun=All", "p"],
-        ]),
-      ),
+    ],
+    [
+      "an unknown outcome of an eviction followed by another eviction without a read",
+      [
+        ["POST", `${pods}/db-2/eviction`, "e2", { fault: "reset-after" }],
+        ["POST", `${pods}/db-1/eviction`, "e1"],
+      ],
+      [/^the unknown outcome of #0 create pods\/eviction \(reset-after\) was followed by a write \(#1 create pods\/eviction\) without a read$/],
+    ],
+    [
+      "reviews and dry runs are not writes",
+      [
+        ["POST", review, "r"],
+        ["POST", review, "r"],
+        ["PATCH", claim, "p"],
+        ["PATCH", claim, "p"],
+      ],
       [],
-    );
-  });
+    ],
+  ];
+  for (const [name, entries, want] of cases) {
+    test(name, () => {
+      const problems = writeDisciplineViolations(log(entries));
+      assert.equal(problems.length, want.length, problems.join("\n"));
+      want.forEach((pattern, i) => assert.match(problems[i]!, pattern));
+    });
+  }
 });
 
 /** A journal Secret's body as the plugin writes it. */

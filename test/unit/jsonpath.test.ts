@@ -9,8 +9,9 @@
 // here are that line up to there.
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import { compileJsonPath, parseJsonPath, TemplateError } from "../../src/output/jsonpath";
+import { compileJsonPath, parseJsonPath } from "../../src/output/jsonpath";
 import { items, oddItems } from "../fixtures/kubectl-objects";
+import { thrown } from "../fixtures/template-error";
 
 /** What kubectl get hands its printer for several objects (get.go's printGeneric). */
 const list = { apiVersion: "v1", items, kind: "List", metadata: { resourceVersion: "" } };
@@ -21,16 +22,6 @@ function prints(title: string, data: unknown, cases: readonly Case[], asJson = f
   describe(title, () => {
     for (const [template, stdout] of cases) test(template, () => assert.equal(parseJsonPath(template).execute(data, { asJson }), stdout));
   });
-}
-
-function thrown(f: () => unknown): TemplateError {
-  try {
-    f();
-  } catch (err) {
-    if (err instanceof TemplateError) return err;
-    throw err;
-  }
-  assert.fail("expected a TemplateError");
 }
 
 function refuses(title: string, data: unknown, cases: readonly Case[], asJson = false): void {

@@ -23,6 +23,12 @@ function file(text: string, name = `k${++n}.yaml`): string {
   return path;
 }
 
+/** A folder `name` under the test's folder holding `files` (name -> text); its path. */
+function folder(name: string, files: Record<string, string>): string {
+  for (const [f, text] of Object.entries(files)) file(text, join(name, f));
+  return join(dir, name);
+}
+
 interface Spec {
   clusters?: Record<string, Record<string, unknown>>;
   users?: Record<string, Record<string, unknown>>;
@@ -116,11 +122,7 @@ describe("which files: clientcmd's loading rules", () => {
   test("broken YAML names the file", () => assert.throws(() => resolve({ kubeconfig: file("clusters: [") }), /cannot load kubeconfig ".*"/));
   test("nothing at all: one line that says what to do", () => assert.throws(() => resolve({}), /no kubeconfig found .* pass --kubeconfig, set KUBECONFIG, or pass --server/));
   test("relative paths are relative to the file that holds the entry", () => {
-    const sub = join(dir, "sub");
-    mkdirSync(sub, { recursive: true });
-    writeFileSync(join(sub, "ca.crt"), "CA");
-    writeFileSync(join(sub, "c.crt"), "CERT");
-    writeFileSync(join(sub, "c.key"), "KEY");
+    const sub = folder("sub", { "ca.crt": "CA", "c.crt": "CERT", "c.key": "KEY" });
     const k = kubeconfig(
       {
         clusters: { r: { server: "https://r", "certificate-authority": "ca.crt" } },
@@ -198,11 +200,7 @@ describe("flags over the kubeconfig: clientcmd's overrides", () => {
 });
 
 describe("in-cluster: only when nothing else gives a server", () => {
-  const sa = join(dir, "sa");
-  mkdirSync(sa, { recursive: true });
-  writeFileSync(join(sa, "token"), "sa-token");
-  writeFileSync(join(sa, "ca.crt"), "CA");
-  writeFileSync(join(sa, "namespace"), "pod-ns\n");
+  const sa = folder("sa", { token: "sa-token", "ca.crt": "CA", namespace: "pod-ns\n" });
   const pod = { KUBERNETES_SERVICE_HOST: "10.0.0.1", KUBERNETES_SERVICE_PORT: "443" };
   test("the service account: server, token file, CA, namespace", () => {
     const c = resolve({}, pod, sa);

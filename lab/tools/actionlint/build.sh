@@ -5,23 +5,10 @@
 # the cache is empty.
 set -euo pipefail
 cd "$(dirname "$0")"
+# shellcheck source-path=SCRIPTDIR
+source ../build-once.sh
 version="$(go list -m -f '{{.Version}}' github.com/rhysd/actionlint)"
-cache="${APPSTORAGE_CACHE:-$HOME/.cache/kubectl-appstorage}"
-bin="$cache/actionlint/$version/bin"
-if [[ -x "$bin/actionlint" ]]; then
-  echo "$bin"
-  exit 0
-fi
-mkdir -p "$cache/actionlint"
-# One build at a time (worktrees and test runs share the cache); a waiter finds it built.
-exec 9>"$cache/actionlint/.lock"
-flock 9
-if [[ ! -x "$bin/actionlint" ]]; then
-  echo "building actionlint $version into $bin (first time only, about a minute)" >&2
-  rm -rf "$bin.tmp"
-  mkdir -p "$bin.tmp"
-  CGO_ENABLED=0 go build -trimpath -ldflags "-s -w -X github.com/rhysd/actionlint.version=$version" \
-    -o "$bin.tmp/actionlint" github.com/rhysd/actionlint/cmd/actionlint >&2
-  rm -rf "$bin" && mv "$bin.tmp" "$bin"
-fi
-echo "$bin"
+build_into() {
+  CGO_ENABLED=0 go build -trimpath -ldflags "-s -w -X github.com/rhysd/actionlint.version=$version" -o "$1/actionlint" github.com/rhysd/actionlint/cmd/actionlint
+}
+build_once "$cache/actionlint/$version/bin" "actionlint $version" "about a minute" actionlint
