@@ -8,6 +8,16 @@ import type { Plan } from "../plan/types";
 import { dryRunClaimPatches } from "./resize";
 import type { Progress } from "./progress";
 import { statefulSetRef } from "../refs";
+import { objectToCreate } from "../plan/roll";
+
+/** What the dry run checked of a roll: the claim templates and the mounts of the pod template. */
+function rollWords(plan: Plan): string {
+  const roll = plan.roll;
+  if (!roll) return "";
+  const claims = (plan.desired.spec.volumeClaimTemplates ?? []).map((t) => t.metadata.name).join(", ");
+  const added = roll.added.map((a) => `${a.claim} at ${a.mounts.map((m) => `${m.container}:${m.path}`).join(", ")}`);
+  return ` (claim templates ${claims}${added.length ? `; the pod template mounts ${added.join("; ")}` : ""}${roll.removed.length ? `; no longer mounts ${roll.removed.map((r) => r.claim).join(", ")}` : ""}); then its ${roll.order.length} pod(s) would restart one at a time`;
+}
 
 export { dryRunClaimPatches };
 
@@ -20,11 +30,11 @@ export async function serverDryRun(client: KubeClient, plan: Plan, progress: Pro
   }
   if (plan.steps.includes("create")) {
     try {
-      await createStatefulSet(client, ns, plan.desired, "server");
+      await createStatefulSet(client, ns, objectToCreate(plan.desired, plan.roll), "server");
     } catch (e) {
       // Admission and validation run before the existence check: AlreadyExists means they passed.
       if (!isAlreadyExists(e)) throw new RefusedError(`the server would refuse the re-created ${statefulSetRef(name)}: ${(e as Error).message}`);
     }
-    progress.say(`server dry run: the re-created ${statefulSetRef(name)} passes validation and admission`);
+    progress.say(`server dry run: the re-created ${statefulSetRef(name)} passes validation and admission${rollWords(plan)}`);
   }
 }

@@ -227,7 +227,17 @@ function parseNormalized(args: readonly string[]): ParsedCommand {
     case "diff":
       return { kind: "diff", ...target, ...words(flag, argv), ...filenames(), ...templateMetadata(), ...output, ...existingFlags(flag) };
     case "set":
-      return { kind: "set", ...target, ...words(flag, argv), ...filenames(), ...templateMetadata(), ...optional("planFile", flag("plan")), ...change(), ...existingFlags(flag) };
+      return {
+        kind: "set",
+        ...target,
+        ...words(flag, argv),
+        ...filenames(),
+        ...templateMetadata(),
+        ...optional("planFile", flag("plan")),
+        ...change(),
+        ...existingFlags(flag),
+        ...(flag("pause-owner") === true ? { pauseOwner: true } : {}),
+      };
   }
   throw new UsageError(`unknown command "${String(command)}": use show, diff or set`);
 }

@@ -22,6 +22,7 @@ import {
 } from "../kube/read";
 import { labelSelector } from "../plan/objects";
 import { listJournals, readJournal } from "./journals";
+import { observeOwners } from "./observe-owner";
 import type { PodDisruptionBudget, StatefulSet, StorageClass, VolumeStats } from "../api/types";
 import { matchesSelector } from "../plan/selector";
 import type { Directive } from "../plan/directive";
@@ -198,7 +199,10 @@ export async function observe(client: KubeClient, request: ObserveRequest, deps:
     throw new RefusedError(`namespace "${ns}" not found; check -n, or list namespaces with: kubectl get namespaces`);
   }
   const volumes = request.existing?.migrate && statefulSet ? (await observeVolumes(client, ns, [statefulSet]))(statefulSet) : {};
+  // Argo CD or Flux, when the object names them: whether they sync on their own, and how to pause them.
+  const owners = statefulSet ? await observeOwners(client, statefulSet) : undefined;
   return {
+    ...(owners ? { owners } : {}),
     statefulSet,
     claims,
     pods,

@@ -192,3 +192,24 @@ export async function deleteClaim(client: KubeClient, ns: string, name: string, 
 export function patchVolume(client: KubeClient, name: string, patch: Record<string, unknown>): Promise<PersistentVolume> {
   return send<PersistentVolume>(client, { method: "PATCH", path: volumesPath(name), contentType: "application/merge-patch+json", body: patch });
 }
+
+/**
+ * Puts back a StatefulSet's updateStrategy, exactly as given, on the object of this uid only (a JSON
+ * patch: its test fails with 422 on another object, its replace leaves nothing of the strategy before).
+ */
+export function replaceUpdateStrategy(client: KubeClient, ns: string, name: string, uid: string, updateStrategy: unknown): Promise<StatefulSet> {
+  return send<StatefulSet>(client, {
+    method: "PATCH",
+    path: statefulSetsPath(ns, name),
+    contentType: "application/json-patch+json",
+    body: [
+      { op: "test", path: "/metadata/uid", value: uid },
+      { op: "replace", path: "/spec/updateStrategy", value: updateStrategy },
+    ],
+  });
+}
+
+/** A JSON merge patch of a custom object (--pause-owner: an Argo CD Application's sync policy, a Flux object's suspend). */
+export function mergePatchCustomObject(client: KubeClient, path: string, patch: Record<string, unknown>): Promise<KubeObject> {
+  return send<KubeObject>(client, { method: "PATCH", path, contentType: "application/merge-patch+json", body: patch });
+}
