@@ -95,7 +95,8 @@ export function renderPlan(plan: Plan): string {
 
 /** What set says it did to the StatefulSet: recreated only when it was. */
 export function statefulSetVerb(plan: Plan): "recreated" | "unchanged" {
-  return plan.steps.some((s) => s === "create" || s === "verify") ? "recreated" : "unchanged";
+  // A rerun that only finishes the restarts of a re-create finishes that re-create.
+  return plan.steps.some((s) => s === "create" || s === "verify" || s === "roll-pods") ? "recreated" : "unchanged";
 }
 
 /** --migrate-existing: each claim that moves, in the order it moves, and how far an interrupted run got. */

@@ -1,7 +1,7 @@
 // What a plan says of claim templates added or removed (the pods restart once each, in order, and
 // the claims a removed template leaves) and of the StatefulSet's owner (Argo CD, Flux, Helm, an
 // operator) with the commands that pause and resume it. Renders plan data; no I/O.
-import type { Plan } from "../plan/types";
+import type { ApplyResult, Plan } from "../plan/types";
 import type { ClaimMount } from "../plan/roll-types";
 import { statefulSetRef } from "../refs";
 
@@ -54,4 +54,12 @@ export function renderOwner(plan: Plan): string {
   }
   for (const n of owner?.notes ?? []) lines.push(`  ${n}`);
   return `${lines.join("\n")}\n`;
+}
+
+/** What set prints on stdout for each pod it restarted, as kubectl names it (a pod restarted by an interrupted run is not). */
+export function rolledResultLines(rolled: ApplyResult["rolled"]): string {
+  return (rolled ?? [])
+    .filter((r) => !r.earlier)
+    .map((r) => `pod/${r.pod} restarted\n`)
+    .join("");
 }
