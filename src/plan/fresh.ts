@@ -173,7 +173,18 @@ function freshFindings(sts: StatefulSet, request: PlanRequest, observed: Observe
     safety.warnings.push(`${ref} was re-created by someone else after an interrupted change (${journal.request.join(" ")}); that change is dropped`);
   }
   const owner = describeOwner(sts, observed.owners);
-  const ownerWork = ownerFindings(owner, ref, request.pauseOwner);
+  // A stale journal that paused the owner (a run killed before it changed anything): the owner is
+  // paused now, so what was read of it is the pause; the journal's patches put back what it had.
+  const inherited = journal?.owner?.pause;
+  const ownerWork = inherited
+    ? {
+        refusals: [],
+        warnings: [
+          `an earlier run paused ${inherited.ref.kind} ${inherited.ref.namespace}/${inherited.ref.name} (${inherited.what}) and was interrupted before it changed ${ref}; it is put back as it was before that run${request.pauseOwner ? " once this run is done" : ""}`,
+        ],
+        pause: inherited,
+      }
+    : ownerFindings(owner, ref, request.pauseOwner);
   safety.refusals.push(...ownerWork.refusals.map((message) => ({ message, forceable: false })));
   if (request.templateSet && request.existing?.migrate)
     safety.refusals.push({
@@ -220,10 +231,10 @@ export function freshPlan(observed: Observed, request: PlanRequest): Plan {
   const claims = describeClaims(sts, observed, new Set(effective.map((c) => c.claim)), desired, request.namespace);
   const roll = set ? planRoll(sts, set, claims, request.namespace, defaultClass) : undefined;
   if (roll) warnings.push(...rollWarnings(roll, sts, ref));
-  const pause = noChange ? undefined : canPause;
+  const pause = noChange ? journal?.owner?.pause : canPause;
   const steps: Step[] = noChange
     ? journal
-      ? ["remove-journal"]
+      ? [...(pause ? (["resume-owner"] as const) : []), "remove-journal"]
       : []
     : [...recreateSteps, ...(roll ? (["roll-pods", "restore-strategy"] as const) : []), ...(pause ? (["pause-owner", "resume-owner"] as const) : [])];
   return {

@@ -183,6 +183,28 @@ describe("buildPlan: the owner and --pause-owner", () => {
     }
   });
 
+  test("a run killed after the pause but before any change (a stale journal): the owner reads as paused, the journal's patches put it back", () => {
+    const plan = buildPlan(withApp, request(true));
+    const journal: Journal = { ...journalFor(plan, { holder: "h", by: "alice", now: new Date(now) }), owner: { pause: plan.ownerPause!, paused: true } };
+    // What is read now is the pause itself: no automated sync.
+    const paused = { ...withApp, owners: seen(live, app()), journal, holderGone: true };
+    for (const flag of [true, false]) {
+      const rerun = buildPlan(paused, request(flag));
+      assert.equal(rerun.mode, "fresh");
+      assert.deepEqual(rerun.refusals, []);
+      assert.deepEqual(rerun.ownerPause, plan.ownerPause, "the journal's patches, not the paused state read now");
+      assert.deepEqual(rerun.steps, ["write-journal", "pause-owner", "orphan-delete", "wait-gone", "create", "verify", "record", "resume-owner", "remove-journal"]);
+      assert.ok(
+        rerun.warnings.some((w) =>
+          w.startsWith("an earlier run paused Application argocd/shop (spec.syncPolicy.automated removed (no automated sync, no self-heal)) and was interrupted before it changed statefulset.apps/db"),
+        ),
+      );
+    }
+    // Nothing to change any more: the owner is put back and the journal removed.
+    const done = buildPlan(paused, { ...request(), directives: parseDirectives(["pgdata=1Gi"]) });
+    assert.deepEqual(done.steps, ["resume-owner", "remove-journal"]);
+  });
+
   const refused: [what: string, o: Observed, why: RegExp][] = [
     ["nobody manages it", observed(sts("db").withClaim("pgdata", "1Gi").live()), /^--pause-owner: nothing that this tool can pause manages statefulset.apps\/db/],
     ["Helm: nothing runs between upgrades", observed(helmed().live()), /^--pause-owner pauses Argo CD and Flux; statefulset.apps\/db is managed by Helm/],
