@@ -82,13 +82,13 @@ function argoOwner(sts: StatefulSet, argo: { instance: string; evidence: string 
   const options = sts.metadata.annotations?.["argocd.argoproj.io/sync-options"] ?? "";
   if (/(^|,)\s*Replace=true/.test(options))
     notes.push(
-      "its sync option Replace=true deletes and re-creates the StatefulSet with background propagation, which deletes its pods too (argo-cd#8501): keep the Application paused until this change is done",
+      "the StatefulSet's sync option Replace=true has Argo CD delete and re-create it with background propagation, which deletes its pods too (argo-cd#8501): keep the Application paused until this change is done",
     );
   const off = { spec: { syncPolicy: { automated: null } } };
   const owner: Owner = { manager: "Argo CD", evidence: argo.evidence, object: `Application ${namespace}/${app.name}`, notes };
   if (!seen?.object) {
     notes.push(
-      `the Application could not be read (${seen?.error ?? "not found"}), so whether it syncs automatically is not known; ${app.namespace ? "" : `it was looked for in namespace ${argoDefaultNamespace}, Argo CD's default; `}pause it by hand`,
+      `Application ${namespace}/${app.name} could not be read (${seen?.error ?? "not found"}), so whether it syncs automatically is not known; ${app.namespace ? "" : `it was looked for in namespace ${argoDefaultNamespace}, Argo CD's default; `}pause it by hand`,
     );
     // What it had is not known here: saved first, put back after.
     const get = `kubectl get ${ref.resource}.${ref.group} ${ref.name} -n ${namespace}`;
@@ -100,9 +100,11 @@ function argoOwner(sts: StatefulSet, argo: { instance: string; evidence: string 
   }
   const automated = (specOf(seen.object)["syncPolicy"] as { automated?: Record<string, unknown> } | undefined)?.automated;
   if (managedByArgo(seen.object))
-    notes.push(`the Application is itself managed by Argo CD (app of apps): a parent with self-heal puts its automated sync back while it is paused; pause the parent the same way first`);
+    notes.push(
+      `Application ${namespace}/${app.name} is itself managed by Argo CD (app of apps): a parent with self-heal puts its automated sync back while it is paused; pause the parent the same way first`,
+    );
   if (!automated || automated["enabled"] === false) {
-    notes.push("it has no automated sync: it changes the StatefulSet only when someone syncs it; do not sync it until this change is done");
+    notes.push(`Application ${namespace}/${app.name} has no automated sync: it changes the StatefulSet only when someone syncs it; do not sync it until this change is done`);
     return { ...owner, active: false };
   }
   const pause: OwnerPause = { ref, pause: off, resume: { spec: { syncPolicy: { automated } } }, what: "spec.syncPolicy.automated removed (no automated sync, no self-heal)" };
@@ -120,12 +122,12 @@ function fluxOwnerOf(flux: OwnerResourceRef & { namespace: string; evidence: str
     resumeCommands: [`flux resume ${word} ${ref.name} -n ${ref.namespace}`, patchCommand(ref, { spec: { suspend: null } })],
   };
   if (!seen?.object) {
-    notes.push(`the ${ref.kind} could not be read (${seen?.error ?? "not found"}), so whether it is suspended is not known; pause it by hand`);
+    notes.push(`${owner.object} could not be read (${seen?.error ?? "not found"}), so whether it is suspended is not known; pause it by hand`);
     return { ...owner, ...byHand };
   }
   const suspend = specOf(seen.object)["suspend"];
   if (suspend === true) {
-    notes.push(`it is suspended (spec.suspend: true): it does not reconcile until someone resumes it; leave it so until this change is done`);
+    notes.push(`${owner.object} is suspended (spec.suspend: true): it does not reconcile until someone resumes it; leave it so until this change is done`);
     return { ...owner, active: false };
   }
   const pause: OwnerPause = { ref, pause: { spec: { suspend: true } }, resume: { spec: { suspend: suspend === undefined ? null : suspend } }, what: "spec.suspend: true" };
@@ -155,7 +157,9 @@ export function describeOwner(sts: StatefulSet, owners: readonly ObservedOwner[]
       evidence: annotations["meta.helm.sh/release-name"] ? `annotation meta.helm.sh/release-name=${release}` : "label app.kubernetes.io/managed-by=Helm",
       object: `release ${release ?? "(unnamed)"}`,
       active: false,
-      notes: ["Helm changes it only when someone runs helm upgrade, rollback or uninstall (there is nothing to pause): do not until this change is done"],
+      notes: [
+        `Helm changes it only when someone runs helm upgrade, rollback or uninstall of release ${release ?? "(unnamed)"} (there is nothing to pause): run none of them until this change is done`,
+      ],
     };
   }
   const keys = [...Object.keys(sts.metadata.labels ?? {}), ...Object.keys(annotations)];
@@ -184,9 +188,10 @@ export function ownerFindings(owner: Owner | undefined, ref: string, pauseOwner:
   const byHand = (o: Owner) => (o.pauseCommands?.length ? `pause it with: ${o.pauseCommands.join("  or  ")}; resume it after with: ${o.resumeCommands!.join("  or  ")}` : "");
   if (!pauseOwner) {
     if (!owner || owner.manager === "operator") return { refusals: [], warnings: [] };
-    const how = owner.active ? [byHand(owner), owner.pause ? "or pass --pause-owner" : ""].filter(Boolean).join(", ") : "";
-    const lines = [`${ref} is managed by ${ownerText(owner)}${owner.active ? ", which may re-create or revert it while it is changed" : ""}${how ? `: ${how}` : ""}`, ...owner.notes];
-    return { refusals: [], warnings: lines.map((l, i) => (i ? `${owner.manager}: ${l}` : l)) };
+    // Said with the commands when it may act on its own (or could not be read); else its notes say why not (rules.ts names the manager).
+    const how = owner.active !== false ? [byHand(owner), owner.pause ? "or pass --pause-owner" : ""].filter(Boolean).join(", ") : "";
+    const head = owner.active !== false ? [`${ref} is managed by ${ownerText(owner)}${owner.active ? ", which may re-create or revert it while it is changed" : ""}${how ? `: ${how}` : ""}`] : [];
+    return { refusals: [], warnings: [...head, ...owner.notes.map((n) => `${owner.manager}: ${n}`)] };
   }
   if (!owner) return { refusals: [`--pause-owner: nothing that this tool can pause manages ${ref} (no Argo CD or Flux label or annotation on it); drop --pause-owner`], warnings: [] };
   if (owner.manager === "Helm" || owner.manager === "operator")

@@ -260,7 +260,10 @@ describe("Flux", () => {
     assert.equal(dry.code, 0, dry.stderr);
     assert.match(
       dry.stderr,
-      new RegExp(`^Warning: --pause-owner: Flux \\(HelmRelease ${ns}/db; labels helm.toolkit.fluxcd.io/name=db, helm.toolkit.fluxcd.io/namespace=${ns}\\) needs no pause: it is suspended`, "m"),
+      new RegExp(
+        `^Warning: --pause-owner: Flux \\(HelmRelease ${ns}/db; labels helm.toolkit.fluxcd.io/name=db, helm.toolkit.fluxcd.io/namespace=${ns}\\) needs no pause: HelmRelease ${ns}/db is suspended`,
+        "m",
+      ),
     );
     assert.match(dry.stdout, /^managed by Flux: HelmRelease \S+\/db/m);
     kubectl(["patch", "helmrelease", "db", "-n", ns, "--type=merge", "-p", '{"spec":{"suspend":false}}']);

@@ -97,9 +97,16 @@ describe("describeOwner: who, and how to pause and resume it", () => {
       seen(argoTracked().build(), app({ selfHeal: true })),
       "Argo CD",
       true,
-      /Replace=true deletes and re-creates the StatefulSet with background propagation/,
+      /Replace=true has Argo CD delete and re-create it with background propagation/,
     ],
-    ["a suspended Flux Kustomization", fluxKustomized().build(), seen(fluxKustomized().build(), flux("Kustomization", "apps", "flux-system", true)), "Flux", false, /it is suspended/],
+    [
+      "a suspended Flux Kustomization",
+      fluxKustomized().build(),
+      seen(fluxKustomized().build(), flux("Kustomization", "apps", "flux-system", true)),
+      "Flux",
+      false,
+      /^Kustomization flux-system\/apps is suspended/,
+    ],
     ["a Flux HelmRelease", fluxHelmed().build(), seen(fluxHelmed().build(), flux("HelmRelease", "db", "prod")), "Flux", true, undefined],
     ["Helm alone (no Application of its instance's name)", helmed().build(), seen(helmed().build()), "Helm", false, /nothing to pause/],
     [
@@ -228,6 +235,6 @@ describe("buildPlan: the owner and --pause-owner", () => {
     const plan = buildPlan(observed(s, { owners: seen(s, flux("Kustomization", "apps", "flux-system", true)) }), request(true));
     assert.deepEqual(plan.refusals, []);
     assert.ok(!plan.steps.includes("pause-owner"));
-    assert.ok(plan.warnings.some((w) => w.startsWith("--pause-owner: Flux (Kustomization flux-system/apps;") && w.includes("needs no pause: it is suspended")));
+    assert.ok(plan.warnings.some((w) => w.startsWith("--pause-owner: Flux (Kustomization flux-system/apps;") && w.includes("needs no pause: Kustomization flux-system/apps is suspended")));
   });
 });
