@@ -2,8 +2,8 @@
 // patches' is in ./resize.ts, the copy pod's in ./copy-pods.ts), with nothing persisted.
 import { RefusedError } from "../errors";
 import type { KubeClient } from "../kube/client";
-import { isAlreadyExists } from "../kube/errors";
-import { createStatefulSet, orphanDelete } from "../kube/write";
+import { isAlreadyExists, isNotFound } from "../kube/errors";
+import { createStatefulSet, evictPod, orphanDelete } from "../kube/write";
 import type { Plan } from "../plan/types";
 import { dryRunClaimPatches } from "./resize";
 import type { Progress } from "./progress";
@@ -37,4 +37,24 @@ export async function serverDryRun(client: KubeClient, plan: Plan, progress: Pro
     }
     progress.say(`server dry run: the re-created ${statefulSetRef(name)} passes validation and admission${rollWords(plan)}`);
   }
+  if (plan.steps.includes("roll-pods")) await dryRunEvictions(client, plan, progress);
+}
+
+/** Each restart's eviction as the server would take it now: a PodDisruptionBudget that allows none is said before any change. */
+async function dryRunEvictions(client: KubeClient, plan: Plan, progress: Progress): Promise<void> {
+  const { namespace: ns } = plan.target;
+  const uids = new Map(plan.pods.map((p) => [p.name, p.uid]));
+  for (const pod of plan.roll!.order) {
+    const uid = uids.get(pod);
+    if (!uid) continue;
+    try {
+      await evictPod(client, ns, pod, uid, "server");
+    } catch (e) {
+      if (isNotFound(e)) continue;
+      const why = (e as Error).message.split("\n")[0];
+      if ((e as { code?: number }).code === 429) progress.warn(`a PodDisruptionBudget allows no eviction of pod ${pod} now (${why}): its restart will wait for the budget, up to --timeout`);
+      else progress.warn(`the eviction of pod ${pod} would be refused now: ${why}`);
+    }
+  }
+  progress.say(`server dry run: the evictions of ${plan.roll!.order.join(", ")} were asked (PodDisruptionBudgets, admission)`);
 }

@@ -140,10 +140,12 @@ export function patchClaimMetadata(
  * Evicts a pod through the Eviction API (policy/v1), which honours PodDisruptionBudgets: a
  * budget that allows no disruption now answers 429 TooManyRequests and nothing happens.
  */
-export function evictPod(client: KubeClient, ns: string, name: string, uid: string): Promise<unknown> {
+export function evictPod(client: KubeClient, ns: string, name: string, uid: string, dryRun: DryRun = "none"): Promise<unknown> {
   return send(client, {
     method: "POST",
     path: `${podsPath(ns, name)}/eviction`,
+    // dryRun server: the PodDisruptionBudgets are asked, nothing is evicted.
+    query: { dryRun: serverDryRun(dryRun) },
     // The uid precondition: evict exactly the pod that was looked at, never its replacement.
     body: { apiVersion: "policy/v1", kind: "Eviction", metadata: { name, namespace: ns }, deleteOptions: { preconditions: { uid } } },
   });

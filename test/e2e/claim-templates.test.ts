@@ -14,7 +14,7 @@ import { describe, test, type TestContext } from "node:test";
 import { promisify } from "node:util";
 import type { PersistentVolumeClaim, Pod, StatefulSet } from "../../src/api/types";
 import { type StatefulSetBuilder, sts } from "../fixtures/builders";
-import { apply, claims, getSts, kubeconfig, kubectlTry, namespace, pods, runPlugin, settled, storageClassFor, volumeFor } from "../shared/harness";
+import { apply, claims, eventually, getSts, kubeconfig, kubectlTry, namespace, pods, runPlugin, settled, storageClassFor, volumeFor } from "../shared/harness";
 import { killAt } from "../shared/kill";
 import { maxDown, watchPods } from "../shared/node";
 
@@ -107,8 +107,13 @@ describe("set -f adds a claim template with its mount", () => {
       /^Warning: the manifest adds claim template\(s\) logs with the pod template's mounts: every pod of statefulset.apps\/db restarts once \(3 pod\(s\)\), one at a time, lowest ordinal first, through the Eviction API; existing claims and their data are untouched$/m,
     );
 
+    // A budget that allows no disruption: the server's dry run of each eviction says so before any change.
+    apply({ apiVersion: "policy/v1", kind: "PodDisruptionBudget", metadata: { name: "db" }, spec: { maxUnavailable: 0, selector: { matchLabels: { app: "db" } } } }, ns);
+    await eventually("the budget to be computed", () => kubectlTry(["get", "pdb", "db", "-n", ns, "-o", "jsonpath={.status.expectedPods}"]).stdout === "3");
     const dry = await runPlugin(["set", "-f", file, "-n", ns, "--dry-run=server"]);
+    kubectlTry(["delete", "pdb", "db", "-n", ns]);
     assert.equal(dry.code, 0, dry.stderr);
+    assert.match(dry.stderr, /^Warning: a PodDisruptionBudget allows no eviction of pod db-0 now \(.*\): its restart will wait for the budget, up to --timeout$/m);
     assert.equal(dry.stdout, "statefulset.apps/db recreated (server dry run)\n");
     assert.match(
       dry.stderr,
@@ -182,6 +187,13 @@ describe("set -f adds a claim template with its mount", () => {
     }
     assert.notEqual(kubectlTry(["get", "secret", "appstorage-journal-db", "-n", ns]).code, 0, "the journal is removed");
     assert.equal((await runPlugin(["diff", "-f", file, "-n", ns])).code, 0, "nothing left to change");
+    // undo puts templates back, it does not remove one: said, with what does.
+    const undo = await runPlugin(["undo", "db", "-n", ns, "--yes"]);
+    assert.equal(undo.code, 1, undo.stderr);
+    assert.match(
+      undo.stderr,
+      /^error: revision 1 has no claim template logs, which a later change added with its mounts; undo does not remove templates: remove it with set -f and a manifest without it/m,
+    );
   });
 });
 

@@ -203,6 +203,19 @@ describe("buildPlan: templates added or removed", () => {
     assert.ok(plan.steps.includes("roll-pods"));
   });
 
+  test("with --pause-owner: the owner stays paused until the pods restarted and the strategy is back", () => {
+    const l = live();
+    l.metadata.labels = { ...l.metadata.labels, "kustomize.toolkit.fluxcd.io/name": "apps", "kustomize.toolkit.fluxcd.io/namespace": "flux-system" };
+    const owners = [
+      {
+        ref: { group: "kustomize.toolkit.fluxcd.io", version: "v1", resource: "kustomizations", kind: "Kustomization", namespace: "flux-system", name: "apps" },
+        object: { metadata: { name: "apps", namespace: "flux-system" }, spec: {} },
+      },
+    ];
+    const plan = buildPlan(observed(l, { owners }), requestFor(l, manifest().withClaim("logs", "2Gi").mount("logs", "/logs").build(), { pauseOwner: true }));
+    assert.deepEqual(plan.steps, ["write-journal", "pause-owner", "orphan-delete", "wait-gone", "create", "verify", "record", "roll-pods", "restore-strategy", "resume-owner", "remove-journal"]);
+  });
+
   test("--migrate-existing does not go with it", () => {
     const l = live();
     const plan = buildPlan(
