@@ -41,3 +41,19 @@ export async function observeOwners(client: KubeClient, sts: StatefulSet): Promi
   const lookups = ownerLookups(sts);
   return lookups.length ? Promise.all(lookups.map((ref) => readOwner(client, ref))) : undefined;
 }
+
+/**
+ * The owner objects of many StatefulSets (-l), each read once however many StatefulSets name it
+ * (an Application or a Kustomization usually applies several); by namespace/name of the StatefulSet.
+ */
+export async function observeOwnersOfMany(client: KubeClient, statefulSets: readonly StatefulSet[]): Promise<Map<string, ObservedOwner[]>> {
+  const key = (r: OwnerResourceRef) => JSON.stringify([r.group, r.resource, r.namespace ?? "", r.name]);
+  const reads = new Map<string, Promise<ObservedOwner>>();
+  for (const s of statefulSets) for (const ref of ownerLookups(s)) if (!reads.has(key(ref))) reads.set(key(ref), readOwner(client, ref));
+  const out = new Map<string, ObservedOwner[]>();
+  for (const s of statefulSets) {
+    const lookups = ownerLookups(s);
+    if (lookups.length) out.set(`${s.metadata.namespace}/${s.metadata.name}`, await Promise.all(lookups.map((ref) => reads.get(key(ref))!)));
+  }
+  return out;
+}
