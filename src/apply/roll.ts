@@ -10,7 +10,7 @@
 import { StopError } from "../errors";
 import { getClaim, listPods, waitList, waitPods } from "../kube/read";
 import { statefulSetsPath } from "../kube/paths";
-import { replaceUpdateStrategy } from "../kube/write";
+import { replaceUpdateStrategy, restoreFieldManagers } from "../kube/write";
 import type { Pod, StatefulSet } from "../api/types";
 import { controlledBy, isReady, labelSelector, ordinalStart, podRevision, replicasOf } from "../plan/objects";
 import type { ApplyResult, Plan } from "../plan/types";
@@ -183,4 +183,12 @@ export async function restoreStrategy(plan: Plan, ctx: ApplyContext, sts: Statef
   }
   await replaceUpdateStrategy(ctx.client, plan.target.namespace, plan.target.name, sts.metadata.uid!, wanted);
   ctx.progress.say(`put back the updateStrategy of ${ref}: ${JSON.stringify(wanted)}`);
+  // The patch made this tool the manager of updateStrategy: its owners are given back, as after the re-create.
+  if (plan.fieldManagers?.length) {
+    await restoreFieldManagers(ctx.client, plan.target.namespace, plan.target.name, sts.metadata.uid!, plan.fieldManagers).catch((e) =>
+      ctx.progress.warn(
+        `could not give the updateStrategy of ${ref} back to its field managers (${(e as Error).message.split("\n")[0]}): a server-side apply may report a conflict on it; apply with --force-conflicts once`,
+      ),
+    );
+  }
 }
