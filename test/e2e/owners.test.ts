@@ -136,7 +136,10 @@ describe("Argo CD", () => {
     );
     // -l reads the Application too (once for all the StatefulSets that name it).
     const many = await runPlugin(["diff", "-l", "app=db", "pgdata=2Gi", "-n", ns]);
-    assert.match(many.stderr, new RegExp(`^Warning: statefulset.apps/db in namespace ${ns}: statefulset.apps/db is managed by Argo CD \\(Application ${argoNamespace}/${app};.*or pass --pause-owner$`, "m"));
+    assert.match(
+      many.stderr,
+      new RegExp(`^Warning: statefulset.apps/db in namespace ${ns}: statefulset.apps/db is managed by Argo CD \\(Application ${argoNamespace}/${app};.*or pass --pause-owner$`, "m"),
+    );
     // The commands as printed do what they say.
     const pause = diff.stderr.match(/pause it with: (kubectl patch [^;]+);/)![1]!;
     const resume = diff.stderr.match(/resume it after with: (kubectl patch .+'), or pass/)![1]!;
