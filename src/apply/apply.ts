@@ -16,6 +16,8 @@ import { createDesired, deleteOriginal, recordEvent, verifyAdoption, waitGone } 
 import { migrateClaims } from "./migrate";
 import { restartPods } from "./restart";
 import { labelClaims } from "./relabel";
+import { pauseOwner, resumeOwner, resumeOwnerAfterStop } from "./owner";
+import { restoreStrategy, rollPods } from "./roll";
 
 export type { ApplyContext } from "./context";
 
@@ -28,17 +30,22 @@ interface RunState {
   relabeled?: ExistingClaimsResult["relabeled"];
   /** The StatefulSet as this run created it, or as it is now: read once, when a step needs it. */
   current?: StatefulSet;
+  /** --pause-owner: this run paused the owner and has not resumed it yet. */
+  ownerPaused?: boolean;
 }
 
 /** The journal's step once a step is done: a rerun starts from there. */
-const journalStepAfter: Partial<Record<Step, JournalStep>> = { "orphan-delete": "deleting", "wait-gone": "deleted", create: "created" };
+const journalStepAfter: Partial<Record<Step, JournalStep>> = { "orphan-delete": "deleting", "wait-gone": "deleted", create: "created", "roll-pods": "rolled" };
 
 export async function applyPlan(plan: Plan, ctx: ApplyContext): Promise<ApplyResult> {
   const { namespace: ns, name } = plan.target;
   const store = new JournalStore(ctx.client, ns, name, ctx.journalDir, plan.journalSecret);
   const lease = new Lease(store, ctx.now, ctx.holder);
   const state: RunState = { result: startResult(plan), grown: [], restarted: [] };
-  await lease.run(plan.steps, stepRunners(plan, ctx, lease, state), journalStepAfter, ctx.signal);
+  // A paused owner never outlives the run: on any stop it is resumed before the lease is released.
+  const pause = plan.ownerPause;
+  const onStop = pause ? () => (state.ownerPaused ? resumeOwnerAfterStop(pause, ctx, lease) : Promise.resolve()) : undefined;
+  await lease.run(plan.steps, stepRunners(plan, ctx, lease, state), journalStepAfter, ctx.signal, onStop);
   if (plan.existing) {
     state.result.existing = { claims: claimSummary(plan, state.grown, state.seen), restarted: state.restarted, ...(state.relabeled ? { relabeled: state.relabeled } : {}) };
   }
@@ -89,6 +96,22 @@ function stepRunners(plan: Plan, ctx: ApplyContext, lease: Lease, state: RunStat
       state.result.claims = verified.claims;
     },
     record: async () => recordEvent(plan, await statefulSet(), ctx),
+    "pause-owner": async () => {
+      state.ownerPaused = true;
+      await pauseOwner(plan.ownerPause!, ctx, lease);
+    },
+    "roll-pods": async () => {
+      if (lease.step !== "rolling") await lease.save("rolling");
+      state.result.rolled = await rollPods(plan, ctx, await statefulSet());
+    },
+    "restore-strategy": async () => {
+      await restoreStrategy(plan, ctx, await statefulSet());
+      state.current = undefined;
+    },
+    "resume-owner": async () => {
+      await resumeOwner(plan.ownerPause!, ctx, lease);
+      state.ownerPaused = false;
+    },
     migrate: async () => {
       state.result.migration = await migrateClaims(plan, ctx, lease);
       state.current = undefined;

@@ -42,6 +42,13 @@ export class Lease {
     return this.save("migrating");
   }
 
+  /** Records whether the owner is paused now (--pause-owner), with the step reached. */
+  saveOwner(paused: boolean): Promise<void> {
+    if (!this.journal?.owner || !this.held) return Promise.resolve();
+    this.journal = { ...this.journal, owner: { ...this.journal.owner, paused } };
+    return this.save(this.journal.step);
+  }
+
   private expiry(now: Date): string {
     return new Date(now.getTime() + leaseSeconds * 1000).toISOString();
   }
@@ -101,9 +108,16 @@ export class Lease {
   /**
    * Runs the steps in their order under the lease: after each, the journal records the step it
    * reached (`reached`), so a rerun starts there; a failure releases the lease at once, for the
-   * rerun; renewal stops when the run ends. After Ctrl-C (`signal`) no further step starts.
+   * rerun; renewal stops when the run ends. After Ctrl-C (`signal`) no further step starts. `onStop`
+   * runs on any failure or Ctrl-C, before the release.
    */
-  async run<S extends string>(steps: readonly S[], runners: Record<S, () => Promise<void>>, reached: Partial<Record<S, JournalStep>>, signal: AbortSignal): Promise<void> {
+  async run<S extends string>(
+    steps: readonly S[],
+    runners: Record<S, () => Promise<void>>,
+    reached: Partial<Record<S, JournalStep>>,
+    signal: AbortSignal,
+    onStop?: () => Promise<void>,
+  ): Promise<void> {
     try {
       for (const step of steps) {
         signal.throwIfAborted();
@@ -113,6 +127,8 @@ export class Lease {
       }
     } catch (e) {
       const held = this.held;
+      // What must not outlive the run (a paused owner) is put back before the lease is released.
+      if (onStop) await onStop();
       await this.release();
       if (!signal.aborted) throw e;
       // Ctrl-C: the step under way finished (or its wait stopped); none started after it.

@@ -9,6 +9,7 @@ import { createEvent, createStatefulSet, orphanDelete, restoreFieldManagers } fr
 import { changeNote, claimsToVerify } from "../plan/journal";
 import { contentDigest } from "../plan/seal";
 import { controlledBy, labelSelector, podRevision, sameClaimTemplates } from "../plan/objects";
+import { objectToCreate } from "../plan/roll";
 import type { ApplyResult, Plan } from "../plan/types";
 import type { ExistingClaimsResult } from "../plan/existing-claims-types";
 import { statefulSetRef } from "../refs";
@@ -115,8 +116,8 @@ export async function createDesired(plan: Plan, ctx: ApplyContext): Promise<Stat
   const { namespace: ns, name } = plan.target;
   const ref = statefulSetRef(name);
   try {
-    const created = await createStatefulSet(client, ns, plan.desired);
-    progress.say(`created ${ref} with the new claim templates (uid ${created.metadata.uid})`);
+    const created = await createStatefulSet(client, ns, objectToCreate(plan.desired, plan.roll));
+    progress.say(`created ${ref} with the new claim templates${plan.roll ? " and mounts, updateStrategy OnDelete while its pods restart" : ""} (uid ${created.metadata.uid})`);
     return created;
   } catch (e) {
     const couldNot = () =>

@@ -190,7 +190,13 @@ async function evictAndWaitBack(run: RestartRun, podName: string, previousUid: s
  * The Eviction API's answer decides: gone (404) or already replaced (409 on the uid) is done; a
  * PodDisruptionBudget that allows no disruption now (429) is asked again until the deadline.
  */
-async function evictHonouringBudgets(run: RestartRun, podName: string, previousUid: string, stop: (why: string) => StopError, signal: AbortSignal): Promise<void> {
+export async function evictHonouringBudgets(
+  run: { ctx: ClaimsContext; ns: string; name: string },
+  podName: string,
+  previousUid: string,
+  stop: (why: string) => StopError,
+  signal: AbortSignal,
+): Promise<void> {
   const { ctx, ns, name } = run;
   let told = false;
   for (;;) {

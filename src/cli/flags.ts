@@ -296,6 +296,13 @@ export const commandDefs: CommandDef[] = [
       ...existingClaimFlagDefs("set"),
       ...confirmFlagDefs,
       { name: "force", type: "boolean", default: false, describe: "Proceed past warnings that are not data-safety refusals (rollout in progress, controller owner)" },
+      {
+        name: "pause-owner",
+        type: "boolean",
+        default: false,
+        describe:
+          "Pause the Argo CD Application or Flux Kustomization/HelmRelease that manages the StatefulSet before the first write, and resume it after the last (or on any stop; a rerun after a kill resumes it)",
+      },
       ...waitFlagDefs("set"),
     ],
     examples: [

@@ -231,6 +231,7 @@ function commandOptions(command: string, positionals: readonly string[], argv: R
         ...optional("planFile", flag("plan")),
         ...change(),
         ...existingFlags(flag),
+        ...(flag("pause-owner") === true ? { pauseOwner: true } : {}),
       };
   }
   throw new UsageError(`${command} takes no options`);

@@ -59,6 +59,8 @@ export interface SetOptions extends TargetOptions, ChangeFlags, TemplateMetadata
   directives: string[];
   /** The existing-claim flags; absent when none is given. */
   existing?: ExistingClaimFlags;
+  /** --pause-owner: pause Argo CD or Flux around the change (src/plan/owner.ts). */
+  pauseOwner?: boolean;
 }
 
 export interface DiffOptions extends TargetOptions, TemplateMetadataFlags {
@@ -126,7 +128,10 @@ export function validateDirectiveSizes(directives: readonly string[]): void {
 }
 
 /** set and diff: a name and directives, or -l and directives, or (set) --plan FILE alone; --template-label and --template-annotation count as directives. */
-export function validateChangeTargets(o: TargetOptions & TemplateMetadataFlags & { directives: readonly string[]; planFile?: string; filenames?: readonly string[] }, command: "set" | "diff"): void {
+export function validateChangeTargets(
+  o: TargetOptions & TemplateMetadataFlags & { directives: readonly string[]; planFile?: string; filenames?: readonly string[]; pauseOwner?: boolean },
+  command: "set" | "diff",
+): void {
   const example = `for example: ${commandName} ${command} postgresql-k8s pgdata=2Gi, or ${command} -l app=db pgdata=2Gi`;
   validateDirectiveSizes(o.directives);
   const metadata = validateTemplateMetadata(o);
@@ -140,6 +145,7 @@ export function validateChangeTargets(o: TargetOptions & TemplateMetadataFlags &
     return;
   }
   if (o.planFile !== undefined) {
+    if (o.pauseOwner) throw new UsageError("--plan FILE applies the plan as it was made: drop --pause-owner (a plan made by set --pause-owner --dry-run=client -o json pauses the owner)");
     if (o.name !== undefined || o.directives.length || metadata || o.selector !== undefined || o.allNamespaces)
       throw new UsageError("--plan FILE applies the plan as it is: give no StatefulSet, directive, --template-label, --template-annotation, -l or -A with it");
     return;

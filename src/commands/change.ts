@@ -88,6 +88,24 @@ async function applyEach(run: CompletedChange<ChangeView>, flags: ChangeFlags, d
   if (error) throw error;
 }
 
+/**
+ * --pause-owner over several StatefulSets of one owner (an Application applies many): side by side,
+ * one run would resume it while another still works. One at a time, each pauses and resumes it in turn.
+ */
+function refuseSharedPause(plans: readonly Plan[], parallel: number): void {
+  if (parallel < 2) return;
+  const seen = new Map<string, number>();
+  for (const p of plans) {
+    const ref = p.ownerPause?.ref;
+    if (ref && p.steps.includes("pause-owner")) seen.set(`${ref.kind} ${ref.namespace}/${ref.name}`, (seen.get(`${ref.kind} ${ref.namespace}/${ref.name}`) ?? 0) + 1);
+  }
+  const shared = [...seen].filter(([, n]) => n > 1).map(([owner]) => owner);
+  if (shared.length)
+    throw new RefusedError(
+      `--pause-owner: ${shared.join(", ")} manages several of these StatefulSets, and with --parallel one run would resume it while another still works; nothing was changed: run with --parallel 1`,
+    );
+}
+
 /** The plans, refused as a whole if any one is refused; else dry-run, confirmed, and applied up to --parallel at a time. */
 export async function runChange(run: CompletedChange<ChangeView>, flags: ChangeFlags, deps: CommandDeps): Promise<void> {
   const { plans, view } = run;
@@ -95,6 +113,7 @@ export async function runChange(run: CompletedChange<ChangeView>, flags: ChangeF
   view.warnings(plans);
   const refused = plans.filter((p) => p.refusals.length);
   if (refused.length) throw view.refusal(refused, plans.length);
+  refuseSharedPause(plans, flags.parallel);
   if (flags.dryRun === "client") return view.planned(plans, run.where);
   const progress = new Progress(deps.streams.errOut);
   const changing = plans.filter((p) => !p.noChange);

@@ -29,7 +29,7 @@ import { AccessAnswers } from "./preflight";
 export type ChangeCommand = ({ kind: "set" } & SetOptions) | ({ kind: "diff" } & DiffOptions) | ({ kind: "undo" } & UndoOptions);
 
 /** What each StatefulSet's plan is asked for (a PlanRequest but for where: the namespace and name). */
-type Ask = { directives: Directive[]; force: boolean; overwrite?: boolean; existing?: ExistingClaimsOptions };
+type Ask = { directives: Directive[]; force: boolean; overwrite?: boolean; existing?: ExistingClaimsOptions; pauseOwner?: boolean };
 
 /** What the command line asks for, checked: no cluster was read to make it. */
 type ChangeRequest =
@@ -88,7 +88,12 @@ function requestOf(opts: ChangeCommand): ChangeRequest {
   // diff shows what set --force would refuse; only set is forced.
   const existing = existingClaimsOptions(opts.existing);
   if (opts.filenames?.length) {
-    const ask: ManifestAsk = { files: opts.filenames, force: opts.kind === "set" && opts.force, ...(existing ? { existing } : {}) };
+    const ask: ManifestAsk = {
+      files: opts.filenames,
+      force: opts.kind === "set" && opts.force,
+      ...(existing ? { existing } : {}),
+      ...(opts.kind === "set" && opts.pauseOwner ? { pauseOwner: true } : {}),
+    };
     return { kind: "manifest", ask, ...(opts.flags.namespace !== undefined ? { namespaceFlag: opts.flags.namespace } : {}) };
   }
   const directives = parseChangeWords({
@@ -96,7 +101,13 @@ function requestOf(opts: ChangeCommand): ChangeRequest {
     ...(opts.templateLabels ? { labels: opts.templateLabels } : {}),
     ...(opts.templateAnnotations ? { annotations: opts.templateAnnotations } : {}),
   });
-  const ask: Ask = { directives, force: opts.kind === "set" && opts.force, ...(opts.overwrite ? { overwrite: true } : {}), ...(existing ? { existing } : {}) };
+  const ask: Ask = {
+    directives,
+    force: opts.kind === "set" && opts.force,
+    ...(opts.overwrite ? { overwrite: true } : {}),
+    ...(existing ? { existing } : {}),
+    ...(opts.kind === "set" && opts.pauseOwner ? { pauseOwner: true } : {}),
+  };
   if (opts.selector !== undefined) return { kind: "selector", selector: opts.selector, allNamespaces: opts.allNamespaces, ask };
   return { kind: "name", name: opts.name!, ask, prefetchAccess: opts.kind === "set" && opts.dryRun !== "client" };
 }

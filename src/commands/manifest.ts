@@ -45,6 +45,7 @@ export interface ManifestAsk {
   files: readonly string[];
   force: boolean;
   existing?: ExistingClaimsOptions;
+  pauseOwner?: boolean;
 }
 
 /** The plans of every StatefulSet in the manifests, all made before anything changes. */
@@ -77,9 +78,19 @@ export async function planManifests(client: KubeClient, ask: ManifestAsk, namesp
       const pending = observed.journal && !journalIsStale(observed.journal, live) ? observed.journal : undefined;
       const base = pending?.original ?? live!;
       const change = manifestChange(base, wanted);
-      const request: PlanRequest = { namespace, name, directives: change.directives, force: ask.force, overwrite: true, fromManifest: true, ...(ask.existing ? { existing: ask.existing } : {}) };
-      // The work on existing claims covers every template of the manifest, also one already equal to it.
-      if (!change.refusals.length) request.templates = claimTemplateNames(base);
+      const request: PlanRequest = {
+        namespace,
+        name,
+        directives: change.directives,
+        force: ask.force,
+        overwrite: true,
+        fromManifest: true,
+        ...(ask.existing ? { existing: ask.existing } : {}),
+        ...(change.templateSet ? { templateSet: change.templateSet } : {}),
+        ...(ask.pauseOwner ? { pauseOwner: true } : {}),
+      };
+      // The work on existing claims covers every template of the manifest that the cluster has, also one already equal to it.
+      if (!change.refusals.length) request.templates = claimTemplateNames(base).filter((n) => !change.templateSet?.removed.includes(n));
       const plan = buildPlan({ ...observed }, request);
       plan.refusals.push(...change.refusals.map((message) => ({ message, forceable: false })));
       if (change.leftAlone.length) plan.warnings.push(`left for helm upgrade or your GitOps tool (the manifest changes them too): ${change.leftAlone.join(", ")}`);

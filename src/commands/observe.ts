@@ -22,6 +22,7 @@ import {
 } from "../kube/read";
 import { labelSelector } from "../plan/objects";
 import { listJournals, readJournal } from "./journals";
+import { observeOwners, observeOwnersOfMany } from "./observe-owner";
 import type { PodDisruptionBudget, StatefulSet, StorageClass, VolumeStats } from "../api/types";
 import { matchesSelector } from "../plan/selector";
 import type { Directive } from "../plan/directive";
@@ -198,7 +199,10 @@ export async function observe(client: KubeClient, request: ObserveRequest, deps:
     throw new RefusedError(`namespace "${ns}" not found; check -n, or list namespaces with: kubectl get namespaces`);
   }
   const volumes = request.existing?.migrate && statefulSet ? (await observeVolumes(client, ns, [statefulSet]))(statefulSet) : {};
+  // Argo CD or Flux, when the object names them: whether they sync on their own, and how to pause them.
+  const owners = statefulSet ? await observeOwners(client, statefulSet) : undefined;
   return {
+    ...(owners ? { owners } : {}),
     statefulSet,
     claims,
     pods,
@@ -294,6 +298,11 @@ export async function observeMany(client: KubeClient, request: ObserveManyReques
     });
   };
   for (const s of statefulSets) add(s.metadata.namespace ?? client.namespace, s.metadata.name!, s);
+  // Argo CD and Flux objects the StatefulSets name, each read once.
+  for (const [key, owners] of await observeOwnersOfMany(client, statefulSets)) {
+    const target = targets.get(key);
+    if (target) target.observed.owners = owners;
+  }
   if (request.existing?.migrate) {
     const volumesOf = await observeVolumes(client, ns, statefulSets);
     for (const t of targets.values()) if (t.observed.statefulSet) Object.assign(t.observed, volumesOf(t.observed.statefulSet));

@@ -19,7 +19,7 @@ import {
   type StorageClass,
   type VolumeStats,
 } from "../api/types";
-import { claimsPath, eventsPath, podsPath, resourceQuotasPath, secretsPath, statefulSetsPath, volumesPath } from "./paths";
+import { claimsPath, customObjectsPath, eventsPath, podsPath, resourceQuotasPath, secretsPath, statefulSetsPath, volumesPath } from "./paths";
 
 /**
  * Lists every page (500 at a time) of a collection, with the resourceVersion it was read at: the
@@ -337,4 +337,19 @@ export async function volumeUsageOnNode(client: KubeClient, node: string): Promi
     }
   }
   return used;
+}
+
+/** One custom object (an Argo CD Application, a Flux Kustomization); undefined when it, or its resource, does not exist. */
+export function getCustomObject(client: KubeClient, group: string, version: string, resource: string, ns: string, name: string): Promise<KubeObject | undefined> {
+  return getIfExists<KubeObject>(client, customObjectsPath(group, version, resource, ns, name));
+}
+
+/** The custom objects of one name in every namespace; [] when the resource is not served. */
+export async function findCustomObjects(client: KubeClient, group: string, version: string, resource: string, name: string): Promise<KubeObject[]> {
+  try {
+    return await listAll<KubeObject>(client, customObjectsPath(group, version, resource, undefined), { fieldSelector: `metadata.name=${name}` });
+  } catch (e) {
+    if (isNotFound(e)) return [];
+    throw e;
+  }
 }

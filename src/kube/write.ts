@@ -140,10 +140,12 @@ export function patchClaimMetadata(
  * Evicts a pod through the Eviction API (policy/v1), which honours PodDisruptionBudgets: a
  * budget that allows no disruption now answers 429 TooManyRequests and nothing happens.
  */
-export function evictPod(client: KubeClient, ns: string, name: string, uid: string): Promise<unknown> {
+export function evictPod(client: KubeClient, ns: string, name: string, uid: string, dryRun: DryRun = "none"): Promise<unknown> {
   return send(client, {
     method: "POST",
     path: `${podsPath(ns, name)}/eviction`,
+    // dryRun server: the PodDisruptionBudgets are asked, nothing is evicted.
+    query: { dryRun: serverDryRun(dryRun) },
     // The uid precondition: evict exactly the pod that was looked at, never its replacement.
     body: { apiVersion: "policy/v1", kind: "Eviction", metadata: { name, namespace: ns }, deleteOptions: { preconditions: { uid } } },
   });
@@ -191,4 +193,25 @@ export async function deleteClaim(client: KubeClient, ns: string, name: string, 
 /** A JSON merge patch of a PersistentVolume (reclaim policy, labels, claimRef), guarded by its resourceVersion when given. */
 export function patchVolume(client: KubeClient, name: string, patch: Record<string, unknown>): Promise<PersistentVolume> {
   return send<PersistentVolume>(client, { method: "PATCH", path: volumesPath(name), contentType: "application/merge-patch+json", body: patch });
+}
+
+/**
+ * Puts back a StatefulSet's updateStrategy, exactly as given, on the object of this uid only (a JSON
+ * patch: its test fails with 422 on another object, its replace leaves nothing of the strategy before).
+ */
+export function replaceUpdateStrategy(client: KubeClient, ns: string, name: string, uid: string, updateStrategy: unknown): Promise<StatefulSet> {
+  return send<StatefulSet>(client, {
+    method: "PATCH",
+    path: statefulSetsPath(ns, name),
+    contentType: "application/json-patch+json",
+    body: [
+      { op: "test", path: "/metadata/uid", value: uid },
+      { op: "replace", path: "/spec/updateStrategy", value: updateStrategy },
+    ],
+  });
+}
+
+/** A JSON merge patch of a custom object (--pause-owner: an Argo CD Application's sync policy, a Flux object's suspend). */
+export function mergePatchCustomObject(client: KubeClient, path: string, patch: Record<string, unknown>): Promise<KubeObject> {
+  return send<KubeObject>(client, { method: "PATCH", path, contentType: "application/merge-patch+json", body: patch });
 }

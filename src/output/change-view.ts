@@ -9,6 +9,7 @@ import { apiVersion, type ApplyResult, type Plan } from "../plan/types";
 import { statefulSetIn, statefulSetRef } from "../refs";
 import type { IOStreams, Writable } from "../streams";
 import { existingResultLines } from "./resize";
+import { rolledResultLines } from "./roll";
 import { confirmQuestion, renderPlan, statefulSetVerb } from "./plan";
 import { renderTable } from "./table";
 import type { Printable, Printer } from "./print-flags";
@@ -158,7 +159,7 @@ export function changeView(streams: Pick<IOStreams, "out" | "errOut">, printer: 
     applied: (plan, at, seconds, result) => {
       const outcome: Outcome = result ? { plan, seconds, result } : { plan, seconds };
       outcomes[at] = outcome;
-      if (printer.human) out.write(result ? `${ref(plan)} ${statefulSetVerb(plan)}\n${existingResultLines(result.existing)}` : `${ref(plan)} unchanged\n`);
+      if (printer.human) out.write(result ? `${ref(plan)} ${statefulSetVerb(plan)}\n${existingResultLines(result.existing)}${rolledResultLines(result.rolled)}` : `${ref(plan)} unchanged\n`);
     },
     failed: (plan, at, seconds, error) => {
       outcomes[at] = { plan, seconds, error };

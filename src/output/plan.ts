@@ -9,15 +9,20 @@ import { existingAfter, existingStepText, relabelAfter, renderExisting } from ".
 import { ordinalsWord } from "./ordinals";
 import { pendingNotes } from "./pending";
 import { renderTable } from "./table";
+import { renderOwner, renderRoll } from "./roll";
 import { statefulSetRef } from "../refs";
 
 const stepText: Record<Step, string> = {
   "write-journal": "save a journal (in a Secret and a local file) so an interrupted run can be finished",
+  "pause-owner": "pause the owner (--pause-owner), recorded in the journal",
   "orphan-delete": "delete the StatefulSet with propagationPolicy=Orphan (pods and claims keep running)",
   "wait-gone": "wait until the garbage collector has released the pods and removed the object",
   create: "create the StatefulSet again with the new claim templates",
   verify: "verify that every pod was adopted, unchanged and not restarted",
   record: "record an event and the change annotation",
+  "roll-pods": "restart every pod once, one at a time (evict, wait until it is back and Ready with its claims)",
+  "restore-strategy": "put the StatefulSet's updateStrategy back as it was",
+  "resume-owner": "resume the owner as it was before the pause",
   migrate:
     "move each claim below to a new volume, one at a time, highest ordinal first: copy while its pod runs, orphan-delete the StatefulSet and evict the pod, copy what changed and verify every file, keep the old volume (Retain), re-create the claim on the new volume, re-create the StatefulSet, wait until the pod is Ready",
   "remove-journal": "remove the journal",
@@ -110,14 +115,15 @@ export function renderPlan(plan: Plan): string {
   if (plan.noChange) lines.push("  no change: the claim templates already are as asked");
   for (const c of plan.changes) lines.push(`  ${describeChange(c)}`);
   lines.push("");
-  let text = `${lines.join("\n")}\n${renderClaims(plan)}${renderExisting(plan)}${renderMigration(plan)}${newOrdinalsLine(plan)}`;
+  let text = `${lines.join("\n")}\n${renderClaims(plan)}${renderExisting(plan)}${renderMigration(plan)}${renderRoll(plan)}${newOrdinalsLine(plan)}${renderOwner(plan)}`;
   if (plan.steps.length) text += `steps:\n${plan.steps.map((s, i) => `  ${i + 1}. ${stepText[s]}\n`).join("")}`;
   return text;
 }
 
 /** What set says it did to the StatefulSet: recreated only when it was. */
 export function statefulSetVerb(plan: Plan): "recreated" | "unchanged" {
-  return plan.steps.some((s) => s === "create" || s === "verify") ? "recreated" : "unchanged";
+  // A rerun that only finishes the restarts of a re-create finishes that re-create.
+  return plan.steps.some((s) => s === "create" || s === "verify" || s === "roll-pods") ? "recreated" : "unchanged";
 }
 
 /** --migrate-existing: each claim that moves, in the order it moves, and how far an interrupted run got. */
@@ -185,6 +191,7 @@ export function confirmQuestion(plan: Plan): string {
   const labelled = plan.existing?.relabel?.filter((c) => c.patch.labels || c.patch.annotations).map((c) => c.name) ?? [];
   const claims = new Set([...grown, ...labelled]).size;
   const restart = plan.steps.includes("restart-pods") ? " and restart the pods that need it, one at a time" : "";
+  if (plan.roll && plan.steps.includes("roll-pods")) return `Re-create ${ref} with these claim templates and mounts, then restart its ${plan.roll.order.length} pod(s) one at a time?`;
   if (statefulSetVerb(plan) === "unchanged") return `Change ${claims} existing claim(s)${restart}? ${ref} is not re-created.`;
   const first = [grown.length ? `growing ${grown.length}` : "", labelled.length ? `labelling ${labelled.length}` : ""].filter(Boolean).join(" and ");
   return `Re-create ${ref} with these claim templates${first ? `, ${first} existing claim(s) first` : ""}${restart}? Its pods keep running.`;

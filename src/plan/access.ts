@@ -46,6 +46,8 @@ const stepPermissions: Record<Step, Permission[]> = {
     p("", "secrets", "create", "set: write-journal (a new journal)"),
     p("", "secrets", "update", "set: write-journal (progress; taking over an interrupted run's journal)", { named: "journal" }),
   ],
+  // The owner's object is in its own namespace (argocd, flux-system): asked for it by name (requiredAccess), not part of the namespace's Role.
+  "pause-owner": [],
   "grow-claims": [p("", "persistentvolumeclaims", "patch", "set --resize-existing/--vac-existing: grow-claims")],
   "label-claims": [p("", "persistentvolumeclaims", "patch", "set --relabel-existing: label-claims (their labels and annotations)")],
   "orphan-delete": [p("apps", "statefulsets", "delete", "set: orphan-delete", { named: "statefulset" })],
@@ -53,6 +55,15 @@ const stepPermissions: Record<Step, Permission[]> = {
   create: [p("apps", "statefulsets", "create", "set: create")],
   verify: [p("", "pods", "list", "set: verify"), p("", "pods", "watch", "set: verify")],
   record: [p("events.k8s.io", "events", "create", "set: record", { optional: true, without: "the change is not recorded as an event" })],
+  "roll-pods": [
+    p("apps", "statefulsets", "list", "set -f adding or removing templates: roll-pods (the new revision)"),
+    p("apps", "statefulsets", "watch", "set -f adding or removing templates: roll-pods"),
+    p("", "pods", "create", "set -f adding or removing templates: roll-pods (evict)", { subresource: "eviction" }),
+    p("", "pods", "list", "set -f adding or removing templates: roll-pods"),
+    p("", "pods", "watch", "set -f adding or removing templates: roll-pods"),
+    p("", "persistentvolumeclaims", "get", "set -f adding or removing templates: roll-pods (each pod's claims)"),
+  ],
+  "restore-strategy": [p("apps", "statefulsets", "patch", "set -f adding or removing templates: restore-strategy (its updateStrategy put back)", { named: "statefulset" })],
   // The copy pods, the tool's claim of each new volume, the eviction, the claim re-created on the
   // new volume; the old volume set to Retain and the new one bound to the claim (cluster scope).
   migrate: [
@@ -70,6 +81,7 @@ const stepPermissions: Record<Step, Permission[]> = {
     p("", "persistentvolumes", "get", "set --migrate-existing", { scope: "cluster", feature: "migrate" }),
     p("", "persistentvolumes", "patch", "set --migrate-existing: Retain and label the old volume, bind the new one", { scope: "cluster", feature: "migrate" }),
   ],
+  "resume-owner": [],
   "remove-journal": [p("", "secrets", "delete", "set: remove-journal", { named: "journal" })],
   "wait-resize": [p("", "persistentvolumeclaims", "list", "set --wait-resize"), p("", "persistentvolumeclaims", "watch", "set --wait-resize")],
   "restart-pods": [
@@ -145,7 +157,7 @@ function check(perm: Permission, target: Plan["target"]): StepAccess {
   };
 }
 
-type Target = Pick<Plan, "target" | "steps"> & { journal?: unknown; journalSecret?: unknown };
+type Target = Pick<Plan, "target" | "steps"> & { journal?: unknown; journalSecret?: unknown; ownerPause?: Plan["ownerPause"] };
 
 /** Every permission the plan's steps use, checked before anything changes (get of the object first). */
 export function requiredAccess(plan: Target): StepAccess[] {
@@ -161,6 +173,9 @@ export function requiredAccess(plan: Target): StepAccess[] {
       seen.add(key);
     }
   }
+  // --pause-owner: the owner's object, where it is (patch pauses and resumes it).
+  const owner = plan.ownerPause?.ref;
+  if (owner && plan.steps.includes("pause-owner")) checks.push({ verb: "patch", group: owner.group, resource: owner.resource, namespace: owner.namespace, name: owner.name });
   return checks;
 }
 

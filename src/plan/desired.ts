@@ -1,12 +1,15 @@
 // The StatefulSet to create: the original, byte for byte, except its claim templates.
 // Any change to spec.template changes the pod template hash and restarts every pod, so the
-// spec is copied whole (unknown fields included) and only the claim templates are edited.
+// spec is copied whole (unknown fields included) and only the claim templates are edited; the one
+// exception is set -f adding or removing templates, whose mounts change with them (./roll.ts).
 import type { ClaimTemplate, StatefulSet } from "../api/types";
 import type { Directive } from "./directive";
 import { historyAnnotation, historyValue, nextHistory } from "./history";
 import { templateSize } from "./objects";
 import { sameQuantity } from "./quantity";
 import { applyEdits } from "./template-metadata";
+import { templatesAfter } from "./roll";
+import type { TemplateSetRequest } from "./roll-types";
 
 /** Server-set metadata that must not be sent on create. */
 const serverMetadata = ["uid", "resourceVersion", "creationTimestamp", "generation", "managedFields", "deletionTimestamp", "deletionGracePeriodSeconds", "selfLink"];
@@ -68,13 +71,21 @@ export interface ChangeRecord {
  * (by default a fresh stripped copy of the original) without copying it again: the parts that do
  * not change (the pod template and all but the changed claim templates) are shared with it.
  */
-export function desiredStatefulSet(original: StatefulSet, directives: readonly Directive[], change?: ChangeRecord, stripped: StatefulSet = stripForCreate(original)): StatefulSet {
+export function desiredStatefulSet(
+  original: StatefulSet,
+  directives: readonly Directive[],
+  change?: ChangeRecord,
+  stripped: StatefulSet = stripForCreate(original),
+  set?: TemplateSetRequest,
+): StatefulSet {
   const byClaim = new Map(directives.map((d) => [d.claim, d]));
-  const templates = (stripped.spec.volumeClaimTemplates ?? []).map((t) => {
+  const edited = (stripped.spec.volumeClaimTemplates ?? []).map((t) => {
     const d = byClaim.get(t.metadata.name ?? "");
     return d ? applyDirective(t, d) : t;
   });
-  const desired: StatefulSet = { ...stripped, spec: { ...stripped.spec, volumeClaimTemplates: templates } };
+  // set -f adding or removing templates: the pod template changes with them, to mount them (./roll.ts).
+  const templates = set ? templatesAfter(edited, set) : edited;
+  const desired: StatefulSet = { ...stripped, spec: { ...stripped.spec, volumeClaimTemplates: templates, ...(set ? { template: set.podTemplate } : {}) } };
   if (change) {
     const { cause, ...last } = change;
     const history = nextHistory(original, templates, { at: change.at, by: change.by, change: cause ?? change.to.join(" ") });

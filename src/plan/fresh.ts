@@ -6,11 +6,15 @@ import { formatDirective, type Directive } from "./directive";
 import { byName, claimTemplateNames, defaultStorageClass, indexObjects, memberClaims, memberPods, type ObjectIndex, ordinalStart, podRevision, replicasOf, templateSize } from "./objects";
 import { matchesTemplate, neverBound, pendingReason, recreateByHand } from "./pending";
 import { decimalSizeNote, sameQuantity } from "./quantity";
-import { applyForce, checkSafety, lockFree, lockRefusal } from "./rules";
+import { applyForce, checkSafety, type Findings, lockFree, lockRefusal } from "./rules";
 import { type ClaimEffect, type FieldManagers, type Observed, type OrdinalsPlan, type Plan, type PlanRequest, type Refusal, recreateSteps, type Step, type TemplateChange, apiVersion } from "./types";
 import { statefulSetRef } from "../refs";
 import { contentDigest } from "./seal";
 import { applyEdits, checkEdits } from "./template-metadata";
+import { describeOwner, ownerFindings } from "./owner";
+import { planRoll, rollWarning, templateSetWords } from "./roll";
+import type { TemplateRoll } from "./roll-types";
+import type { Owner, OwnerPause } from "./owner-types";
 
 /** Thrown only for what makes a plan impossible (no object to plan for). */
 export class PlanError extends Error {}
@@ -156,15 +160,10 @@ function metadataFindings(sts: StatefulSet, request: PlanRequest, into: { refusa
   }
 }
 
-export function freshPlan(observed: Observed, request: PlanRequest): Plan {
-  const sts = observed.statefulSet;
-  if (!sts) throw new PlanError(`statefulsets.apps "${request.name}" not found in namespace "${request.namespace}"`);
+/** What is refused and warned about in a fresh change, and who owns the object (and how --pause-owner pauses it). */
+function freshFindings(sts: StatefulSet, request: PlanRequest, observed: Observed, changes: readonly TemplateChange[]): Findings & { owner?: Owner; pause?: OwnerPause } {
   const journal = observed.journal;
-  const requestText = request.directives.map(formatDirective);
   const ref = statefulSetRef(request.name);
-
-  const changes = request.directives.filter((d) => claimTemplateNames(sts).includes(d.claim)).map((d) => describeChange(d, sts));
-  const effective = changes.filter((c) => !isNoop(c));
   const safety = checkSafety(sts, request, observed, changes);
   metadataFindings(sts, request, safety);
   // A journal here is stale (nothing destructive happened, or someone else re-created the
@@ -173,7 +172,41 @@ export function freshPlan(observed: Observed, request: PlanRequest): Plan {
   if (journal && sts.metadata.uid !== journal.originalUid) {
     safety.warnings.push(`${ref} was re-created by someone else after an interrupted change (${journal.request.join(" ")}); that change is dropped`);
   }
+  const owner = describeOwner(sts, observed.owners);
+  // A stale journal that paused the owner (a run killed before it changed anything): the owner is
+  // paused now, so what was read of it is the pause; the journal's patches put back what it had.
+  const inherited = journal?.owner?.pause;
+  const ownerWork = inherited
+    ? {
+        refusals: [],
+        warnings: [
+          `an earlier run paused ${inherited.ref.kind} ${inherited.ref.namespace}/${inherited.ref.name} (${inherited.what}) and was interrupted before it changed ${ref}; it is put back as it was before that run${request.pauseOwner ? " once this run is done" : ""}`,
+        ],
+        pause: inherited,
+      }
+    : ownerFindings(owner, ref, request.pauseOwner);
+  safety.refusals.push(...ownerWork.refusals.map((message) => ({ message, forceable: false })));
+  if (request.templateSet && request.existing?.migrate)
+    safety.refusals.push({
+      message: "--migrate-existing does not go with claim templates added or removed: run set -f for the templates first, then set --migrate-existing for the claims",
+      forceable: false,
+    });
   const { refusals, warnings } = applyForce(safety, request.force);
+  warnings.push(...ownerWork.warnings);
+  return { refusals, warnings, ...(owner ? { owner } : {}), ...(ownerWork.pause ? { pause: ownerWork.pause } : {}) };
+}
+
+export function freshPlan(observed: Observed, request: PlanRequest): Plan {
+  const sts = observed.statefulSet;
+  if (!sts) throw new PlanError(`statefulsets.apps "${request.name}" not found in namespace "${request.namespace}"`);
+  const journal = observed.journal;
+  const set = request.templateSet;
+  const requestText = [...request.directives.map(formatDirective), ...(set ? templateSetWords(set) : [])];
+  const ref = statefulSetRef(request.name);
+
+  const changes = request.directives.filter((d) => claimTemplateNames(sts).includes(d.claim)).map((d) => describeChange(d, sts));
+  const effective = changes.filter((c) => !isNoop(c));
+  const { refusals, warnings, owner, pause: canPause } = freshFindings(sts, request, observed, changes);
   warnings.push(...sizeNotes(changes, observed.claims, request.name));
 
   const from = changes.map((c) => formatDirective({ claim: c.claim, ...c.before }));
@@ -191,10 +224,19 @@ export function freshPlan(observed: Observed, request: PlanRequest): Plan {
       ...(request.cause ? { cause: request.cause } : request.existing?.migrate ? { cause: `${requestText.join(" ")} --migrate-existing` } : {}),
     },
     original,
+    set,
   );
-  const noChange = effective.length === 0;
+  const noChange = effective.length === 0 && !set;
   const defaultClass = defaultStorageClass(observed.storageClasses);
-  const steps: Step[] = noChange ? (journal ? ["remove-journal"] : []) : [...recreateSteps];
+  const claims = describeClaims(sts, observed, new Set(effective.map((c) => c.claim)), desired, request.namespace);
+  const roll = set ? planRoll(sts, set, claims, request.namespace, defaultClass) : undefined;
+  if (roll) warnings.push(...rollWarnings(roll, sts, ref));
+  const pause = noChange ? journal?.owner?.pause : canPause;
+  const steps: Step[] = noChange
+    ? journal
+      ? [...(pause ? (["resume-owner"] as const) : []), "remove-journal"]
+      : []
+    : [...recreateSteps, ...(roll ? (["roll-pods", "restore-strategy"] as const) : []), ...(pause ? (["pause-owner", "resume-owner"] as const) : [])];
   return {
     apiVersion,
     kind: "Plan",
@@ -202,7 +244,7 @@ export function freshPlan(observed: Observed, request: PlanRequest): Plan {
     mode: "fresh",
     request: requestText,
     changes,
-    claims: describeClaims(sts, observed, new Set(effective.map((c) => c.claim)), desired, request.namespace),
+    claims,
     newOrdinals: {
       from: ordinalStart(sts) + replicasOf(sts),
       templates: (desired.spec.volumeClaimTemplates ?? []).map((t) => ({
@@ -225,5 +267,21 @@ export function freshPlan(observed: Observed, request: PlanRequest): Plan {
     desired,
     ...(Array.isArray(sts.metadata.managedFields) && sts.metadata.managedFields.length ? { fieldManagers: sts.metadata.managedFields as FieldManagers } : {}),
     journal,
+    ...(roll ? { roll } : {}),
+    ...(owner ? { owner } : {}),
+    ...(pause ? { ownerPause: pause } : {}),
   };
+}
+
+/** What a plan that adds or removes templates says besides the restarts: the claims kept, a partition the restarts pass over. */
+function rollWarnings(roll: TemplateRoll, sts: StatefulSet, ref: string): string[] {
+  const out = [rollWarning(roll, ref)];
+  for (const r of roll.removed)
+    if (r.claims.length)
+      out.push(
+        `claim template ${r.claim} is removed: its claim(s) ${r.claims.map((c) => c.name).join(", ")} are kept with their data, whatever persistentVolumeClaimRetentionPolicy says; delete them by hand once you no longer need them: ${r.claims.map((c) => c.deleteCommand).join("; ")}`,
+      );
+  const partition = sts.spec.updateStrategy?.rollingUpdate?.partition ?? 0;
+  if (partition > 0) out.push(`${ref} has updateStrategy.rollingUpdate.partition ${partition}: the pods below it restart too (each must mount its new claim); the partition is put back after`);
+  return out;
 }

@@ -61,6 +61,8 @@ export function existingClaimsFlags(o: ExistingClaimsOptions): string {
 /** The command that finishes an interrupted change: its set (or undo) again, with the flags that change claims. */
 export function finishCommand(journal: Journal): string {
   if (journal.command === "undo") return `kubectl appstorage undo ${journal.name} -n ${journal.namespace}`;
+  // Templates added or removed come only from a manifest: the same one finishes the change.
+  if (journal.roll) return `kubectl appstorage set -f MANIFEST -n ${journal.namespace} (MANIFEST: the one that ${journal.request.join(" ")} came from)`;
   const flags = journal.existing ? ` ${existingClaimsFlags(journal.existing.options)}` : journal.migration ? " --migrate-existing" : "";
   return `kubectl appstorage set ${journal.name} ${journal.request.join(" ")}${flags} -n ${journal.namespace}`;
 }
@@ -134,12 +136,16 @@ export function journalFor(plan: Plan, run: RunIdentity): Journal {
     ...(plan.fieldManagers ? { fieldManagers: plan.fieldManagers } : {}),
     ...(plan.existing ? { existing: journalExistingClaims(plan.existing) } : {}),
     ...(plan.migration ? { migration: plan.migration } : {}),
+    ...(plan.roll ? { roll: plan.roll } : {}),
+    // Saved before the owner is paused: a run killed right after pausing it still has it resumed by the rerun.
+    ...(plan.ownerPause ? { owner: { pause: plan.ownerPause, paused: false } } : {}),
   };
 }
 
 /** The note of the Event recorded on the re-created StatefulSet. */
 export function changeNote(plan: Plan): string {
-  return `claim templates changed by kubectl appstorage: ${plan.changes.map((c) => `${c.claim} ${c.before.size ?? ""}->${c.after.size ?? ""}`).join(", ")} (previous uid ${plan.target.uid})`;
+  const roll = plan.roll ? [...plan.roll.added.map((a) => `${a.claim} added`), ...plan.roll.removed.map((r) => `${r.claim} removed`)] : [];
+  return `claim templates changed by kubectl appstorage: ${[...plan.changes.map((c) => `${c.claim} ${c.before.size ?? ""}->${c.after.size ?? ""}`), ...roll].join(", ")} (previous uid ${plan.target.uid})`;
 }
 
 /** Whether the plan finishes an interrupted change (its result says so). */

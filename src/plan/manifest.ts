@@ -1,7 +1,8 @@
 // `set -f FILE` and `diff -f FILE`: a rendered manifest (helm template, kustomize build, a GitOps
 // repository) says what the claim templates should be. This turns one StatefulSet of it and the
-// live object into directives that make the live templates equal to the manifest's, the refusals
-// (a template added, removed or renamed), and what the manifest changes beyond the claim
+// live object into directives that make the live templates equal to the manifest's, the templates
+// it adds or removes with their mounts (./roll.ts), the refusals (a renamed template, a mount that
+// moves or that nothing defines), and what the manifest changes beyond the claim
 // templates, which this tool leaves for the next helm upgrade or sync. Pure.
 import type { ClaimTemplate, KubeObject, StatefulSet } from "../api/types";
 import type { Directive } from "./directive";
@@ -11,6 +12,8 @@ import { canonical, sameQuantity, tryParseQuantity } from "./quantity";
 import { patchIsEmpty, relabelPatch } from "./relabel";
 import type { ClaimEffect, Observed, Plan } from "./types";
 import { editsBetween } from "./template-metadata";
+import { templateSetChange } from "./roll";
+import type { TemplateSetRequest } from "./roll-types";
 
 export class ManifestError extends Error {}
 
@@ -42,6 +45,8 @@ export interface ManifestChange {
   refusals: string[];
   /** What the manifest changes beyond the claim templates: left for helm upgrade or the GitOps tool. */
   leftAlone: string[];
+  /** Claim templates added or removed, with the pod template that mounts them. */
+  templateSet?: TemplateSetRequest;
 }
 
 /** The directive that makes `live` equal to `wanted` (only what differs), or undefined when they are equal. */
@@ -92,25 +97,28 @@ export function manifestChange(live: StatefulSet, wanted: StatefulSet): Manifest
   const added = want.filter((n) => !have.includes(n));
   const removed = have.filter((n) => !want.includes(n));
   const refusals: string[] = [];
+  let templateSet: TemplateSetRequest | undefined;
   if (added.length && removed.length) {
     refusals.push(
-      `the manifest names claim template(s) ${added.join(", ")} where the cluster has ${removed.join(", ")}: a renamed template gives every pod new, empty volumes (the data stays on the old claims); keep the template's name`,
+      `the manifest names claim template(s) ${added.join(", ")} where the cluster has ${removed.join(", ")}: a renamed template gives every pod new, empty volumes (the data stays on the old claims, and would have to be moved); keep the template's name (set -f changes its size, class, labels and annotations, and --migrate-existing moves the data to new volumes)`,
     );
-  } else if (added.length) {
-    refusals.push(
-      `the manifest adds claim template(s) ${added.join(", ")}: the running pods would be adopted without the new volume and the StatefulSet controller would fail to update them (kubernetes/kubernetes#141876); add it with a new StatefulSet, or by hand`,
-    );
-  } else if (removed.length) {
-    refusals.push(`the manifest removes claim template(s) ${removed.join(", ")}: the running pods would keep mounting the claims of a template the object no longer has; keep the template`);
+  } else if (added.length || removed.length) {
+    // Added or removed with the mounts that go with them: the one change whose pod template changes (./roll.ts).
+    const set = templateSetChange(live, wanted, added, removed);
+    refusals.push(...set.refusals);
+    templateSet = set.request;
   }
   const byName = new Map((wanted.spec.volumeClaimTemplates ?? []).map((t) => [t.metadata.name ?? "", t]));
   const directives = refusals.length
     ? []
     : (live.spec.volumeClaimTemplates ?? []).flatMap((t) => {
-        const d = directiveFor(t, byName.get(t.metadata.name ?? "")!);
+        const w = byName.get(t.metadata.name ?? "");
+        const d = w ? directiveFor(t, w) : undefined;
         return d ? [d] : [];
       });
-  return { directives, refusals, leftAlone: leftAlone(live, wanted) };
+  // With templates added or removed, the pod template is compared after the mounts this change makes.
+  const after = templateSet ? { ...live, spec: { ...live.spec, template: templateSet.podTemplate } } : live;
+  return { directives, refusals, leftAlone: leftAlone(after, wanted), ...(templateSet ? { templateSet } : {}) };
 }
 
 /** Claims in words: `data-db-0, data-db-1 (1Gi)`, grouped by what they show. */

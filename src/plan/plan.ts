@@ -9,6 +9,7 @@ import { movesLeft } from "./move";
 import { freshPlan } from "./fresh";
 import { journalIsStale } from "./journal";
 import { resumePlan } from "./resume";
+import { templateSetWords } from "./roll";
 import { classViews, type ClassView } from "./classes";
 import { defaultStorageClass } from "./objects";
 import { type Observed, type Plan, type PlanRequest, type Step, stepOrder } from "./types";
@@ -21,7 +22,10 @@ export { PlanError } from "./fresh";
  */
 export function buildPlan(observed: Observed, request: PlanRequest): Plan {
   const journal = observed.journal;
-  const base = journal && !journalIsStale(journal, observed.statefulSet) ? resumePlan(observed, request, journal, request.directives.map(formatDirective)) : freshPlan(observed, request);
+  const base =
+    journal && !journalIsStale(journal, observed.statefulSet)
+      ? resumePlan(observed, request, journal, [...request.directives.map(formatDirective), ...(request.templateSet ? templateSetWords(request.templateSet) : [])])
+      : freshPlan(observed, request);
   const claimsWork = planResize(base, observed, request);
   const moves = planMigration(base, observed, request);
   // Claims are being moved: the re-create is behind, the moves decide the rest.

@@ -4,7 +4,7 @@ import { sameClaimTemplates } from "./objects";
 import { describeClaims, planOrdinals } from "./fresh";
 import { ordinalStart, replicasOf, templateSize } from "./objects";
 import { lockFree, lockRefusal, pendingChangeRefusal } from "./rules";
-import { apiVersion, type Journal, type Observed, type Plan, type PlanRequest, type Refusal, type Step, type TemplateChange } from "./types";
+import { apiVersion, type Journal, type Observed, type Plan, type PlanRequest, type Refusal, type Step, stepOrder, type TemplateChange } from "./types";
 import { statefulSetRef } from "../refs";
 
 /** Maps compared by their keys and values, lists in order. */
@@ -42,18 +42,33 @@ export function resumePlan(observed: Observed, request: PlanRequest, journal: Jo
   if (!sameRequest(journal.request, requestText)) refusals.push(pendingChangeRefusal(journal));
   if (!lockFree(observed, journal)) refusals.push(lockRefusal(journal));
   // The run takes the journal over (write-journal: its lock, with this run as holder) first.
+  // A roll (set -f adding or removing templates) restarts the pods after the re-create; an owner
+  // paused by --pause-owner is paused again (it may have been resumed when the run stopped) and
+  // resumed at the end, so a rerun after a kill resumes it.
+  const roll: Step[] = journal.roll ? ["roll-pods", "restore-strategy"] : [];
+  const owner: Step[] = journal.owner ? ["pause-owner", "resume-owner"] : [];
   let steps: Step[];
   if (!sts) {
-    steps = ["write-journal", "create", "verify", "record", "remove-journal"];
+    steps = ["write-journal", "create", "verify", "record", ...roll, "remove-journal"];
     warnings.push(`${ref} does not exist: an earlier run deleted it (orphaning its pods) and was interrupted; re-creating it now`);
   } else if (sts.metadata.uid === journal.originalUid) {
     // Still the original object, being deleted: wait for the garbage collector, then create.
-    steps = ["write-journal", "wait-gone", "create", "verify", "record", "remove-journal"];
+    steps = ["write-journal", "wait-gone", "create", "verify", "record", ...roll, "remove-journal"];
     warnings.push(`${ref} is still being deleted by an earlier, interrupted run; finishing it`);
+  } else if (journal.step === "rolling" || journal.step === "rolled") {
+    // Pods were restarted already: their adoption is behind, the restarts go on from the pods' revisions.
+    steps = ["write-journal", ...roll, "remove-journal"];
+    warnings.push(`an earlier run was restarting the pods of ${ref} and was interrupted; going on from where it stopped (each pod's revision says whether it restarted)`);
   } else {
-    steps = ["write-journal", "verify", "record", "remove-journal"];
+    steps = ["write-journal", "verify", "record", ...roll, "remove-journal"];
     warnings.push(`${ref} was already re-created with the new claim templates; verifying and cleaning up`);
   }
+  const all = new Set([...steps, ...owner]);
+  steps = stepOrder.filter((s) => all.has(s));
+  if (journal.owner)
+    warnings.push(
+      `the earlier run paused ${journal.owner.pause.ref.kind} ${journal.owner.pause.ref.namespace}/${journal.owner.pause.ref.name} (${journal.owner.pause.what}); it stays paused until this run is done, then it is put back`,
+    );
   // While refusing, the resume warnings ("re-creating it now") would say what does not happen.
   if (refusals.length) warnings.length = 0;
   const desired = journal.desired;
@@ -79,5 +94,7 @@ export function resumePlan(observed: Observed, request: PlanRequest, journal: Jo
     desired,
     ...(journal.fieldManagers ? { fieldManagers: journal.fieldManagers } : {}),
     journal,
+    ...(journal.roll ? { roll: journal.roll } : {}),
+    ...(journal.owner ? { ownerPause: journal.owner.pause } : {}),
   };
 }

@@ -6,21 +6,12 @@ import { claimTemplateNames } from "./objects";
 import { compareQuantities, parseQuantity } from "./quantity";
 import type { Journal, Observed, PlanRequest, Refusal, TemplateChange } from "./types";
 import { statefulSetRef } from "../refs";
+import { describeOwner } from "./owner";
 
 export interface Findings {
   refusals: Refusal[];
   warnings: string[];
 }
-
-/** Helm, Argo CD and Flux keep their own copy of the object and fight a change made beside them. */
-const managerHints: [string, (sts: StatefulSet) => boolean][] = [
-  ["Helm", (s) => s.metadata.labels?.["app.kubernetes.io/managed-by"] === "Helm" || Object.keys(s.metadata.annotations ?? {}).some((k) => k.startsWith("meta.helm.sh/"))],
-  ["Argo CD", (s) => "argocd.argoproj.io/instance" in (s.metadata.labels ?? {}) || Object.keys(s.metadata.annotations ?? {}).some((k) => k.startsWith("argocd.argoproj.io/"))],
-  [
-    "Flux",
-    (s) => [...Object.keys(s.metadata.labels ?? {}), ...Object.keys(s.metadata.annotations ?? {})].some((k) => k.startsWith("kustomize.toolkit.fluxcd.io/") || k.startsWith("helm.toolkit.fluxcd.io/")),
-  ],
-];
 
 /** A re-create resets a rolling update in progress (the new object starts from its own revision). */
 export function rolloutInProgress(sts: StatefulSet): string | undefined {
@@ -82,8 +73,9 @@ export function checkSafety(sts: StatefulSet, request: PlanRequest, observed: Ob
       forceable: true,
     });
   }
-  for (const [manager, detect] of managerHints) {
-    if (!detect(sts)) continue;
+  // Helm, Argo CD and Flux keep their own copy of the object and fight a change made beside them (an operator is refused above).
+  const manager = describeOwner(sts, observed.owners)?.manager;
+  if (manager && manager !== "operator") {
     // From a manifest (set -f) the templates are the ones the tool will apply: its next upgrade or sync agrees.
     if (request.fromManifest) warnings.push(`${ref} is managed by ${manager}: its claim templates become this manifest's; upgrade or sync with the same manifest next`);
     else warnings.push(`${ref} is managed by ${manager}: update the claim templates there too, or its next sync will fight this change`);

@@ -8,6 +8,8 @@ import type { Directive } from "./directive";
 import type { ExistingClaimsObserved, ExistingClaimsOptions, ExistingClaimsPlan, ExistingClaimsResult, JournalExistingClaims } from "./existing-claims-types";
 import type { Migration, MigrationResult } from "./migration-types";
 import type { MoveView } from "./move-types";
+import type { JournalOwner, ObservedOwner, Owner, OwnerPause } from "./owner-types";
+import type { TemplateRoll, TemplateSetRequest } from "./roll-types";
 
 /** The version of this tool's own documents: Plan(List), Journal, Result(List), StorageReport, History. */
 export const apiVersion = "appstorage.kubectl.io/v1alpha1";
@@ -18,6 +20,7 @@ export const apiVersion = "appstorage.kubectl.io/v1alpha1";
  */
 export const stepOrder = [
   "write-journal",
+  "pause-owner",
   "grow-claims",
   "label-claims",
   "orphan-delete",
@@ -25,7 +28,10 @@ export const stepOrder = [
   "create",
   "verify",
   "record",
+  "roll-pods",
+  "restore-strategy",
   "migrate",
+  "resume-owner",
   "remove-journal",
   "wait-resize",
   "restart-pods",
@@ -36,7 +42,8 @@ export type Step = (typeof stepOrder)[number];
 /** The steps that re-create the StatefulSet with new claim templates. */
 export const recreateSteps: readonly Step[] = ["write-journal", "orphan-delete", "wait-gone", "create", "verify", "record", "remove-journal"];
 
-export type JournalStep = "planned" | "growing" | "deleting" | "deleted" | "created" | "migrating";
+/** rolling: set -f added or removed templates and the pods are being restarted; rolled: all were, the updateStrategy is being put back. */
+export type JournalStep = "planned" | "growing" | "deleting" | "deleted" | "created" | "migrating" | "rolling" | "rolled";
 
 /**
  * The journal of one `set`: saved before anything destructive so that any later run (on this
@@ -72,6 +79,10 @@ export interface Journal {
   migration?: Migration;
   /** undo: this journal puts the original back (desired is the original); finished by `undo`. */
   command?: "undo";
+  /** set -f added or removed claim templates: the pods restart once each (desired has the new pod template). */
+  roll?: TemplateRoll;
+  /** --pause-owner: how the owner was paused and is put back; a rerun after a kill resumes it. */
+  owner?: JournalOwner;
 }
 
 /** The journal's Secret as it was read: the lock is taken against exactly this version. */
@@ -119,6 +130,8 @@ export interface Observed {
   existing?: ExistingClaimsObserved;
   /** The journal's holder was a process on this machine that no longer exists (killed). */
   holderGone?: boolean;
+  /** The objects of Argo CD or Flux the StatefulSet's labels and annotations name (src/commands/observe-owner.ts), as read. */
+  owners?: ObservedOwner[];
   /** Who runs this (for the change annotation) and when: inputs, so the plan stays pure. */
   user: string;
   now: string;
@@ -141,6 +154,10 @@ export interface PlanRequest {
   fromManifest?: boolean;
   /** What the history calls this change, when not its directives (an undo). */
   cause?: string;
+  /** set -f: claim templates added or removed, and the pod template that mounts them. */
+  templateSet?: TemplateSetRequest;
+  /** --pause-owner: pause Argo CD or Flux before the first write, resume it after the last (or on any stop). */
+  pauseOwner?: boolean;
 }
 
 export interface TemplateSide {
@@ -274,6 +291,12 @@ export interface Plan {
   moves?: MoveView[];
   /** What the classes of the changed templates (before and after) and of their claims can do; absent without template changes. */
   storageClasses?: ClassView[];
+  /** set -f added or removed claim templates: the pod template changes with them and every pod restarts once, in this order. */
+  roll?: TemplateRoll;
+  /** Who else manages the StatefulSet (Argo CD, Flux, Helm, an operator) and how to pause it. */
+  owner?: Owner;
+  /** --pause-owner: the pause this run makes before its first write and takes back after its last. */
+  ownerPause?: OwnerPause;
   /** sha256 of the plan without this field (src/plan/seal.ts): a plan file edited by hand no longer matches it. */
   digest?: string;
 }
@@ -306,5 +329,7 @@ export interface ApplyResult {
   existing?: ExistingClaimsResult;
   /** --migrate-existing: the claims moved. */
   migration?: MigrationResult;
+  /** set -f adding or removing templates: each pod restarted (earlier: by an interrupted run), and the claims it got. */
+  rolled?: { pod: string; previousUid?: string; uid: string; earlier?: boolean; newClaims?: { name: string; uid: string }[] }[];
   elapsedSeconds: number;
 }

@@ -34,6 +34,10 @@ function refused(observed: Observed, request: UndoRequest, message: string): Pla
 function directivesTo(sts: StatefulSet, target: Revision): Directive[] | string {
   const current = new Map((sts.spec.volumeClaimTemplates ?? []).map((t) => [t.metadata.name ?? "", t]));
   const directives: Directive[] = [];
+  const wanted = new Set(target.templates.map((t) => t.metadata.name ?? ""));
+  const added = [...current.keys()].filter((n) => !wanted.has(n));
+  if (added.length)
+    return `revision ${target.revision} has no claim template ${added.join(", ")}, which a later change added with its mounts; undo does not remove templates: remove it with set -f and a manifest without it (its pods restart, its claims are kept)`;
   for (const t of target.templates) {
     const name = t.metadata.name ?? "";
     const now = current.get(name);
@@ -78,7 +82,9 @@ function restoreFromJournal(observed: Observed, request: UndoRequest, journal: J
     );
   }
   // The journal now re-creates the original: a rerun of undo (or of set) finishes that.
-  const restoring: Journal = journal.command === "undo" ? journal : { ...journal, desired: journal.original, request: ["undo"], command: "undo" };
+  // The original's pod template is its pods' until a roll began: putting it back needs no restart (a roll that began makes the journal stale below).
+  const { roll: _roll, ...rest } = journal;
+  const restoring: Journal = journal.command === "undo" ? journal : { ...rest, desired: journal.original, request: ["undo"], command: "undo" };
   if (journalIsStale(restoring, sts)) {
     return refused(
       observed,

@@ -119,3 +119,33 @@ describe("Lease.run and Ctrl-C", () => {
     assert.deepEqual(writes, []);
   });
 });
+
+describe("Lease.run on a stop", () => {
+  test("onStop (a paused owner resumed) runs before the lease is released, on a failure and on Ctrl-C alike; the owner's state is saved", async () => {
+    for (const how of ["fails", "ctrl-c"] as const) {
+      const order: string[] = [];
+      const store = {
+        acquire: async () => void order.push("acquire"),
+        save: async (j: Journal) => void order.push(`save ${j.step}${j.owner ? ` paused=${j.owner.paused}` : ""}${Date.parse(j.leaseExpires) <= Date.parse(j.updatedAt) ? " (released)" : ""}`),
+        remove: async () => undefined,
+        name: "db",
+      } as unknown as JournalStore;
+      const lease = new Lease(store, () => new Date(Date.UTC(2026, 11, 1)), "pid 1 on host");
+      const journal = { step: "planned", updatedAt: new Date(0).toISOString(), leaseExpires: new Date(0).toISOString(), owner: { paused: false } } as unknown as Journal;
+      const abort = new AbortController();
+      const runners = {
+        take: () => lease.acquire(journal),
+        pause: () => lease.saveOwner(true),
+        work: async () => {
+          if (how === "ctrl-c") abort.abort();
+          else throw new Error("the re-create was denied");
+        },
+        // Not started after Ctrl-C.
+        more: async () => void order.push("more"),
+      };
+      await assert.rejects(lease.run(["take", "pause", "work", "more"] as const, runners, {}, abort.signal, () => lease.saveOwner(false).then(() => void order.push("resumed"))));
+      assert.deepEqual(order.slice(1), ["save planned paused=true", "save planned paused=false", "resumed", "save planned paused=false (released)"], how);
+      await lease.stop();
+    }
+  });
+});
