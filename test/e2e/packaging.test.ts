@@ -115,7 +115,7 @@ describe("kubectl finds the plugin", () => {
   test("kubectl appstorage --help runs it", () => {
     const r = run(realKubectl, ["appstorage", "--help"], { PATH: pluginPath });
     assert.equal(r.code, 0, r.stderr);
-    assert.match(r.stdout, /kubectl appstorage show \[statefulset\]/);
+    assert.match(r.stdout, /^  show +Show claim templates and every claim per ordinal$/m);
   });
 });
 
@@ -449,7 +449,7 @@ describe("the krew release", () => {
       assert.ok(lstatSync(join(krewRoot, "bin", "kubectl-appstorage")).isSymbolicLink());
       const help = run(realKubectl, ["appstorage", "--help"], env);
       assert.equal(help.code, 0, help.stderr);
-      assert.match(help.stdout, /^kubectl appstorage: change a StatefulSet's volume claim templates safely$/m);
+      assert.match(help.stdout, /^kubectl appstorage changes the volume claim templates of a StatefulSet safely\.$/m);
       assert.match(readFileSync(join(krewRoot, "receipts", "appstorage.yaml"), "utf8"), /version: v\d+\.\d+\.\d+/);
     } finally {
       rmSync(krewRoot, { recursive: true, force: true });
