@@ -165,12 +165,11 @@ describe("set --migrate-existing: refused before anything changes", () => {
     const before = uids(ns);
     const rv = getSts(ns, "db").metadata.resourceVersion;
     // No node here: the pod that would measure the data never runs, and the run stops at --timeout.
-    // (The claims are bound to hostPath volumes the test made, for which kubelet has no stats.)
     const shrink = await runPlugin(["set", "db", "data=512Mi", "--migrate-existing", "--timeout", "5s", "-n", ns, "--yes"]);
     assert.notEqual(shrink.code, 0);
     assert.match(
       shrink.stderr,
-      /Warning: claim data-db-1 shrinks to 512Mi: kubelet's volume stats could not tell how much data it holds \(a hostPath volume: kubelet has no stats for it\), so set measures it with a pod once the change is confirmed, before anything else changes\n/,
+      /Warning: claim data-db-1 shrinks to 512Mi: set measures its data with a pod once the change is confirmed, and refuses before anything else changes if it does not fit\n/,
     );
     assert.match(
       shrink.stderr,
