@@ -72,6 +72,8 @@ export interface Journal {
   migration?: Migration;
   /** undo: this journal puts the original back (desired is the original); finished by `undo`. */
   command?: "undo";
+  /** The run's own flags that the command finishing it repeats (src/plan/finish.ts): its -f files, and the other flags' words. */
+  finish?: { filenames?: string[]; flags: string[] };
 }
 
 /** The journal's Secret as it was read: the lock is taken against exactly this version. */
