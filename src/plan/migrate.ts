@@ -371,7 +371,15 @@ export function copyPod(m: MigrationClaim, ns: string, statefulSet: string, mode
           // A copy's progress (progressProbe): a copy is bounded by it, not by --timeout.
           ...(mode === "measure"
             ? {}
-            : { readinessProbe: { exec: { command: ["/bin/sh", "-c", progressProbe] }, periodSeconds: progressPeriodSeconds, timeoutSeconds: 5, successThreshold: 1, failureThreshold: 1 } }),
+            : {
+                readinessProbe: {
+                  exec: { command: ["/bin/sh", "-c", progressProbe] },
+                  periodSeconds: progressPeriodSeconds,
+                  timeoutSeconds: progressPeriodSeconds,
+                  successThreshold: 1,
+                  failureThreshold: 1,
+                },
+              }),
           volumeMounts: [{ name: "src", mountPath: "/src", readOnly: true }, ...(mode === "measure" ? [] : [{ name: "dst", mountPath: "/dst" }])],
         },
       ],
