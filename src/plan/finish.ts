@@ -97,6 +97,7 @@ export function finishCommand(journal: Journal): string {
   const tail = [...(journal.migration && journal.migration.copyImage !== defaultCopyImage ? ["--copy-image", journal.migration.copyImage] : []), ...(finish?.flags ?? []), "-n", journal.namespace];
   if (journal.command === "undo") return ["kubectl appstorage undo", journal.name, ...tail.map(shellWord)].join(" ");
   const existing = journal.existing ? existingClaimsFlags(journal.existing.options) : journal.migration ? "--migrate-existing" : "";
-  const what = finish?.filenames ? finish.filenames.flatMap((f) => ["-f", f]) : [journal.name, ...journal.request];
-  return ["kubectl appstorage set", ...what.map(shellWord), ...(existing ? [existing] : []), ...tail.map(shellWord)].join(" ");
+  // The request is the change as the command line says it (a directive, --template-label words): as recorded, not quoted again.
+  const what = finish?.filenames ? finish.filenames.flatMap((f) => ["-f", shellWord(f)]) : [journal.name, ...journal.request];
+  return ["kubectl appstorage set", ...what, ...(existing ? [existing] : []), ...tail.map(shellWord)].join(" ");
 }
