@@ -2,9 +2,13 @@ package main
 
 import (
 	"context"
+	"fmt"
+	"log"
 	"os"
+	"path/filepath"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/container-storage-interface/spec/lib/go/csi"
 	"google.golang.org/grpc/codes"
@@ -27,6 +31,11 @@ func (c *controller) ControllerGetCapabilities(context.Context, *csi.ControllerG
 	caps := []*csi.ControllerServiceCapability{
 		capability(csi.ControllerServiceCapability_RPC_CREATE_DELETE_VOLUME),
 		capability(csi.ControllerServiceCapability_RPC_EXPAND_VOLUME),
+		// Copy-on-write copies of a volume's file (snapshot.go).
+		capability(csi.ControllerServiceCapability_RPC_CLONE_VOLUME),
+		capability(csi.ControllerServiceCapability_RPC_CREATE_DELETE_SNAPSHOT),
+		capability(csi.ControllerServiceCapability_RPC_LIST_SNAPSHOTS),
+		capability(csi.ControllerServiceCapability_RPC_GET_SNAPSHOT),
 	}
 	if c.d.cfg.attachRequired {
 		caps = append(caps, capability(csi.ControllerServiceCapability_RPC_PUBLISH_UNPUBLISH_VOLUME))
@@ -39,12 +48,9 @@ func (c *controller) CreateVolume(_ context.Context, req *csi.CreateVolumeReques
 	if req.GetName() == "" {
 		return nil, status.Error(codes.InvalidArgument, "name is required")
 	}
-	fsType, err := checkCapabilities(req.GetVolumeCapabilities(), d.cfg.defaultFSType)
+	a, err := parseCapabilities(req.GetVolumeCapabilities())
 	if err != nil {
 		return nil, err
-	}
-	if req.GetVolumeContentSource() != nil {
-		return nil, status.Error(codes.InvalidArgument, "this driver cannot create a volume from a snapshot or another volume")
 	}
 	expandAtMount := d.cfg.expandAtMount
 	for k, v := range req.GetParameters() {
@@ -58,17 +64,13 @@ func (c *controller) CreateVolume(_ context.Context, req *csi.CreateVolumeReques
 			return nil, status.Errorf(codes.InvalidArgument, "unknown parameter %q (this driver knows expansion=online|at-mount)", k)
 		}
 	}
-	size, err := sizeFor(req.GetCapacityRange(), fsType)
-	if err != nil {
-		return nil, err
+	content := req.GetVolumeContentSource()
+	if content != nil && content.GetSnapshot() == nil && content.GetVolume() == nil {
+		return nil, status.Error(codes.InvalidArgument, "volume_content_source names neither a snapshot nor a volume")
 	}
 
 	d.lock()
 	defer d.unlock()
-	zone, err := c.placement(req.GetAccessibilityRequirements())
-	if err != nil {
-		return nil, err
-	}
 	id := volumeID(req.GetName())
 	v, err := d.load(id)
 	if err != nil {
@@ -76,32 +78,113 @@ func (c *controller) CreateVolume(_ context.Context, req *csi.CreateVolumeReques
 	}
 	if v != nil {
 		// Created before (a retry): the same volume if it still fits the request.
-		if !fits(v.CapacityBytes, req.GetCapacityRange()) || v.FSType != fsType {
-			return nil, status.Errorf(codes.AlreadyExists, "volume %q exists with %d bytes of %s, which does not fit this request", req.GetName(), v.CapacityBytes, v.FSType)
+		// A copy has its source's filesystem whatever the default.
+		def := d.cfg.defaultFSType
+		if content != nil {
+			def = v.FSType
+		}
+		if !fits(v.CapacityBytes, req.GetCapacityRange()) || !a.serves(v, def) {
+			return nil, status.Errorf(codes.AlreadyExists, "volume %q exists with %d bytes of %s, which does not fit this request", req.GetName(), v.CapacityBytes, v.mode())
+		}
+		if v.SourceSnapshot != content.GetSnapshot().GetSnapshotId() || v.SourceVolume != content.GetVolume().GetVolumeId() {
+			return nil, status.Errorf(codes.AlreadyExists, "volume %q exists with another content source", req.GetName())
 		}
 		if d.cfg.zoned() && !allows(req.GetAccessibilityRequirements(), zoneTopologyKey, v.Zone) {
 			return nil, status.Errorf(codes.AlreadyExists, "volume %q exists in zone %s, which this request does not allow", req.GetName(), v.Zone)
 		}
 		return &csi.CreateVolumeResponse{Volume: c.csiVolume(v)}, nil
 	}
+
+	v = &volume{ID: id, Name: req.GetName(), Block: a.block, FSType: a.fsType, ExpandAtMount: expandAtMount}
+	// A copy (a clone or a restore) is a reflinked copy of its source's file: the source's mode,
+	// filesystem and size, at least; it grows to the size asked for (the filesystem when it is
+	// next mounted, as after an offline expansion).
+	var from string
+	var least int64
+	switch {
+	case content.GetSnapshot() != nil:
+		s, err := d.loadSnapshot(content.GetSnapshot().GetSnapshotId())
+		if err != nil {
+			return nil, err
+		}
+		if s == nil {
+			return nil, status.Errorf(codes.NotFound, "snapshot %s does not exist", content.GetSnapshot().GetSnapshotId())
+		}
+		if err := a.copies(s.Block, s.FSType); err != nil {
+			return nil, err
+		}
+		from, least = d.backingFile(s.ID), s.SizeBytes
+		v.FSType, v.FSBytes, v.SourceSnapshot = s.FSType, s.FSBytes, s.ID
+		// Snapshots are the region's, as a cloud's are: a restore goes to any zone.
+		if v.Zone, err = c.placement(req.GetAccessibilityRequirements()); err != nil {
+			return nil, err
+		}
+	case content.GetVolume() != nil:
+		src, err := d.mustLoad(content.GetVolume().GetVolumeId())
+		if err != nil {
+			return nil, err
+		}
+		if err := a.copies(src.Block, src.FSType); err != nil {
+			return nil, err
+		}
+		from, least = d.backingFile(src.ID), src.CapacityBytes
+		v.FSType, v.FSBytes, v.SourceVolume = src.FSType, src.FSBytes, src.ID
+		// A clone is a disk of its source's zone, as a cloud's copy of a disk is.
+		if d.cfg.zoned() {
+			if !allows(req.GetAccessibilityRequirements(), zoneTopologyKey, src.Zone) {
+				return nil, status.Errorf(codes.ResourceExhausted, "volume %s is in zone %s, which the requisite topology does not include: a clone is made in its source's zone", src.ID, src.Zone)
+			}
+			v.Zone = src.Zone
+		} else if v.Zone, err = c.placement(req.GetAccessibilityRequirements()); err != nil {
+			return nil, err
+		}
+	default:
+		if !a.block && v.FSType == "" {
+			v.FSType = d.cfg.defaultFSType
+		}
+		if v.Zone, err = c.placement(req.GetAccessibilityRequirements()); err != nil {
+			return nil, err
+		}
+	}
+	size, err := sizeFor(req.GetCapacityRange(), v.minSize(), v.mode())
+	if err != nil {
+		return nil, err
+	}
+	if size < least {
+		if limit := req.GetCapacityRange().GetLimitBytes(); limit > 0 && limit < least {
+			return nil, status.Errorf(codes.OutOfRange, "the source has %d bytes, more than the limit of %d bytes", least, limit)
+		}
+		size = least
+	}
+	v.CapacityBytes = size
+	if from == "" {
+		v.FSBytes = size
+	}
 	// The metadata is written last: a backing file without it is a creation that did not finish,
 	// and is made again from scratch.
 	file := d.backingFile(id)
-	f, err := os.OpenFile(file, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o600)
-	if err == nil {
-		err = f.Truncate(size) // sparse: takes the disk space the data takes
-		if cerr := f.Close(); err == nil {
-			err = cerr
+	if from != "" {
+		err = d.copyFile(from, file, v.SourceVolume)
+		if err == nil && size > least {
+			err = os.Truncate(file, size)
 		}
-	}
-	if err == nil {
-		err = mkfs(fsType, file)
+	} else {
+		var f *os.File
+		f, err = os.OpenFile(file, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o600)
+		if err == nil {
+			err = f.Truncate(size) // sparse: takes the disk space the data takes
+			if cerr := f.Close(); err == nil {
+				err = cerr
+			}
+		}
+		if err == nil && !v.Block {
+			err = mkfs(v.FSType, file)
+		}
 	}
 	if err != nil {
 		os.Remove(file)
 		return nil, status.Errorf(codes.Internal, "creating volume %q: %v", req.GetName(), err)
 	}
-	v = &volume{ID: id, Name: req.GetName(), CapacityBytes: size, FSBytes: size, FSType: fsType, ExpandAtMount: expandAtMount, Zone: zone}
 	if err := d.save(v); err != nil {
 		os.Remove(file)
 		return nil, err
@@ -109,15 +192,48 @@ func (c *controller) CreateVolume(_ context.Context, req *csi.CreateVolumeReques
 	return &csi.CreateVolumeResponse{Volume: c.csiVolume(v)}, nil
 }
 
+// copyFile reflinks a source's file (a snapshot's, or the volume sourceVolume's, quiesced first:
+// it may be in use) to dst.
+func (d *driver) copyFile(from, dst, sourceVolume string) error {
+	if sourceVolume == "" {
+		return reflink(from, dst)
+	}
+	src, err := d.mustLoad(sourceVolume)
+	if err != nil {
+		return err
+	}
+	consistency, thaw, err := d.quiesce(src)
+	if err != nil {
+		return err
+	}
+	start := time.Now()
+	err = reflink(from, dst)
+	thaw()
+	if err == nil {
+		log.Printf("cloned volume %s (%d bytes) to %s in %s, %s", src.ID, src.CapacityBytes, filepath.Base(dst), time.Since(start).Round(time.Microsecond), consistency)
+	}
+	return err
+}
+
 func (c *controller) csiVolume(v *volume) *csi.Volume {
 	segments := map[string]string{nodeTopologyKey: c.d.cfg.nodeID}
 	if c.d.cfg.zoned() {
 		segments = map[string]string{zoneTopologyKey: v.Zone}
 	}
+	var content *csi.VolumeContentSource
+	switch {
+	case v.SourceSnapshot != "":
+		content = &csi.VolumeContentSource{Type: &csi.VolumeContentSource_Snapshot{
+			Snapshot: &csi.VolumeContentSource_SnapshotSource{SnapshotId: v.SourceSnapshot}}}
+	case v.SourceVolume != "":
+		content = &csi.VolumeContentSource{Type: &csi.VolumeContentSource_Volume{
+			Volume: &csi.VolumeContentSource_VolumeSource{VolumeId: v.SourceVolume}}}
+	}
 	return &csi.Volume{
 		VolumeId:           v.ID,
 		CapacityBytes:      v.CapacityBytes,
 		AccessibleTopology: []*csi.Topology{{Segments: segments}},
+		ContentSource:      content,
 	}
 }
 
@@ -240,7 +356,7 @@ func (c *controller) ControllerExpandVolume(_ context.Context, req *csi.Controll
 	if err != nil {
 		return nil, err
 	}
-	size, err := sizeFor(req.GetCapacityRange(), v.FSType)
+	size, err := sizeFor(req.GetCapacityRange(), v.minSize(), v.mode())
 	if err != nil {
 		return nil, err
 	}
@@ -271,51 +387,105 @@ func (c *controller) ValidateVolumeCapabilities(_ context.Context, req *csi.Vali
 	if err != nil {
 		return nil, err
 	}
-	if fsType, err := checkCapabilities(req.GetVolumeCapabilities(), v.FSType); err != nil || fsType != v.FSType {
-		return &csi.ValidateVolumeCapabilitiesResponse{Message: "unsupported: this driver serves single-node mount volumes of the volume's own filesystem"}, nil
+	if a, err := parseCapabilities(req.GetVolumeCapabilities()); err != nil || !a.serves(v, v.FSType) {
+		return &csi.ValidateVolumeCapabilitiesResponse{Message: fmt.Sprintf("unsupported: volume %s is a single-node %s volume", v.ID, v.mode())}, nil
 	}
 	return &csi.ValidateVolumeCapabilitiesResponse{Confirmed: &csi.ValidateVolumeCapabilitiesResponse_Confirmed{
 		VolumeContext: req.GetVolumeContext(), VolumeCapabilities: req.GetVolumeCapabilities(), Parameters: req.GetParameters()}}, nil
 }
 
-// checkCapabilities accepts mount volumes on this one node, and returns the filesystem they ask for.
-func checkCapabilities(caps []*csi.VolumeCapability, defaultFSType string) (string, error) {
+// access is what a set of volume capabilities asks for: a raw block device, or a filesystem
+// (fsType: empty when they name none).
+type access struct {
+	block  bool
+	fsType string
+}
+
+// parseCapabilities accepts single-node volumes, raw block or mounted, and returns what they ask for.
+func parseCapabilities(caps []*csi.VolumeCapability) (access, error) {
+	var a access
 	if len(caps) == 0 {
-		return "", status.Error(codes.InvalidArgument, "volume_capabilities are required")
+		return a, status.Error(codes.InvalidArgument, "volume_capabilities are required")
 	}
-	fsType := ""
-	for _, c := range caps {
-		if c.GetBlock() != nil {
-			return "", status.Error(codes.InvalidArgument, "raw block volumes are not supported: ask for a mount volume")
+	for i, c := range caps {
+		block := c.GetBlock() != nil
+		if !block && c.GetMount() == nil {
+			return a, status.Error(codes.InvalidArgument, "a volume capability needs an access type (mount or block)")
 		}
-		if c.GetMount() == nil {
-			return "", status.Error(codes.InvalidArgument, "a volume capability needs an access type (mount)")
+		if i > 0 && block != a.block {
+			return a, status.Error(codes.InvalidArgument, "the volume capabilities ask for a raw block device and a filesystem")
 		}
+		a.block = block
 		switch c.GetAccessMode().GetMode() {
 		case csi.VolumeCapability_AccessMode_SINGLE_NODE_WRITER, csi.VolumeCapability_AccessMode_SINGLE_NODE_READER_ONLY,
 			csi.VolumeCapability_AccessMode_SINGLE_NODE_SINGLE_WRITER, csi.VolumeCapability_AccessMode_SINGLE_NODE_MULTI_WRITER:
 		default:
-			return "", status.Errorf(codes.InvalidArgument, "access mode %s is not supported: this driver serves one node", c.GetAccessMode().GetMode())
+			return a, status.Errorf(codes.InvalidArgument, "access mode %s is not supported: this driver serves one node", c.GetAccessMode().GetMode())
 		}
 		if t := c.GetMount().GetFsType(); t != "" {
 			if _, ok := minSize[t]; !ok {
-				return "", status.Errorf(codes.InvalidArgument, "filesystem %q is not supported: use xfs or ext4", t)
+				return a, status.Errorf(codes.InvalidArgument, "filesystem %q is not supported: use xfs or ext4", t)
 			}
-			if fsType != "" && fsType != t {
-				return "", status.Error(codes.InvalidArgument, "the volume capabilities ask for two filesystems")
+			if a.fsType != "" && a.fsType != t {
+				return a, status.Error(codes.InvalidArgument, "the volume capabilities ask for two filesystems")
 			}
-			fsType = t
+			a.fsType = t
 		}
 	}
+	return a, nil
+}
+
+// serves says whether a volume is what the capabilities ask for; a filesystem they do not name is
+// defaultFSType.
+func (a access) serves(v *volume, defaultFSType string) bool {
+	if a.block || v.Block {
+		return a.block == v.Block
+	}
+	fsType := a.fsType
 	if fsType == "" {
 		fsType = defaultFSType
 	}
-	return fsType, nil
+	return fsType == v.FSType
+}
+
+// copies says whether a copy of a source (a snapshot or a volume) can be what the capabilities
+// ask for: a copy keeps its source's mode and filesystem.
+func (a access) copies(block bool, fsType string) error {
+	switch {
+	case a.block != block && block:
+		return status.Error(codes.InvalidArgument, "the source is a raw block volume: its copy cannot be a filesystem")
+	case a.block != block:
+		return status.Errorf(codes.InvalidArgument, "the source is a %s filesystem: its copy cannot be a raw block volume", fsType)
+	case !a.block && a.fsType != "" && a.fsType != fsType:
+		return status.Errorf(codes.InvalidArgument, "the source is a %s filesystem: its copy cannot be %s", fsType, a.fsType)
+	}
+	return nil
+}
+
+// checkAccess refuses capabilities of the other mode than the volume's (a node may name another
+// filesystem than the volume's: it gets the volume's).
+func checkAccess(caps []*csi.VolumeCapability, v *volume) error {
+	a, err := parseCapabilities(caps)
+	if err != nil {
+		return err
+	}
+	if a.block != v.Block {
+		return status.Errorf(codes.InvalidArgument, "volume %s is a %s volume, which these capabilities do not ask for", v.ID, v.mode())
+	}
+	return nil
+}
+
+// minSize is the smallest size of a volume of this mode.
+func (v *volume) minSize() int64 {
+	if v.Block {
+		return blockMinSize
+	}
+	return minSize[v.FSType]
 }
 
 // sizeFor is the size of a volume for a capacity range: the required bytes rounded up to a MiB,
-// and at least the filesystem's minimum.
-func sizeFor(r *csi.CapacityRange, fsType string) (int64, error) {
+// and at least least (the mode's minimum; what names it in messages).
+func sizeFor(r *csi.CapacityRange, least int64, what string) (int64, error) {
 	required, limit := r.GetRequiredBytes(), r.GetLimitBytes()
 	if required < 0 || limit < 0 || (limit > 0 && required > limit) {
 		return 0, status.Errorf(codes.InvalidArgument, "capacity range [%d, %d] is invalid", required, limit)
@@ -327,11 +497,11 @@ func sizeFor(r *csi.CapacityRange, fsType string) (int64, error) {
 			size = limit / mib * mib
 		}
 	}
-	if size < minSize[fsType] {
-		size = minSize[fsType]
+	if size < least {
+		size = least
 	}
 	if limit > 0 && size > limit {
-		return 0, status.Errorf(codes.OutOfRange, "a %s volume in whole MiB of at least %d bytes does not fit the limit of %d bytes", fsType, minSize[fsType], limit)
+		return 0, status.Errorf(codes.OutOfRange, "a %s volume in whole MiB of at least %d bytes does not fit the limit of %d bytes", what, least, limit)
 	}
 	return size, nil
 }
@@ -374,7 +544,7 @@ func (c *controller) ControllerPublishVolume(_ context.Context, req *csi.Control
 	if n == nil {
 		return nil, status.Errorf(codes.NotFound, "node %s is not known: no node part of this driver registered it", req.GetNodeId())
 	}
-	if _, err := checkCapabilities([]*csi.VolumeCapability{req.GetVolumeCapability()}, v.FSType); err != nil {
+	if err := checkAccess([]*csi.VolumeCapability{req.GetVolumeCapability()}, v); err != nil {
 		return nil, err
 	}
 	if v.Zone != "" && n.Zone != v.Zone {

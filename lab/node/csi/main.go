@@ -1,6 +1,10 @@
 // appstorage-csi-driver: the CSI driver of the project's local node. Each volume is a sparse file of
 // exactly the claim's size, formatted (xfs or ext4) and mounted through a loop device, so `df` in a pod
-// shows the claim's capacity and shows it grow after an expansion.
+// shows the claim's capacity and shows it grow after an expansion; a raw block volume
+// (volumeMode: Block) is the loop device itself, bind-mounted where the pod's device goes.
+// Clones and snapshots are copy-on-write copies of a volume's file (FICLONE), which cost the same
+// whatever the volume's size, as a cloud's do: the volumes' folder (--state-dir/volumes) must be on
+// a filesystem with reflinks, which lab/node/csi.sh makes (an XFS with reflink=1 on a loop device).
 //
 // With --mode all (one node) it serves the identity, controller and node services on one socket: the
 // sidecars and kubelet all talk to the same process. With several nodes it takes the shape of a

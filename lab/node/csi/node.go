@@ -74,7 +74,7 @@ func (n *node) NodeStageVolume(_ context.Context, req *csi.NodeStageVolumeReques
 	if err != nil {
 		return nil, err
 	}
-	if _, err := checkCapabilities([]*csi.VolumeCapability{req.GetVolumeCapability()}, v.FSType); err != nil {
+	if err := checkAccess([]*csi.VolumeCapability{req.GetVolumeCapability()}, v); err != nil {
 		return nil, err
 	}
 	// Attached to another node: the disk is not on this one. (Attached to none is let through:
@@ -82,6 +82,14 @@ func (n *node) NodeStageVolume(_ context.Context, req *csi.NodeStageVolumeReques
 	// without a ControllerPublishVolume.)
 	if _, ok := v.Attached[d.cfg.nodeID]; !ok && len(v.Attached) > 0 {
 		return nil, status.Errorf(codes.FailedPrecondition, "volume %s is attached to node %s, not to node %s", v.ID, strings.Join(attachedNodes(v), ", "), d.cfg.nodeID)
+	}
+	if v.Block {
+		// A raw block volume's staging is its device appearing on the node (the loop device);
+		// each pod gets the device node itself (NodePublishVolume). Nothing is mounted.
+		if _, err := attach(d.backingFile(v.ID)); err != nil {
+			return nil, status.Errorf(codes.Internal, "volume %s: %v", v.ID, err)
+		}
+		return &csi.NodeStageVolumeResponse{}, nil
 	}
 	if err := os.MkdirAll(staging, 0o750); err != nil {
 		return nil, status.Errorf(codes.Internal, "staging_target_path %s: %v", staging, err)
@@ -121,13 +129,13 @@ func (n *node) NodeUnstageVolume(_ context.Context, req *csi.NodeUnstageVolumeRe
 	if err != nil {
 		return nil, status.Errorf(codes.Internal, "volume %s: %v", v.ID, err)
 	}
-	mps, err := d.mounter.List()
+	mounts, err := deviceMounts("/proc/self/mountinfo")
 	if err != nil {
 		return nil, status.Errorf(codes.Internal, "volume %s: %v", v.ID, err)
 	}
-	for _, mp := range mps {
-		if slices.Contains(devs, mp.Device) && filepath.Clean(mp.Path) != filepath.Clean(staging) {
-			return nil, status.Errorf(codes.FailedPrecondition, "volume %s is still published at %s: unpublish it first", v.ID, mp.Path)
+	for _, m := range mounts {
+		if slices.Contains(devs, m.dev) && filepath.Clean(m.path) != filepath.Clean(staging) {
+			return nil, status.Errorf(codes.FailedPrecondition, "volume %s is still published at %s: unpublish it first", v.ID, m.path)
 		}
 	}
 	if err := mount.CleanupMountPoint(staging, d.mounter, true); err != nil {
@@ -161,8 +169,14 @@ func (n *node) NodePublishVolume(_ context.Context, req *csi.NodePublishVolumeRe
 	if err != nil {
 		return nil, err
 	}
-	if _, err := checkCapabilities([]*csi.VolumeCapability{req.GetVolumeCapability()}, v.FSType); err != nil {
+	if err := checkAccess([]*csi.VolumeCapability{req.GetVolumeCapability()}, v); err != nil {
 		return nil, err
+	}
+	if v.Block {
+		if err := d.publishBlock(v, target, req.GetReadonly()); err != nil {
+			return nil, err
+		}
+		return &csi.NodePublishVolumeResponse{}, nil
 	}
 	if err := os.MkdirAll(target, 0o750); err != nil {
 		return nil, status.Errorf(codes.Internal, "target_path %s: %v", target, err)
@@ -212,6 +226,64 @@ func (n *node) NodePublishVolume(_ context.Context, req *csi.NodePublishVolumeRe
 	return &csi.NodePublishVolumeResponse{}, nil
 }
 
+// publishBlock publishes a raw block volume: its loop device node bind-mounted at target, a file
+// (the CO makes its folder), as a cloud's driver publishes a disk's device.
+func (d *driver) publishBlock(v *volume, target string, readonly bool) error {
+	file := d.backingFile(v.ID)
+	var dev string
+	if d.cfg.attachRequired {
+		devs, err := loops(file)
+		if err != nil {
+			return status.Errorf(codes.Internal, "volume %s: %v", v.ID, err)
+		}
+		if len(devs) == 0 {
+			return status.Errorf(codes.FailedPrecondition, "volume %s is not staged on this node (NodeStageVolume first)", v.ID)
+		}
+		dev = devs[0]
+	} else {
+		var err error
+		if dev, err = attach(file); err != nil {
+			return status.Errorf(codes.Internal, "volume %s: %v", v.ID, err)
+		}
+	}
+	mounts, err := deviceMounts("/proc/self/mountinfo")
+	if err != nil {
+		return status.Errorf(codes.Internal, "volume %s: %v", v.ID, err)
+	}
+	for _, m := range mounts {
+		if filepath.Clean(m.path) != filepath.Clean(target) {
+			continue
+		}
+		if m.dev != dev {
+			return status.Errorf(codes.AlreadyExists, "target_path %s holds %s, not volume %s", target, m.dev, v.ID)
+		}
+		if m.ro != readonly {
+			return status.Errorf(codes.AlreadyExists, "volume %s is published at %s with readonly=%v already", v.ID, target, m.ro)
+		}
+		return nil // published before (a retry)
+	}
+	if err := os.MkdirAll(filepath.Dir(target), 0o750); err != nil {
+		return status.Errorf(codes.Internal, "target_path %s: %v", target, err)
+	}
+	f, err := os.OpenFile(target, os.O_CREATE|os.O_RDONLY, 0o640)
+	if err != nil {
+		return status.Errorf(codes.Internal, "target_path %s: a raw block volume is published at a file: %v", target, err)
+	}
+	f.Close()
+	options := []string{"bind"}
+	if readonly {
+		options = append(options, "ro")
+	}
+	if err := d.mounter.Mount(dev, target, "", options); err != nil {
+		os.Remove(target)
+		if !d.cfg.attachRequired {
+			d.detachUnused(file)
+		}
+		return status.Errorf(codes.Internal, "volume %s: bind mount of %s: %v", v.ID, dev, err)
+	}
+	return nil
+}
+
 // mountDevice mounts the volume's loop device (made if it has none) at target, at its full size: a
 // filesystem that waits for a node expansion grows here. ext4 grows before it is mounted (an
 // offline resize2fs needs no privilege beyond the device); xfs only grows mounted, so right after
@@ -232,6 +304,11 @@ func (d *driver) mountDevice(v *volume, target string, options []string) error {
 			return err
 		}
 	}
+	if v.FSType == "xfs" {
+		// A clone or a restore has its source's XFS UUID, and XFS refuses to mount a UUID that is
+		// mounted already (the source's, on this node): nouuid, as cloud drivers mount XFS.
+		options = append(slices.Clip(options), "nouuid")
+	}
 	if err := d.mounter.Mount(dev, target, v.FSType, options); err != nil {
 		d.detachUnused(file)
 		return status.Errorf(codes.Internal, "volume %s: %v", v.ID, err)
@@ -248,13 +325,13 @@ func (d *driver) mountDevice(v *volume, target string, options []string) error {
 
 // mountPointOf is a path where the device is mounted.
 func (d *driver) mountPointOf(dev string) (string, error) {
-	mps, err := d.mounter.List()
+	mounts, err := deviceMounts("/proc/self/mountinfo")
 	if err != nil {
 		return "", err
 	}
-	for _, mp := range mps {
-		if mp.Device == dev {
-			return mp.Path, nil
+	for _, m := range mounts {
+		if m.dev == dev && !m.raw {
+			return m.path, nil
 		}
 	}
 	return "", fmt.Errorf("%s is not mounted", dev)
@@ -332,6 +409,16 @@ func (n *node) NodeExpandVolume(_ context.Context, req *csi.NodeExpandVolumeRequ
 		// Grown when it was mounted, or nothing to grow.
 		return &csi.NodeExpandVolumeResponse{CapacityBytes: v.CapacityBytes}, nil
 	}
+	if v.Block {
+		// A raw block device grows when its loop device re-reads the file's size.
+		if _, err := run("losetup", "--set-capacity", dev); err != nil {
+			return nil, status.Errorf(codes.Internal, "volume %s: %v", v.ID, err)
+		}
+		if err := d.grown(v); err != nil {
+			return nil, err
+		}
+		return &csi.NodeExpandVolumeResponse{CapacityBytes: v.CapacityBytes}, nil
+	}
 	if v.ExpandAtMount {
 		return nil, status.Errorf(codes.FailedPrecondition, "volume %s is in use, and this driver grows filesystems only when they are mounted: restart the pod that uses it", v.ID)
 	}
@@ -361,7 +448,7 @@ func (d *driver) publishedDevice(v *volume, path string) (string, error) {
 	if _, err := os.Stat(path); os.IsNotExist(err) {
 		return "", status.Errorf(codes.NotFound, "volume_path %s does not exist", path)
 	}
-	dev, refs, err := mount.GetDeviceNameFromMount(d.mounter, path)
+	mounts, err := deviceMounts("/proc/self/mountinfo")
 	if err != nil {
 		return "", status.Errorf(codes.Internal, "volume_path %s: %v", path, err)
 	}
@@ -369,10 +456,16 @@ func (d *driver) publishedDevice(v *volume, path string) (string, error) {
 	if err != nil {
 		return "", status.Errorf(codes.Internal, "volume %s: %v", v.ID, err)
 	}
-	if refs == 0 || !slices.Contains(devs, dev) {
-		return "", status.Errorf(codes.NotFound, "volume %s is not published at %s", v.ID, path)
+	resolved, err := filepath.EvalSymlinks(path)
+	if err != nil {
+		resolved = path
 	}
-	return dev, nil
+	for _, m := range mounts {
+		if filepath.Clean(m.path) == filepath.Clean(resolved) && slices.Contains(devs, m.dev) {
+			return m.dev, nil
+		}
+	}
+	return "", status.Errorf(codes.NotFound, "volume %s is not published at %s", v.ID, path)
 }
 
 func (n *node) NodeGetVolumeStats(_ context.Context, req *csi.NodeGetVolumeStatsRequest) (*csi.NodeGetVolumeStatsResponse, error) {
@@ -392,6 +485,10 @@ func (n *node) NodeGetVolumeStats(_ context.Context, req *csi.NodeGetVolumeStats
 	d.unlock()
 	if err != nil {
 		return nil, err
+	}
+	if v.Block {
+		// A raw block device: its size, what kubelet reports of a block volume.
+		return &csi.NodeGetVolumeStatsResponse{Usage: []*csi.VolumeUsage{{Unit: csi.VolumeUsage_BYTES, Total: v.CapacityBytes}}}, nil
 	}
 	var st unix.Statfs_t
 	if err := unix.Statfs(path, &st); err != nil {
