@@ -16,8 +16,9 @@
 #                            prerelease (the newest pre-release pin whose minor has no release pinned)
 #   build.sh --program NAME [windows]
 #                            one more program of the newest pin, into the same folder: csi-attacher,
-#                            csi-sanity, kubectl (windows: kubectl.exe for windows/amd64, in its own
-#                            folder), e2e.test or agnhost (Kubernetes' e2e specs, ../specs)
+#                            csi-sanity, csi-snapshotter and snapshot-controller (external-snapshotter),
+#                            kubectl (windows: kubectl.exe for windows/amd64, in its own folder),
+#                            e2e.test or agnhost (Kubernetes' e2e specs, ../specs)
 #   build.sh --resolve SPEC  prints the release SPEC names, builds nothing
 #   build.sh --list          prints "MINOR RELEASE" for every pinned minor, oldest first
 #   build.sh --modfile SPEC  prints the pin's .mod file that SPEC builds from
@@ -98,8 +99,8 @@ case "${1:-}" in
   --program)
     program="${2:-}"; program_os="${3:-}"
     case "$program" in
-      csi-attacher | csi-sanity | kubectl | e2e.test | agnhost) ;;
-      *) die "--program takes csi-attacher, csi-sanity, kubectl, e2e.test or agnhost, not \"$program\"" ;;
+      csi-attacher | csi-sanity | csi-snapshotter | snapshot-controller | kubectl | e2e.test | agnhost) ;;
+      *) die "--program takes csi-attacher, csi-sanity, csi-snapshotter, snapshot-controller, kubectl, e2e.test or agnhost, not \"$program\"" ;;
     esac
     [[ -z "$program_os" || "$program/$program_os" == kubectl/windows ]] || die "only kubectl is built for windows"
     set -- newest
@@ -166,6 +167,8 @@ if [[ -n "$program" ]]; then
       go_build "$program" go build -modfile="$modfile" -trimpath -ldflags "-s -w -X main.version=$(version_of "$m")" -o "$tmp/" "$m/cmd/csi-attacher" ;;
     csi-sanity) m=github.com/kubernetes-csi/csi-test/v5
       go_build "$program" go build -modfile="$modfile" -trimpath -ldflags "-s -w -X main.VERSION=$(version_of "$m")" -o "$tmp/" "$m/cmd/csi-sanity" ;;
+    csi-snapshotter | snapshot-controller) m=github.com/kubernetes-csi/external-snapshotter/v8
+      go_build "$program" go build -modfile="$modfile" -trimpath -ldflags "-s -w -X main.version=$(version_of "$m")" -o "$tmp/" "$m/cmd/$program" ;;
     kubectl) go_build "$program" env GOOS="${program_os:-linux}" GOARCH=amd64 go build -modfile="$modfile" -trimpath -ldflags "$ldflags" -o "$tmp/" k8s.io/kubernetes/cmd/kubectl ;;
     e2e.test) go_build "$program" go test -c -modfile="$modfile" -trimpath -ldflags "$ldflags" -o "$tmp/e2e.test" ./specs ;;
     # Static, so that it runs in an image with nothing else in it.
