@@ -202,15 +202,17 @@ func (d *driver) copyFile(from, dst, sourceVolume string) error {
 	if err != nil {
 		return err
 	}
+	start := time.Now()
 	consistency, thaw, err := d.quiesce(src)
 	if err != nil {
 		return err
 	}
-	start := time.Now()
+	quiesced := time.Now()
 	err = reflink(from, dst)
 	thaw()
 	if err == nil {
-		log.Printf("cloned volume %s (%d bytes) to %s in %s, %s", src.ID, src.CapacityBytes, filepath.Base(dst), time.Since(start).Round(time.Microsecond), consistency)
+		log.Printf("cloned volume %s (%d bytes) to %s: quiesced in %s, reflinked in %s, %s", src.ID, src.CapacityBytes, filepath.Base(dst),
+			quiesced.Sub(start).Round(time.Microsecond), time.Since(quiesced).Round(time.Microsecond), consistency)
 	}
 	return err
 }

@@ -51,17 +51,18 @@ func (c *controller) CreateSnapshot(_ context.Context, req *csi.CreateSnapshotRe
 	if err != nil {
 		return nil, err
 	}
+	start := time.Now()
 	consistency, thaw, err := d.quiesce(v)
 	if err != nil {
 		return nil, status.Errorf(codes.Internal, "snapshot %q of volume %s: %v", req.GetName(), v.ID, err)
 	}
-	start := time.Now()
+	quiesced := time.Now()
 	err = reflink(d.backingFile(v.ID), d.backingFile(id))
 	thaw()
 	if err != nil {
 		return nil, status.Errorf(codes.Internal, "snapshot %q of volume %s: %v", req.GetName(), v.ID, err)
 	}
-	took := time.Since(start)
+	reflinked := time.Now()
 	// The metadata is written last, as a volume's: a file without it is a snapshot that did not finish.
 	s = &snapshot{ID: id, Name: req.GetName(), SourceVolume: v.ID, SizeBytes: v.CapacityBytes, FSBytes: v.FSBytes,
 		FSType: v.FSType, Block: v.Block, CreatedAt: time.Now().UnixNano(), Consistency: consistency}
@@ -69,7 +70,8 @@ func (c *controller) CreateSnapshot(_ context.Context, req *csi.CreateSnapshotRe
 		os.Remove(d.backingFile(id))
 		return nil, err
 	}
-	log.Printf("snapshot %s of volume %s (%d bytes) cut in %s, %s", id, v.ID, v.CapacityBytes, took.Round(time.Microsecond), consistency)
+	log.Printf("snapshot %s of volume %s (%d bytes): quiesced in %s, reflinked in %s, %s", id, v.ID, v.CapacityBytes,
+		quiesced.Sub(start).Round(time.Microsecond), reflinked.Sub(quiesced).Round(time.Microsecond), consistency)
 	return &csi.CreateSnapshotResponse{Snapshot: csiSnapshot(s)}, nil
 }
 
