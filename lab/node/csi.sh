@@ -27,15 +27,34 @@
 #   csi.sh build-attacher
 #       builds csi-attacher (once; only the zones' cluster attaches volumes) and prints its bin
 #       directory (last line).
+#   csi.sh build-snapshotter
+#       builds external-snapshotter's snapshot-controller and csi-snapshotter (once) and prints their
+#       bin directory (last line). up starts them when they are built (so the demo builds nothing
+#       more); up-zones builds them. With them, up applies the VolumeSnapshot CRDs of the same
+#       module (client/config/crd, as its kustomization lists them, group snapshots included) and the
+#       VolumeSnapshotClass appstorage-csi-snapshot (the default class, deletionPolicy Delete); the
+#       snapshot-controller runs as a process beside the sidecars, with KUBECONFIG (a cluster admin),
+#       not as a Deployment.
 #   csi.sh sanity [--attach | --split] [CSI-SANITY FLAGS...]
 #       runs csi-sanity against a fresh driver in a temporary directory and cleans up; exits with
 #       csi-sanity's code. Without a flag the one node's driver; --attach one process with a zone,
 #       attach and stage; --split the zones' shape (a controller part and a node part on two
-#       sockets). Flags go to csi-sanity (for example --ginkgo.v, --ginkgo.focus=Expand).
+#       sockets). Flags go to csi-sanity (for example --ginkgo.v, --ginkgo.focus=Expand, or
+#       --csi.testvolumeaccesstype=block for raw block volumes).
 #
 # Volumes: a sparse file of the claim's size rounded up to a MiB, xfs (the classes' fstype; at least
-# 300 MiB, mkfs.xfs's minimum) or ext4 (at least 16 MiB; grows only at mount here: no CAP_SYS_RESOURCE).
+# 300 MiB, mkfs.xfs's minimum) or ext4 (at least 16 MiB; grows only at mount here: no CAP_SYS_RESOURCE),
+# or a raw block volume (volumeMode: Block; the loop device is bind-mounted at the pod's device path).
 # A class parameter expansion=online|at-mount sets the mode per volume, over the driver's flag.
+# The volumes' files live in STATE_DIR/pool.img, a sparse file (${APPSTORAGE_CSI_POOL_SIZE:-64G} when
+# made; only what is written takes disk space) formatted XFS with reflinks (mkfs.xfs -m reflink=1)
+# and loop-mounted at STATE_DIR/volumes (with discard, so that deleted data frees the host's disk):
+# clones and snapshots are copy-on-write copies of a volume's file (FICLONE), which take the same
+# few milliseconds for 1 GiB and 10 GiB. down unmounts it; the file stays (it is the data). The
+# volumes of a state made before the pool (files directly in STATE_DIR/volumes) are moved into it.
+# Snapshots and clones of a mounted volume freeze its filesystem for the copy (fsfreeze), also in
+# the zones' nodes (the controller part reaches a node's mounts through its node part's
+# /proc/PID/root); a raw block volume in use is copied crash-consistent.
 # kubelet: the driver registers itself through KUBELET_ROOT/plugins_registry (no node-driver-registrar);
 # the driver and kubelet must agree on KUBELET_ROOT (kubelet --root-dir).
 # apt: e2fsprogs xfsprogs util-linux mount
@@ -55,6 +74,139 @@ controlplane_build() { bash "$here/../controlplane/build.sh" "$@" | tail -n 1; }
 cmd_build_sanity() { controlplane_build --program csi-sanity; }
 # external-attacher: only the zones' cluster (scripts/cluster up --nodes) attaches volumes.
 cmd_build_attacher() { controlplane_build --program csi-attacher; }
+# external-snapshotter: its two programs land in the newest pin's bin folder, beside the servers.
+cmd_build_snapshotter() {
+  controlplane_build --program snapshot-controller >/dev/null || exit 1
+  controlplane_build --program csi-snapshotter
+}
+snapshotter_programs=(csi-snapshotter snapshot-controller)
+
+# snapshotter_bin: the folder of snapshot-controller and csi-snapshotter when both are built, else
+# nothing (builds nothing but what csi.sh build builds).
+snapshotter_bin() {
+  local dir f
+  dir="$(controlplane_build newest)" || return 1
+  for f in "${snapshotter_programs[@]}"; do [[ -x "$dir/$f" ]] || return 0; done
+  echo "$dir"
+}
+
+# snapshot_crds: the VolumeSnapshot CRDs' files, of the external-snapshotter client module of the
+# pin the snapshotter is built from (client/config/crd, the files its kustomization lists).
+snapshot_crds() {
+  local modfile dir f
+  modfile="$(bash "$here/../controlplane/build.sh" --modfile newest)"
+  dir="$(cd "$here/.." && go mod download -modfile="$modfile" -json github.com/kubernetes-csi/external-snapshotter/client/v8 |
+    sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')"
+  [[ -f "$dir/config/crd/kustomization.yaml" ]] || die "the VolumeSnapshot CRDs are not in the module cache (go mod download of external-snapshotter/client/v8 with $modfile)"
+  for f in $(awk '$1 == "-" {print $2}' "$dir/config/crd/kustomization.yaml"); do echo "$dir/config/crd/$f"; done
+}
+
+# apply_snapshot_crds KUBECONFIG: the CRDs, established before the snapshot-controller starts (it
+# waits for them, 30 s at most).
+apply_snapshot_crds() {
+  local files=() f
+  while read -r f; do files+=(-f "$f"); done < <(snapshot_crds)
+  kubectl --kubeconfig "$1" apply "${files[@]}" >&2
+  kubectl --kubeconfig "$1" wait --for condition=established --timeout=60s \
+    crd/volumesnapshots.snapshot.storage.k8s.io crd/volumesnapshotcontents.snapshot.storage.k8s.io \
+    crd/volumesnapshotclasses.snapshot.storage.k8s.io >&2
+}
+
+# start_snapshotter STATE SOCK KUBECONFIG SNAPSHOTTER_BIN: the cluster's snapshot-controller (it
+# turns VolumeSnapshots into VolumeSnapshotContents) and the driver's csi-snapshotter sidecar (it
+# turns those into CreateSnapshot calls), both with KUBECONFIG and no leader election.
+start_snapshotter() {
+  local state=$1 sock=$2 kubeconfig=$3 sbin=$4
+  apply_snapshot_crds "$kubeconfig"
+  start "$state/run" "$state/logs" snapshot-controller "$sbin/snapshot-controller" \
+    --kubeconfig "$kubeconfig" --leader-election=false --retry-interval-max=30s --v=2
+  start "$state/run" "$state/logs" csi-snapshotter "$sbin/csi-snapshotter" \
+    --kubeconfig "$kubeconfig" --csi-address "$sock" --leader-election=false \
+    --extra-create-metadata --timeout=60s --retry-interval-max=30s --v=2
+}
+
+apply_snapshot_class() {
+  kubectl --kubeconfig "$1" apply -f - >&2 <<YAML
+apiVersion: snapshot.storage.k8s.io/v1
+kind: VolumeSnapshotClass
+metadata:
+  name: appstorage-csi-snapshot
+  annotations:
+    snapshot.storage.kubernetes.io/is-default-class: "true"
+driver: $driver_name
+deletionPolicy: Delete
+YAML
+}
+
+# --- the pool: the volumes' files on an XFS with reflinks ------------------------------------
+pool_size="${APPSTORAGE_CSI_POOL_SIZE:-64G}"
+
+# pool_up STATE: STATE/pool.img (made once) mounted at STATE/volumes.
+pool_up() {
+  local state=$1 vol="$1/volumes" img="$1/pool.img" tmp
+  mkdir -p "$vol"
+  if mountpoint -q "$vol"; then
+    [[ "$(findmnt -n -o FSTYPE --mountpoint "$vol")" == xfs ]] || die "$vol is a mount of something else than the volumes' pool ($img)"
+    return 0
+  fi
+  if [[ ! -f "$img" ]]; then
+    rm -f "$img.tmp"
+    truncate -s "$pool_size" "$img.tmp"
+    mkfs.xfs -q -m reflink=1 -L appstor-pool "$img.tmp" || { rm -f "$img.tmp"; die "mkfs.xfs -m reflink=1 of the volumes' pool failed"; }
+    mv "$img.tmp" "$img"
+  fi
+  if [[ -n "$(ls -A "$vol")" ]]; then
+    # Volumes of a state made before the pool: moved into it (sparse files stay sparse).
+    [[ -z "$(loops_under "$vol")" ]] || die "the volumes in $vol, from before the pool, are in use; stop the driver and what uses them first (csi.sh down)"
+    tmp="$state/pool.mnt"
+    mkdir -p "$tmp"
+    mount -o loop,discard "$img" "$tmp"
+    if cp -a --sparse=always "$vol/." "$tmp/"; then
+      umount "$tmp"
+      find "$vol" -mindepth 1 -delete
+      log "moved the volumes of $vol into the pool $img"
+    else
+      umount "$tmp"
+      die "cannot move the volumes of $vol into the pool $img"
+    fi
+    rmdir "$tmp"
+  fi
+  # A loop device of its own, freed once the last mount of it goes (mount -o loop sets autoclear;
+  # it reuses a loop device of the same file, so there is never a second one).
+  mount -o loop,discard "$img" "$vol" || die "cannot mount the volumes' pool $img at $vol"
+}
+
+# pool_down STATE: unmounts the pool (its file stays).
+pool_down() {
+  local vol="$1/volumes" i
+  mountpoint -q "$vol" 2>/dev/null || return 0
+  for ((i = 0; i < 50; i++)); do
+    umount "$vol" 2>/dev/null && return 0
+    sleep 0.1 # a loop device of a volume being detached still holds its file
+  done
+  umount -l "$vol" || log "cannot unmount the volumes' pool at $vol"
+}
+
+# mounts_of DEV: DEV's mount points in this mount table, deepest first: filesystems mounted from it
+# and its device node bind-mounted (a raw block volume published). Escaped as /proc writes them.
+mounts_of() {
+  awk -v d="$1" '{
+    for (i = 7; i <= NF && $i != "-"; i++) {}
+    if ($(i + 2) == d || ($(i + 1) == "devtmpfs" && "/dev" $4 == d)) print $5
+  }' /proc/self/mountinfo | sort -r
+}
+
+# unmount_volumes STATE: unmounts, in this mount table, what is left of the volumes' mounts (what
+# kubelet did not unpublish).
+unmount_volumes() {
+  local dev mp
+  for dev in $(loops_under "$1/volumes"); do
+    for mp in $(mounts_of "$dev"); do
+      mp="$(printf '%b' "$mp")" # /proc writes a space as \040
+      umount "$mp" 2>/dev/null || umount -l "$mp" || log "cannot unmount $mp"
+    done
+  done
+}
 
 driver_hash() {
   (cd "$here/csi" && find . -type f \( -name '*.go' ! -name '*_test.go' -o -name go.mod -o -name go.sum \) | LC_ALL=C sort | xargs sha256sum) |
@@ -111,7 +263,7 @@ stop() {
 # The driver's tools (see "apt:" at the top).
 check_tools() {
   local tool missing=()
-  for tool in mkfs.xfs xfs_growfs mkfs.ext4 e2fsck resize2fs losetup mount umount; do
+  for tool in mkfs.xfs xfs_growfs mkfs.ext4 e2fsck resize2fs losetup mount umount fsfreeze mountpoint findmnt; do
     command -v "$tool" >/dev/null || missing+=("$tool") # on PATH: the driver runs them from there
   done
   ((${#missing[@]} == 0)) || die "${missing[*]} not found: install the Debian packages xfsprogs, e2fsprogs, util-linux and mount"
@@ -126,7 +278,8 @@ start_part() {
   local name=$1 state=$2 root=$3 node=$4; shift 4
   local sock="$root/plugins/$driver_name/csi.sock" i
   check_tools
-  mkdir -p "$state/logs" "$state/run" "$state/volumes"
+  mkdir -p "$state/logs" "$state/run"
+  pool_up "$state"
   pid_alive "$state/run" "$name" && die "$name already runs for $state (pid $(cat "$state/run/$name.pid")); run csi.sh down $state $root first"
   start "$state/run" "$state/logs" "$name" "$bin/appstorage-csi-driver" \
     --node-id "$node" --state-dir "$state" --kubelet-root "$root" "$@"
@@ -154,18 +307,21 @@ cmd_up() {
   state="$(mkdir -p "$state" && cd "$state" && pwd)"
   root="$(mkdir -p "$root" && cd "$root" && pwd)"
   bin="$(cmd_build | tail -n 1)"
-  local sock="$root/plugins/$driver_name/csi.sock" i name running=0
-  for name in appstorage-csi-driver csi-provisioner csi-resizer; do
+  local sbin sock="$root/plugins/$driver_name/csi.sock" i name running=0 names=(appstorage-csi-driver csi-provisioner csi-resizer)
+  sbin="$(snapshotter_bin)"
+  [[ -z "$sbin" ]] || names+=("${snapshotter_programs[@]}")
+  for name in "${names[@]}"; do
     pid_alive "$state/run" "$name" && running=$((running + 1))
   done
-  if ((running == 3)); then
+  if ((running == ${#names[@]})); then
     log "the driver and the sidecars already run for $state; applying the storage classes again"
     apply_objects "$kubeconfig"
+    [[ -z "$sbin" ]] || apply_snapshot_class "$kubeconfig"
     return 0
   fi
   if ((running > 0)); then
     log "found a partial driver and sidecars in $state; starting them again"
-    for name in csi-resizer csi-provisioner appstorage-csi-driver; do stop "$state/run" "$name"; done
+    for name in "${snapshotter_programs[@]}" csi-resizer csi-provisioner appstorage-csi-driver; do stop "$state/run" "$name"; done
   fi
   start_driver "$state" "$root" "$node" "${flags[@]}"
   # The sidecars act with KUBECONFIG (a cluster admin), so they need no RBAC objects of their own.
@@ -176,17 +332,23 @@ cmd_up() {
   start "$state/run" "$state/logs" csi-resizer "$bin/csi-resizer" \
     --kubeconfig "$kubeconfig" --csi-address "$sock" --leader-election=false \
     --timeout=60s --retry-interval-max=30s --v=2
-  # Both sidecars ask the driver its name first: once both have, they are connected.
+  local sidecars=2
+  if [[ -n "$sbin" ]]; then
+    start_snapshotter "$state" "$sock" "$kubeconfig" "$sbin"
+    sidecars=3
+  fi
+  # The sidecars ask the driver its name first: once all have, they are connected.
   for ((i = 0; i < 300; i++)); do
-    (($(grep -c 'GetPluginInfo' "$state/logs/appstorage-csi-driver.log" || true) >= 2)) && break
-    for name in appstorage-csi-driver csi-provisioner csi-resizer; do
+    (($(grep -c 'GetPluginInfo' "$state/logs/appstorage-csi-driver.log" || true) >= sidecars)) && break
+    for name in "${names[@]}"; do
       pid_alive "$state/run" "$name" || { tail -n 20 "$state/logs/$name.log" >&2; die "$name exited while starting (log: $state/logs/$name.log)"; }
     done
     sleep 0.1
   done
   ((i < 300)) || die "the sidecars did not reach the driver in 30s (logs in $state/logs)"
   apply_objects "$kubeconfig"
-  log "driver and sidecars up (logs in $state/logs, volumes in $state/volumes)"
+  [[ -z "$sbin" ]] || apply_snapshot_class "$kubeconfig"
+  log "driver and sidecars up${sbin:+ with snapshots} (logs in $state/logs, volumes in $state/volumes)"
 }
 
 # apply_objects KUBECONFIG [ATTACH_REQUIRED]: the CSIDriver and the storage classes. Every class names its filesystem:
@@ -251,9 +413,11 @@ YAML
 # zone_nodes CLUSTER_STATE: "NODE ZONE" a line, for the nodes of nodes.sh.
 zone_nodes() { bash "$here/nodes.sh" names "$1" | while read -r n; do echo "$n zone-${n#node-}"; done; }
 
+zone_programs=(appstorage-csi-controller csi-provisioner csi-resizer csi-attacher "${snapshotter_programs[@]}")
+
 zones_running() {
   local state=$1 cluster=$2 name node zone
-  for name in appstorage-csi-controller csi-provisioner csi-resizer csi-attacher; do pid_alive "$state/run" "$name" || return 1; done
+  for name in "${zone_programs[@]}"; do pid_alive "$state/run" "$name" || return 1; done
   while read -r node zone; do pid_alive "$state/run" "driver-$node" || return 1; done < <(zone_nodes "$cluster")
 }
 
@@ -265,10 +429,25 @@ cmd_up_zones() {
   state="$(mkdir -p "$state" && cd "$state" && pwd)"
   bin="$(cmd_build | tail -n 1)"
   attacher="$(cmd_build_attacher | tail -n 1)/csi-attacher"
+  local sbin
+  sbin="$(cmd_build_snapshotter | tail -n 1)"
   check_tools
-  mkdir -p "$state/logs" "$state/run" "$state/volumes" "$state/ctl"
-  if zones_running "$state" "$cluster"; then apply_zone_objects "$kubeconfig"; return 0; fi
-  for name in csi-attacher csi-resizer csi-provisioner appstorage-csi-controller; do stop "$state/run" "$name"; done
+  mkdir -p "$state/logs" "$state/run" "$state/ctl"
+  if zones_running "$state" "$cluster"; then apply_zone_objects "$kubeconfig"; apply_snapshot_class "$kubeconfig"; return 0; fi
+  for ((i = ${#zone_programs[@]} - 1; i >= 0; i--)); do stop "$state/run" "${zone_programs[i]}"; done
+  # The pool on the host, and the same mount in each node (the nodes' mount namespaces see no mount
+  # the host makes after they were made): one filesystem, one lock file for every part.
+  pool_up "$state"
+  local pool
+  pool="$(findmnt -n -o SOURCE --mountpoint "$state/volumes")"
+  while read -r node zone; do
+    bash "$here/nodes.sh" exec "$cluster" "$node" sh -c '
+      if mountpoint -q "$1"; then
+        [ "$(findmnt -n -o SOURCE --mountpoint "$1")" = "$2" ] || { echo "$1 is mounted from another device than $2 in this node" >&2; exit 1; }
+      else
+        mount "$2" "$1"
+      fi' sh "$state/volumes" "$pool" || die "cannot mount the volumes' pool in $node"
+  done < <(zone_nodes "$cluster")
   sock="$state/ctl/plugins/$driver_name/csi.sock"
   start "$state/run" "$state/logs" appstorage-csi-controller "$bin/appstorage-csi-driver" \
     --mode controller --attach-required --node-id controller --state-dir "$state" --kubelet-root "$state/ctl"
@@ -293,7 +472,9 @@ cmd_up_zones() {
   start "$state/run" "$state/logs" csi-attacher "$attacher" \
     --kubeconfig "$kubeconfig" --csi-address "$sock" --leader-election=false \
     --timeout=60s --retry-interval-max=30s --v=2
+  start_snapshotter "$state" "$sock" "$kubeconfig" "$sbin"
   apply_zone_objects "$kubeconfig"
+  apply_snapshot_class "$kubeconfig"
   # Every node's kubelet has registered the driver with its zone (CSINode), or the scheduler cannot
   # place a pod with a claim of these classes.
   for ((i = 0; i < 300; i++)); do
@@ -303,7 +484,7 @@ cmd_up_zones() {
       [[ "$(kubectl --kubeconfig "$kubeconfig" get csinode "$node" -o jsonpath="{.spec.drivers[?(@.name==\"$driver_name\")].topologyKeys}" 2>/dev/null)" == *topology.kubernetes.io/zone* ]] || ok=0
     done < <(zone_nodes "$cluster")
     ((ok)) && break
-    for name in appstorage-csi-controller csi-provisioner csi-resizer csi-attacher; do
+    for name in "${zone_programs[@]}"; do
       pid_alive "$state/run" "$name" || { tail -n 20 "$state/logs/$name.log" >&2; die "$name exited while starting (log: $state/logs/$name.log)"; }
     done
     sleep 0.1
@@ -335,21 +516,25 @@ cmd_down_zones() {
   local state=$1 cluster=$2 name node zone dev mp
   [[ -d "$state" ]] || return 0
   state="$(cd "$state" && pwd)"
-  for name in csi-attacher csi-resizer csi-provisioner appstorage-csi-controller; do stop "$state/run" "$name"; done
+  local i
+  for ((i = ${#zone_programs[@]} - 1; i >= 0; i--)); do stop "$state/run" "${zone_programs[i]}"; done
   while read -r node zone; do
     stop "$state/run" "driver-$node"
-    # What kubelet did not unstage, in the node's own mount table.
-    for dev in $(loops_under "$state/volumes"); do
-      bash "$here/nodes.sh" exec "$cluster" "$node" sh -c "awk -v d='$dev' '\$1 == d {print \$2}' /proc/mounts | sort -r | while read -r m; do umount \"\$(printf '%b' \"\$m\")\" 2>/dev/null || umount -l \"\$(printf '%b' \"\$m\")\"; done" 2>/dev/null || true
-    done
+    # What kubelet did not unstage, in the node's own mount table, then the node's mount of the pool.
+    bash "$here/nodes.sh" exec "$cluster" "$node" bash "$here/csi.sh" node-down "$state" 2>/dev/null || true
   done < <(zone_nodes "$cluster")
+  unmount_volumes "$state"
   for dev in $(loops_under "$state/volumes"); do
-    for mp in $(awk -v d="$dev" '$1 == d {print $2}' /proc/mounts | sort -r); do
-      mp="$(printf '%b' "$mp")"
-      umount "$mp" 2>/dev/null || umount -l "$mp" || log "cannot unmount $mp"
-    done
     losetup --detach "$dev" || log "cannot detach $dev"
   done
+  pool_down "$state"
+}
+
+# node-down STATE (in a node's namespaces, from down-zones): the node's mounts of the volumes and
+# of their pool.
+cmd_node_down() {
+  unmount_volumes "$1"
+  pool_down "$1"
 }
 
 # Loop devices whose backing file is under DIR, one a line.
@@ -363,16 +548,14 @@ cmd_down() {
   local state=$1 root=$2 name dev mp
   [[ -d "$state" ]] && state="$(cd "$state" && pwd)"
   [[ -d "$root" ]] && root="$(cd "$root" && pwd)"
-  for name in csi-resizer csi-provisioner appstorage-csi-driver; do stop "$state/run" "$name"; done
+  for name in "${snapshotter_programs[@]}" csi-resizer csi-provisioner appstorage-csi-driver; do stop "$state/run" "$name"; done
   # What kubelet did not unpublish: unmount it (every mount of the volume's loop device), then free
-  # the device. The volumes' files stay: they are data.
+  # the device, then unmount the pool. The volumes' files stay: they are data.
+  unmount_volumes "$state"
   for dev in $(loops_under "$state/volumes"); do
-    for mp in $(awk -v d="$dev" '$1 == d {print $2}' /proc/mounts | sort -r); do
-      mp="$(printf '%b' "$mp")" # /proc/mounts writes a space as \040
-      umount "$mp" 2>/dev/null || umount -l "$mp" || log "cannot unmount $mp"
-    done
     losetup --detach "$dev" || log "cannot detach $dev"
   done
+  pool_down "$state"
   rm -f "$root/plugins_registry/$driver_name-reg.sock" "$root/plugins/$driver_name/csi.sock"
   rmdir "$root/plugins/$driver_name" 2>/dev/null || true
 }
@@ -445,11 +628,13 @@ case "${1:-}" in
   build) cmd_build ;;
   build-sanity) cmd_build_sanity ;;
   build-attacher) cmd_build_attacher ;;
+  build-snapshotter) cmd_build_snapshotter ;;
+  node-down) [[ $# -eq 2 ]] || die "usage: csi.sh node-down STATE_DIR"; cmd_node_down "$2" ;;
   up) shift; cmd_up "$@" ;;
   down) shift; cmd_down "$@" ;;
   sanity) shift; cmd_sanity "$@" ;;
   up-zones) shift; cmd_up_zones "$@" ;;
   down-zones) shift; cmd_down_zones "$@" ;;
   zones-running) [[ $# -eq 3 ]] || die "usage: csi.sh zones-running STATE_DIR CLUSTER_STATE"; zones_running "$2" "$3" ;;
-  *) echo "usage: lab/node/csi.sh build | build-sanity | up STATE_DIR KUBECONFIG NODE_NAME KUBELET_ROOT [--expand-at-mount] | down STATE_DIR KUBELET_ROOT | sanity [--attach | --split] | build-attacher | up-zones | down-zones | zones-running" >&2; exit 2 ;;
+  *) echo "usage: lab/node/csi.sh build | build-sanity | up STATE_DIR KUBECONFIG NODE_NAME KUBELET_ROOT [--expand-at-mount] | down STATE_DIR KUBELET_ROOT | sanity [--attach | --split] | build-attacher | build-snapshotter | up-zones | down-zones | zones-running" >&2; exit 2 ;;
 esac
