@@ -157,7 +157,7 @@ pool_up() {
   fi
   if [[ -n "$(ls -A "$vol")" ]]; then
     # Volumes of a state made before the pool: moved into it (sparse files stay sparse).
-    [[ -z "$(loops_under "$vol")" ]] || die "the volumes in $vol, from before the pool, are in use; stop the driver and what uses them first (csi.sh down)"
+    [[ -z "$(loops_under "$vol")" ]] || die "the volumes in $vol, from before the pool, are in use; stop the cluster first (scripts/cluster down), which stops what uses them"
     tmp="$state/pool.mnt"
     mkdir -p "$tmp"
     mount -o loop,discard "$img" "$tmp"
@@ -436,7 +436,11 @@ cmd_up_zones() {
   if zones_running "$state" "$cluster"; then apply_zone_objects "$kubeconfig"; apply_snapshot_class "$kubeconfig"; return 0; fi
   for ((i = ${#zone_programs[@]} - 1; i >= 0; i--)); do stop "$state/run" "${zone_programs[i]}"; done
   # The pool on the host, and the same mount in each node (the nodes' mount namespaces see no mount
-  # the host makes after they were made): one filesystem, one lock file for every part.
+  # the host makes after they were made): one filesystem, one lock file for every part. Node parts
+  # from before the pool was mounted hold the lock file under it: they start again.
+  if ! mountpoint -q "$state/volumes"; then
+    while read -r node zone; do stop "$state/run" "driver-$node"; done < <(zone_nodes "$cluster")
+  fi
   pool_up "$state"
   local pool
   pool="$(findmnt -n -o SOURCE --mountpoint "$state/volumes")"

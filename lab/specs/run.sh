@@ -8,8 +8,10 @@
 #                    canary updates, OnDelete, eviction, scale subresource, status), claim
 #                    retention (Non-retain StatefulSetPersistentVolumeClaimPolicy), start ordinals,
 #                    MinReadySeconds
-#   run.sh storage   External Storage for csi.appstorage.local: provisioning, volume-expand,
-#                    topology, multiVolume, volumes (filesystem patterns: default fs, xfs)
+#   run.sh storage   External Storage for csi.appstorage.local: provisioning (with clones and
+#                    restores from snapshots), volume-expand, topology, multiVolume, volumes
+#                    (filesystem patterns: default fs, xfs; and raw block), snapshottable (dynamic
+#                    and pre-provisioned snapshots, delete and retain policies)
 #   run.sh subset    a few minutes: one StatefulSet spec (basic identity), and of the storage
 #                    suite: a provisioned volume keeps data, topology (both binding modes), online
 #                    expansion
@@ -40,14 +42,14 @@ case "$suite" in
     focus="${sts}(Basic StatefulSet functionality|Non-retain StatefulSetPersistentVolumeClaimPolicy|Scaling StatefulSetStartOrdinal|MinReadySeconds|AvailableReplicas)"
     ;;
   storage)
-    # Filesystem patterns only: the driver has no raw block volumes (testdriver.yaml says so, and
-    # the suite skips those itself; the focus keeps the run short).
-    focus="${ext}\[Testpattern: Dynamic PV \((default fs|xfs|filesystem volmode|delayed binding|immediate binding)\)(\(allowExpansion\))?\] (provisioning|volume-expand|topology|multiVolume|volumes) "
+    # The patterns of what the driver has (testdriver.yaml); the suite would skip the others itself,
+    # the focus keeps the run short.
+    focus="${ext}\[Testpattern: (Dynamic PV \((default fs|xfs|filesystem volmode|block volmode|delayed binding|immediate binding)\)(\(allowExpansion\))?|(Dynamic|Pre-provisioned) Snapshot \((delete|retain) policy\))\] (provisioning|volume-expand|topology|multiVolume|volumes|snapshottable) "
     ;;
   subset)
-    # The storage suite's provisioning specs need what the driver lacks (two PVs of one volume,
-    # clones, mount options), so "volumes should store data" stands for provisioning: it makes a
-    # claim of the class, writes through one pod and reads through another.
+    # The storage suite's provisioning specs are many (clones, restores, two PVs of one volume,
+    # mount options), so "volumes should store data" stands for provisioning: it makes a claim of
+    # the class, writes through one pod and reads through another.
     focus="${sts}Basic StatefulSet functionality \[StatefulSetBasic\] should provide basic identity|${ext}\[Testpattern: Dynamic PV \((default fs|delayed binding|immediate binding)\)(\(allowExpansion\))?\] (volumes should store data|topology should provision a volume and schedule a pod with AllowedTopologies|volume-expand should resize volume when PVC is edited while pod is using it)"
     ;;
   *) die "usage: lab/specs/run.sh apps|storage|subset" ;;
