@@ -73,7 +73,7 @@ kubectl create namespace "$ns" >/dev/null
 trap 'kubectl delete namespace "$ns" --wait=false >/dev/null 2>&1 || true' EXIT
 for size in "${sizes[@]}"; do
   [[ "$size" =~ ^[0-9]+Gi$ ]] || die "sizes are whole Gi (1Gi, 10Gi), not $size"
-  s="$(echo "$size" | tr 'A-Z' 'a-z')"
+  s="${size,,}"
   claim "src-$s" "$size"
   t=$(now)
   pod "write-$s" "src-$s" "" "dd if=/dev/urandom of=/data/fill bs=1M count=$(mib "$size") 2>/dev/null && sha256sum /data/fill > /data/sum && sync"

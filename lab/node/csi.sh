@@ -93,12 +93,12 @@ snapshotter_bin() {
 # snapshot_crds: the VolumeSnapshot CRDs' files, of the external-snapshotter client module of the
 # pin the snapshotter is built from (client/config/crd, the files its kustomization lists).
 snapshot_crds() {
-  local modfile dir f
+  local modfile dir
   modfile="$(bash "$here/../controlplane/build.sh" --modfile newest)"
   dir="$(cd "$here/.." && go mod download -modfile="$modfile" -json github.com/kubernetes-csi/external-snapshotter/client/v8 |
     sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')"
   [[ -f "$dir/config/crd/kustomization.yaml" ]] || die "the VolumeSnapshot CRDs are not in the module cache (go mod download of external-snapshotter/client/v8 with $modfile)"
-  for f in $(awk '$1 == "-" {print $2}' "$dir/config/crd/kustomization.yaml"); do echo "$dir/config/crd/$f"; done
+  awk '$1 == "-" {print $2}' "$dir/config/crd/kustomization.yaml" | while read -r f; do echo "$dir/config/crd/$f"; done
 }
 
 # apply_snapshot_crds KUBECONFIG: the CRDs, established before the snapshot-controller starts (it
