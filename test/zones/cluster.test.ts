@@ -9,7 +9,7 @@ import { join } from "node:path";
 import { describe, test } from "node:test";
 import { claims, eventually, kubectl, kubectlJson, namespace, root, runPlugin } from "../shared/harness";
 import { aboutGiB, allReady, claimStatus, create, fsBytes, payloadSha, running } from "../shared/node";
-import { affinityZones, clusterScript, nodeObjects, placement, readyOf, spread, zoneOfNode, zones } from "./zones";
+import { affinityZones, claimOf1Gi, clusterScript, nodeObjects, placement, readyOf, spread, untilTerm, workloadPod, zoneOfNode, zones } from "./zones";
 
 describe("zones: three nodes in three zones", { timeout: 900_000 }, () => {
   test("every node Ready in its zone, at an address that is not loopback; logs, exec and nodes/proxy reach each kubelet", async (t) => {
@@ -26,26 +26,7 @@ describe("zones: three nodes in three zones", { timeout: 900_000 }, () => {
     }
     const ns = namespace(t, "zones");
     for (const node of Object.keys(zones)) {
-      create(
-        {
-          apiVersion: "v1",
-          kind: "Pod",
-          metadata: { name: `on-${node}` },
-          spec: {
-            nodeName: node,
-            terminationGracePeriodSeconds: 1,
-            containers: [
-              {
-                name: "app",
-                image: "appstorage.local/workload:1",
-                imagePullPolicy: "Never",
-                command: ["sh", "-c", `echo hello from ${node}; trap 'exit 0' TERM; while :; do sleep 1 & wait $!; done`],
-              },
-            ],
-          },
-        },
-        ns,
-      );
+      create(workloadPod(`on-${node}`, `echo hello from ${node}; ${untilTerm}`, { spec: { nodeName: node, terminationGracePeriodSeconds: 1 } }), ns);
     }
     for (const node of Object.keys(zones)) {
       kubectl(["wait", "-n", ns, "--for=condition=Ready", `pod/on-${node}`, "--timeout=120s"]);
@@ -93,40 +74,12 @@ describe("zones: three nodes in three zones", { timeout: 900_000 }, () => {
 
   test("an Immediate class: the provisioner picks the zone before any pod exists, and the pod follows its volume", async (t) => {
     const ns = namespace(t, "zones");
-    create(
-      {
-        apiVersion: "v1",
-        kind: "PersistentVolumeClaim",
-        metadata: { name: "early" },
-        spec: { accessModes: ["ReadWriteOnce"], storageClassName: "appstorage-csi-immediate", resources: { requests: { storage: "1Gi" } } },
-      },
-      ns,
-    );
+    create(claimOf1Gi("early", "appstorage-csi-immediate"), ns);
     await eventually("claim early Bound", () => claimStatus(ns, "early").phase === "Bound", 120_000);
     const pv = kubectlJson<PersistentVolume>(["get", "pv", claims(ns)[0]!.spec.volumeName!]);
     const [zone] = affinityZones(pv);
     assert.ok(zone && Object.values(zones).includes(zone), `the volume lives in one zone (${affinityZones(pv).join(",")})`);
-    create(
-      {
-        apiVersion: "v1",
-        kind: "Pod",
-        metadata: { name: "user" },
-        spec: {
-          terminationGracePeriodSeconds: 1,
-          containers: [
-            {
-              name: "app",
-              image: "appstorage.local/workload:1",
-              imagePullPolicy: "Never",
-              command: ["sh", "-c", "trap 'exit 0' TERM; while :; do sleep 1 & wait $!; done"],
-              volumeMounts: [{ name: "v", mountPath: "/data" }],
-            },
-          ],
-          volumes: [{ name: "v", persistentVolumeClaim: { claimName: "early" } }],
-        },
-      },
-      ns,
-    );
+    create(workloadPod("user", untilTerm, { claim: "early", spec: { terminationGracePeriodSeconds: 1 } }), ns);
     kubectl(["wait", "-n", ns, "--for=condition=Ready", "pod/user", "--timeout=120s"]);
     const node = (kubectlJson<Pod>(["get", "pod", "-n", ns, "user"]).spec as { nodeName?: string }).nodeName!;
     assert.equal(zoneOfNode(node), zone, "the pod runs in its volume's zone");
@@ -134,20 +87,7 @@ describe("zones: three nodes in three zones", { timeout: 900_000 }, () => {
 
   test("scripts/cluster node stop and start: the node goes NotReady while its containers keep running, then Ready with the same containers", async (t) => {
     const ns = namespace(t, "zones");
-    create(
-      {
-        apiVersion: "v1",
-        kind: "Pod",
-        metadata: { name: "stays" },
-        spec: {
-          nodeName: "node-c",
-          terminationGracePeriodSeconds: 1,
-          tolerations: [{ operator: "Exists" }],
-          containers: [{ name: "app", image: "appstorage.local/workload:1", imagePullPolicy: "Never", command: ["sh", "-c", "trap 'exit 0' TERM; while :; do sleep 1 & wait $!; done"] }],
-        },
-      },
-      ns,
-    );
+    create(workloadPod("stays", untilTerm, { spec: { nodeName: "node-c", terminationGracePeriodSeconds: 1, tolerations: [{ operator: "Exists" }] } }), ns);
     kubectl(["wait", "-n", ns, "--for=condition=Ready", "pod/stays", "--timeout=120s"]);
     const id = () => (kubectlJson<Pod>(["get", "pod", "-n", ns, "stays"]).status?.["containerStatuses"] as unknown as { containerID: string }[])[0]!.containerID;
     const container = id();

@@ -8,7 +8,7 @@ import { execFileSync, spawnSync } from "node:child_process";
 import { readdirSync, readFileSync } from "node:fs";
 import { describe, test } from "node:test";
 import { leftovers, snapshot } from "../shared/host";
-import { cluster, zones } from "./zones";
+import { claimOf1Gi, cluster, workloadPod, zones } from "./zones";
 
 const state = process.env["APPSTORAGE_CLUSTER_DIR"] ?? "";
 
@@ -38,30 +38,8 @@ describe("zones: scripts/cluster down restores the host", { timeout: 900_000 }, 
     const kc = up.stdout.trim().split("\n").pop()!;
     const k = (args: string[], input?: string) => execFileSync("kubectl", ["--kubeconfig", kc, ...args], { encoding: "utf8", input });
     const items = Object.keys(zones).flatMap((node) => [
-      {
-        apiVersion: "v1",
-        kind: "PersistentVolumeClaim",
-        metadata: { name: `host-restore-${node}`, namespace: "default" },
-        spec: { accessModes: ["ReadWriteOnce"], storageClassName: "appstorage-csi", resources: { requests: { storage: "1Gi" } } },
-      },
-      {
-        apiVersion: "v1",
-        kind: "Pod",
-        metadata: { name: `host-restore-${node}`, namespace: "default" },
-        spec: {
-          nodeSelector: { "kubernetes.io/hostname": node },
-          containers: [
-            {
-              name: "app",
-              image: "appstorage.local/workload:1",
-              imagePullPolicy: "Never",
-              command: ["sh", "-c", "echo data > /data/f; sleep 3600"],
-              volumeMounts: [{ name: "v", mountPath: "/data" }],
-            },
-          ],
-          volumes: [{ name: "v", persistentVolumeClaim: { claimName: `host-restore-${node}` } }],
-        },
-      },
+      claimOf1Gi(`host-restore-${node}`, "appstorage-csi", "default"),
+      workloadPod(`host-restore-${node}`, "echo data > /data/f; sleep 3600", { claim: `host-restore-${node}`, namespace: "default", spec: { nodeSelector: { "kubernetes.io/hostname": node } } }),
     ]);
     k(["create", "-f", "-"], JSON.stringify({ apiVersion: "v1", kind: "List", items }));
     for (const node of Object.keys(zones)) {

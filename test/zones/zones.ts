@@ -4,7 +4,7 @@ import type { PersistentVolume, Pod } from "../../src/api/types";
 import { execFileSync } from "node:child_process";
 import { join } from "node:path";
 import { claims, kubectlJson, root } from "../shared/harness";
-import { workload } from "../shared/node";
+import { workload, workloadImage } from "../shared/node";
 
 export const cluster = join(root, "scripts", "cluster");
 export const zones: Record<string, string> = { "node-a": "zone-a", "node-b": "zone-b", "node-c": "zone-c" };
@@ -50,6 +50,37 @@ export function spread(name: string, replicas: number, size: string, claim = "pg
     { maxSkew: 1, topologyKey: "topology.kubernetes.io/zone", whenUnsatisfiable: "DoNotSchedule", labelSelector: { matchLabels: { app: name } } },
   ];
   return sts;
+}
+
+/** A container script that runs until SIGTERM, then exits 0 at once (a graceful termination). */
+export const untilTerm = "trap 'exit 0' TERM; while :; do sleep 1 & wait $!; done";
+
+/**
+ * A pod whose container app, of the workload image, runs `script`; with `claim`, that claim is
+ * mounted at /data. `spec` adds to the pod's spec (nodeName, tolerations, ...).
+ */
+export function workloadPod(name: string, script: string, opts: { claim?: string; spec?: Record<string, unknown>; namespace?: string } = {}) {
+  const mounted = opts.claim !== undefined;
+  return {
+    apiVersion: "v1",
+    kind: "Pod",
+    metadata: { name, ...(opts.namespace ? { namespace: opts.namespace } : {}) },
+    spec: {
+      ...opts.spec,
+      containers: [{ name: "app", image: workloadImage, imagePullPolicy: "Never", command: ["sh", "-c", script], ...(mounted ? { volumeMounts: [{ name: "v", mountPath: "/data" }] } : {}) }],
+      ...(mounted ? { volumes: [{ name: "v", persistentVolumeClaim: { claimName: opts.claim } }] } : {}),
+    },
+  };
+}
+
+/** A ReadWriteOnce claim of 1Gi of the storage class. */
+export function claimOf1Gi(name: string, storageClass: string, namespace?: string) {
+  return {
+    apiVersion: "v1",
+    kind: "PersistentVolumeClaim",
+    metadata: { name, ...(namespace ? { namespace } : {}) },
+    spec: { accessModes: ["ReadWriteOnce"], storageClassName: storageClass, resources: { requests: { storage: "1Gi" } } },
+  };
 }
 
 /** scripts/cluster with ARGS (node stop NODE, node start NODE). */
