@@ -41,6 +41,8 @@
 # apt: e2fsprogs xfsprogs util-linux mount
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
+# shellcheck source-path=SCRIPTDIR
+source "$here/processes.sh"
 cache="${APPSTORAGE_CACHE:-$HOME/.cache/kubectl-appstorage}/node"
 driver_name=csi.appstorage.local
 
@@ -91,22 +93,11 @@ pid_alive() { local f="$1/$2.pid"; [[ -f "$f" ]] && kill -0 "$(cat "$f")" 2>/dev
 # caller's terminal does not reach it.
 start() {
   local run=$1 logs=$2 name=$3; shift 3
-  setsid "$@" >"$logs/$name.log" 2>&1 < /dev/null &
-  echo $! > "$run/$name.pid"
+  daemon "$run/$name.pid" "$logs/$name.log" "$@"
 }
 
-# stop RUN NAME: TERM, then KILL after 10 s.
-stop() {
-  local f="$1/$2.pid" pid i
-  [[ -f "$f" ]] || return 0
-  pid="$(cat "$f")"
-  if kill -0 "$pid" 2>/dev/null; then
-    kill -TERM "$pid" 2>/dev/null || true
-    for ((i = 0; i < 100; i++)); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-    kill -KILL "$pid" 2>/dev/null || true
-  fi
-  rm -f "$f"
-}
+# stop RUN NAME: the process of RUN/NAME.pid (processes.sh).
+stop() { stop_pidfile "$1/$2.pid"; }
 
 # The driver's tools (see "apt:" at the top).
 check_tools() {
@@ -189,6 +180,25 @@ cmd_up() {
   log "driver and sidecars up (logs in $state/logs, volumes in $state/volumes)"
 }
 
+# storage_class NAME DEFAULT EXPANSION: one of the driver's classes, as a YAML document.
+storage_class() {
+  cat <<YAML
+---
+apiVersion: storage.k8s.io/v1
+kind: StorageClass
+metadata:
+  name: $1
+  annotations:
+    storageclass.kubernetes.io/is-default-class: "$2"
+provisioner: $driver_name
+parameters:
+  csi.storage.k8s.io/fstype: xfs
+allowVolumeExpansion: $3
+volumeBindingMode: WaitForFirstConsumer
+reclaimPolicy: Delete
+YAML
+}
+
 # apply_objects KUBECONFIG [ATTACH_REQUIRED]: the CSIDriver and the storage classes. Every class names its filesystem:
 # xfs, because on this machine kind only xfs grows while mounted (a mounted ext4 grows only for a
 # process with CAP_SYS_RESOURCE, which the machine's root lacks).
@@ -203,41 +213,9 @@ spec:
   podInfoOnMount: false
   fsGroupPolicy: File
   volumeLifecycleModes: [Persistent]
----
-apiVersion: storage.k8s.io/v1
-kind: StorageClass
-metadata:
-  name: appstorage-csi
-  annotations:
-    storageclass.kubernetes.io/is-default-class: "true"
-provisioner: $driver_name
-parameters:
-  csi.storage.k8s.io/fstype: xfs
-allowVolumeExpansion: true
-volumeBindingMode: WaitForFirstConsumer
-reclaimPolicy: Delete
----
-apiVersion: storage.k8s.io/v1
-kind: StorageClass
-metadata:
-  name: appstorage-csi-b
-provisioner: $driver_name
-parameters:
-  csi.storage.k8s.io/fstype: xfs
-allowVolumeExpansion: true
-volumeBindingMode: WaitForFirstConsumer
-reclaimPolicy: Delete
----
-apiVersion: storage.k8s.io/v1
-kind: StorageClass
-metadata:
-  name: appstorage-csi-fixed
-provisioner: $driver_name
-parameters:
-  csi.storage.k8s.io/fstype: xfs
-allowVolumeExpansion: false
-volumeBindingMode: WaitForFirstConsumer
-reclaimPolicy: Delete
+$(storage_class appstorage-csi true true)
+$(storage_class appstorage-csi-b false true)
+$(storage_class appstorage-csi-fixed false false)
 YAML
 }
 

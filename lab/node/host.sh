@@ -14,13 +14,16 @@
 #                          not there; then says what still differs (exit 1 if anything does)
 #   host.sh diff STATE     only says what differs from the record
 set -euo pipefail
+# shellcheck source-path=SCRIPTDIR
+source "$(dirname "$0")/processes.sh"
 die() { echo "host: $*" >&2; exit 1; }
 
 # Paths kubelet, containerd and CNI use whatever they are told (or that the node uses outside STATE:
 # the data folders of minikube's storage-provisioner and of local-path-provisioner, storage.sh).
 hardwired=(/var/lib/kubelet /var/log/containers /var/log/pods /var/lib/cni /run/containerd /var/run/containerd
   /run/netns /var/run/netns /var/lib/containerd /usr/libexec/kubernetes /etc/cni /opt/cni
-  /tmp/hostpath-provisioner /var/local-path-provisioner)
+  /tmp/hostpath-provisioner /var/local-path-provisioner
+  /var/lib/kubectl-appstorage) # the single node's kubelet root (lab/cluster's kubelet_root)
 # Counters and random values: never the node's doing, never written back.
 volatile='^(fs\.(dentry-state|file-nr|inode-nr|inode-state|aio-nr|quota\.)|kernel\.(ns_last_pid|random\.|pty\.nr)|net\.netfilter\.nf_conntrack_count)'
 # The CNI bridge of runtime.sh, and the host ends of the pods' veth pairs.
@@ -72,19 +75,10 @@ restore() {
   local state=$1 rec="$1/host" now
   [[ -f "$rec/done" ]] || return 0
   local owned=("$state" "${hardwired[@]}")
-  # 1. Processes left in the kubepods cgroups the node made (containers whose shim is gone), then
-  # the cgroups.
-  local cg pid
-  for cg in $(comm -13 "$rec/cgroups" <(cgroups)); do
-    for pid in $(find "$cg" -name cgroup.procs -exec cat {} + 2>/dev/null); do kill -KILL "$pid" 2>/dev/null || true; done
-  done
-  for cg in $(comm -13 "$rec/cgroups" <(cgroups)); do
-    for _ in 1 2 3 4 5 6 7 8 9 10; do
-      find "$cg" -depth -type d -exec rmdir {} + 2>/dev/null || true
-      [[ -d "$cg" ]] || break
-      sleep 0.2
-    done
-  done
+  # 1. The kubepods cgroups the node made, with the processes left in them (containers whose shim
+  # is gone).
+  local cg
+  for cg in $(comm -13 "$rec/cgroups" <(cgroups)); do remove_cgroup "$cg"; done
   # 2. Network namespaces, then our links (a veth goes with its namespace; the bridge stays).
   local n l
   for n in $(comm -13 "$rec/netns" <(netns)); do ip netns delete "$n" 2>/dev/null || umount -l "/run/netns/$n" 2>/dev/null || true; done

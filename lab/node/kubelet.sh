@@ -4,15 +4,18 @@
 #
 #   kubelet.sh build [MINOR|RELEASE]  builds both of that minor (default: the newest pinned)
 #                                     once into the cache; prints the bin dir (last line)
-#   kubelet.sh up STATE BIN NODE_NAME starts kube-scheduler and kubelet for the cluster in STATE
+#   kubelet.sh up STATE BIN NODE_NAME ROOT
+#                                     starts kube-scheduler and kubelet for the cluster in STATE
 #                                     (its pki, ports from APPSTORAGE_PORT_BASE, containerd socket
-#                                     STATE/containerd/containerd.sock, kubelet root STATE/kubelet)
+#                                     STATE/containerd/containerd.sock), kubelet's root in ROOT
 #   kubelet.sh down STATE             stops them (pods keep running until runtime.sh down)
 #   kubelet.sh scheduler STATE BIN    starts kube-scheduler alone (the nodes of nodes.sh share it)
 #   kubelet.sh config DIR CA ADDRESS PORT HEALTHZ_PORT CGROUP_ROOT
 #                                     prints the KubeletConfiguration of a node (nodes.sh's too)
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
+# shellcheck source-path=SCRIPTDIR
+source "$here/processes.sh"
 die() { echo "kubelet: $*" >&2; exit 1; }
 
 build() {
@@ -73,8 +76,7 @@ pid_alive() { [[ -f "$run/$1.pid" ]] && kill -0 "$(cat "$run/$1.pid")" 2>/dev/nu
 start() {
   local name=$1; shift
   pid_alive "$name" && return 0
-  setsid "$@" >"$logs/$name.log" 2>&1 </dev/null &
-  echo $! > "$run/$name.pid"
+  daemon "$run/$name.pid" "$logs/$name.log" "$@"
 }
 
 # scheduler BIN: kube-scheduler for the cluster in STATE (one for all its nodes).
@@ -87,7 +89,7 @@ scheduler() {
 }
 
 up() {
-  local bin=$1 node=$2 base="${APPSTORAGE_PORT_BASE:-16440}" root="$state/kubelet"
+  local bin=$1 node=$2 root=$3 base="${APPSTORAGE_PORT_BASE:-16440}"
   # Ports beside the control plane's (+0 +1 etcd, +3 apiserver, +7 controller manager).
   local kubelet_port=$((base + 5)) healthz_port=$((base + 6))
   mkdir -p "$root" "$state/kubelet-pki" "$state/volume-plugins" "$state/pod-logs"
@@ -97,23 +99,11 @@ up() {
     --root-dir "$root" --cert-dir "$state/kubelet-pki" --hostname-override "$node" --v 1
 }
 
-stop() {
-  local name=$1 pid i
-  [[ -f "$run/$name.pid" ]] || return 0
-  pid="$(cat "$run/$name.pid")"
-  if kill -0 "$pid" 2>/dev/null; then
-    kill -TERM "$pid" 2>/dev/null || true
-    for ((i = 0; i < 100; i++)); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-    kill -KILL "$pid" 2>/dev/null || true
-  fi
-  rm -f "$run/$name.pid"
-}
-
 case "${1:-}" in
   build) shift; build "$@" ;;
-  up) [[ $# -eq 4 ]] || die "usage: kubelet.sh up STATE BIN NODE_NAME"; state=$2; run="$state/run"; logs="$state/logs"; up "$3" "$4" ;;
+  up) [[ $# -eq 5 ]] || die "usage: kubelet.sh up STATE BIN NODE_NAME ROOT"; state=$2; run="$state/run"; logs="$state/logs"; up "$3" "$4" "$5" ;;
   config) [[ $# -eq 7 ]] || die "usage: kubelet.sh config DIR CA ADDRESS PORT HEALTHZ_PORT CGROUP_ROOT"; shift; config "$@" ;;
   scheduler) [[ $# -eq 3 ]] || die "usage: kubelet.sh scheduler STATE BIN"; state=$2; run="$state/run"; logs="$state/logs"; mkdir -p "$run" "$logs"; scheduler "$3" ;;
-  down) [[ $# -eq 2 ]] || die "usage: kubelet.sh down STATE"; state=$2; run="$state/run"; stop kubelet; stop kube-scheduler ;;
+  down) [[ $# -eq 2 ]] || die "usage: kubelet.sh down STATE"; state=$2; run="$state/run"; stop_pidfile "$run/kubelet.pid"; stop_pidfile "$run/kube-scheduler.pid" ;;
   *) echo "usage: kubelet.sh build [MINOR|RELEASE] | up STATE BIN NODE_NAME | down STATE" >&2; exit 2 ;;
 esac

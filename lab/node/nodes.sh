@@ -36,6 +36,8 @@
 # apt: socat iproute2 util-linux
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
+# shellcheck source-path=SCRIPTDIR
+source "$here/processes.sh"
 die() { echo "nodes: $*" >&2; exit 1; }
 log() { echo "nodes: $*" >&2; }
 base="${APPSTORAGE_PORT_BASE:-16440}"
@@ -72,8 +74,7 @@ spawn() {
   local node=$1 pidfile=$2 logfile=$3; shift 3
   local anchor="$state/nodes/$node/run/anchor.pid"
   pid_alive "$anchor" || die "$node is not running (no anchor process); start it with scripts/cluster up --nodes N"
-  setsid nsenter --target "$(cat "$anchor")" --mount --net -- "$@" >"$logfile" 2>&1 </dev/null &
-  echo $! > "$pidfile"
+  daemon "$pidfile" "$logfile" nsenter --target "$(cat "$anchor")" --mount --net -- "$@"
 }
 
 # start_in NODE NAME CMD...: spawn, its pid and log in the node's folder.
@@ -84,25 +85,12 @@ start_in() {
   spawn "$node" "$dir/run/$name.pid" "$dir/logs/$name.log" "$@"
 }
 
-stop_pid() {
-  local f=$1 pid i
-  [[ -f "$f" ]] || return 0
-  pid="$(cat "$f")"
-  if kill -0 "$pid" 2>/dev/null; then
-    kill -TERM "$pid" 2>/dev/null || true
-    for ((i = 0; i < 100; i++)); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-    kill -KILL "$pid" 2>/dev/null || true
-  fi
-  rm -f "$f"
-}
-
 # The relay on the host: the cluster's Unix socket to the API server on 127.0.0.1.
 relay_up() {
   local sock="$state/nodes/api.sock"
   pid_alive "$state/nodes/relay.pid" && return 0
   rm -f "$sock"
-  setsid socat "UNIX-LISTEN:$sock,fork,mode=600" "TCP:127.0.0.1:$api_port" >"$state/nodes/relay.log" 2>&1 </dev/null &
-  echo $! > "$state/nodes/relay.pid"
+  daemon "$state/nodes/relay.pid" "$state/nodes/relay.log" socat "UNIX-LISTEN:$sock,fork,mode=600" "TCP:127.0.0.1:$api_port"
   local i
   for ((i = 0; i < 50; i++)); do [[ -S "$sock" ]] && return 0; sleep 0.1; done
   die "the relay to the API server did not start (log: $state/nodes/relay.log)"
@@ -139,9 +127,8 @@ anchor_up() {
     binds+="mount --bind '$dir/host$p' '$p' && "
   done
   # The CNI plugins are read from /usr/lib/cni (runtime.sh); /opt/cni is bound empty like the others.
-  setsid nsenter --net="/run/netns/$ns" -- unshare --mount --propagation slave -- \
-    sh -c "${binds}exec sleep infinity" >"$dir/logs/anchor.log" 2>&1 </dev/null &
-  echo $! > "$dir/run/anchor.pid"
+  daemon "$dir/run/anchor.pid" "$dir/logs/anchor.log" nsenter --net="/run/netns/$ns" -- unshare --mount --propagation slave -- \
+    sh -c "${binds}exec sleep infinity"
   local k
   for ((k = 0; k < 50; k++)); do
     # The binds are made once the anchor is the sleep.
@@ -167,16 +154,9 @@ cgroups_up() {
 }
 
 cgroups_down() {
-  local node=$1 h cg pid
+  local node=$1 h
   for h in $(hierarchies); do
-    cg="$h/appstor-$node"
-    [[ -d "$cg" ]] || continue
-    find "$cg" -name cgroup.procs -exec cat {} + 2>/dev/null | while read -r pid; do kill -KILL "$pid" 2>/dev/null || true; done
-    for _ in 1 2 3 4 5 6 7 8 9 10; do
-      find "$cg" -depth -type d -exec rmdir {} + 2>/dev/null || true
-      [[ -d "$cg" ]] || break
-      sleep 0.2
-    done
+    if [[ -d "$h/appstor-$node" ]]; then remove_cgroup "$h/appstor-$node"; fi
   done
 }
 
@@ -251,14 +231,14 @@ sweep_netns() {
 node_down() {
   local node=$1 dir="$state/nodes/$1" ns
   ns="$(netns_of "$node")"
-  stop_pid "$dir/run/kubelet.pid"
+  stop_pidfile "$dir/run/kubelet.pid"
   if pid_alive "$dir/run/anchor.pid"; then
     # Containers and containerd inside the node (its sockets and shims live in its mount namespace).
     in_node "$node" bash "$here/runtime.sh" down "$dir" || log "$node's containerd did not stop cleanly"
     if [[ -n "${NODES_BEFORE_ANCHOR_DOWN:-}" ]]; then in_node "$node" bash -c "$NODES_BEFORE_ANCHOR_DOWN" || true; fi
   fi
-  stop_pid "$dir/run/relay.pid"
-  stop_pid "$dir/run/anchor.pid"
+  stop_pidfile "$dir/run/relay.pid"
+  stop_pidfile "$dir/run/anchor.pid"
   # Whatever else still runs in the node's network namespace (a process whose pid file was lost, a
   # driver's node part another script started): every process of the node lives there.
   sweep_netns "$ns"
@@ -271,7 +251,7 @@ cmd_down() {
   local node
   [[ -d "$state/nodes" ]] || return 0
   for node in $(cmd_names); do node_down "$node"; done
-  stop_pid "$state/nodes/relay.pid"
+  stop_pidfile "$state/nodes/relay.pid"
   rm -f "$state/nodes/api.sock" "$state/nodes/count"
 }
 
@@ -285,7 +265,7 @@ state="${2:-}"
 case "${1:-}" in
   up) [[ $# -eq 4 ]] || die "usage: nodes.sh up STATE BIN N"; cmd_up "$3" "$4" ;;
   down) [[ $# -eq 2 ]] || die "usage: nodes.sh down STATE"; cmd_down ;;
-  stop) [[ $# -eq 3 ]] || die "usage: nodes.sh stop STATE NODE"; index_of "$3" >/dev/null || die "no node $3"; stop_pid "$state/nodes/$3/run/kubelet.pid" ;;
+  stop) [[ $# -eq 3 ]] || die "usage: nodes.sh stop STATE NODE"; index_of "$3" >/dev/null || die "no node $3"; stop_pidfile "$state/nodes/$3/run/kubelet.pid" ;;
   start) [[ $# -eq 4 ]] || die "usage: nodes.sh start STATE NODE BIN"; i="$(index_of "$3")" || die "no node $3"; kubelet_up "$i" "$4" ;;
   names) [[ $# -eq 2 ]] || die "usage: nodes.sh names STATE"; cmd_names ;;
   exec) [[ $# -ge 4 ]] || die "usage: nodes.sh exec STATE NODE CMD..."; node=$3; shift 3; in_node "$node" "$@" ;;

@@ -29,3 +29,21 @@ remove_cgroup() {
     sleep 0.2
   done
 }
+
+# daemon PIDFILE LOGFILE CMD...: starts CMD in the background in a session of its own (a Ctrl-C in
+# the caller's terminal does not reach it), stdin /dev/null, stdout and stderr to LOGFILE, and no
+# other file descriptor of the caller: a lock the caller holds (flock on a test's lock file) or a
+# pipe a test reads would otherwise stay open in CMD until it stops. PIDFILE gets CMD's own pid
+# (the subshell execs setsid, which execs CMD, as the subshell leads no process group).
+daemon() {
+  local pidfile=$1 logfile=$2; shift 2
+  (
+    local fd
+    for fd in /proc/"$BASHPID"/fd/*; do
+      fd=${fd##*/}
+      if ((fd > 2)); then eval "exec $fd>&-" 2>/dev/null || true; fi
+    done
+    exec setsid "$@" >"$logfile" 2>&1 </dev/null
+  ) &
+  echo $! > "$pidfile"
+}

@@ -13,6 +13,8 @@
 #
 # apt: containerd runc containernetworking-plugins
 set -euo pipefail
+# shellcheck source-path=SCRIPTDIR
+source "$(dirname "$0")/processes.sh"
 die() { echo "runtime: $*" >&2; exit 1; }
 state="${2:-}"
 [[ -n "$state" ]] || die "usage: runtime.sh up|down STATE"
@@ -74,8 +76,7 @@ EOF
   ]
 }
 EOF
-  setsid containerd --config "$dir/config.toml" >"$logs/containerd.log" 2>&1 </dev/null &
-  echo $! > "$run/containerd.pid"
+  daemon "$run/containerd.pid" "$logs/containerd.log" containerd --config "$dir/config.toml"
   local i
   for ((i = 0; i < 300; i++)); do
     ctr version >/dev/null 2>&1 && return 0
@@ -98,15 +99,7 @@ down() {
   fi
   # Shims of this containerd that are still there (they name its socket in their arguments).
   for pid in $(pgrep -f "containerd-shim-runc-v2 .*-address $sock( |$)" || true); do kill -KILL "$pid" 2>/dev/null || true; done
-  if [[ -f "$run/containerd.pid" ]]; then
-    pid="$(cat "$run/containerd.pid")"
-    if kill -0 "$pid" 2>/dev/null; then
-      kill -TERM "$pid" 2>/dev/null || true
-      for ((i = 0; i < 100; i++)); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-      kill -KILL "$pid" 2>/dev/null || true
-    fi
-    rm -f "$run/containerd.pid"
-  fi
+  stop_pidfile "$run/containerd.pid"
 }
 
 case "${1:-}" in

@@ -13,6 +13,7 @@ const volatile = /^(fs\.(dentry-state|file-nr|inode-nr|inode-state|aio-nr|quota\
 export const dataFolders = ["/tmp/hostpath-provisioner", "/var/local-path-provisioner"];
 const paths = [
   "/var/lib/kubelet",
+  "/var/lib/kubectl-appstorage",
   "/var/log/containers",
   "/var/log/pods",
   "/var/lib/cni",
