@@ -10,6 +10,49 @@ const argoApplication = { group: "argoproj.io", version: "v1alpha1", resource: "
 const fluxKustomization = { group: "kustomize.toolkit.fluxcd.io", version: "v1", resource: "kustomizations", kind: "Kustomization" } as const;
 const fluxHelmRelease = { group: "helm.toolkit.fluxcd.io", version: "v2", resource: "helmreleases", kind: "HelmRelease" } as const;
 
+/**
+ * Operators whose custom resource has a documented switch that stops them writing its StatefulSet,
+ * and where it is: a field of spec, or a label or annotation of the resource. Resumed by putting
+ * back the value read before (removed when there was none).
+ */
+interface OperatorSwitch {
+  product: string;
+  group: string;
+  /** kind: its plural (the API path). */
+  kinds: Record<string, string>;
+  at: "spec" | "labels" | "annotations";
+  key: string;
+  value: string | boolean;
+}
+const operatorSwitches: readonly OperatorSwitch[] = [
+  // "When a Prometheus deployment is paused, no actions except for deletion will be performed on the underlying objects."
+  {
+    product: "Prometheus Operator",
+    group: "monitoring.coreos.com",
+    kinds: { Prometheus: "prometheuses", PrometheusAgent: "prometheusagents", Alertmanager: "alertmanagers", ThanosRuler: "thanosrulers" },
+    at: "spec",
+    key: "paused",
+    value: true,
+  },
+  { product: "OpenTelemetry Operator", group: "opentelemetry.io", kinds: { OpenTelemetryCollector: "opentelemetrycollectors" }, at: "spec", key: "managementState", value: "unmanaged" },
+  { product: "RabbitMQ Cluster Operator", group: "rabbitmq.com", kinds: { RabbitmqCluster: "rabbitmqclusters" }, at: "labels", key: "rabbitmq.com/pauseReconciliation", value: "true" },
+  // managed=false (every ECK version) rather than the newer pause-orchestration, which older operators ignore.
+  { product: "ECK", group: "elasticsearch.k8s.elastic.co", kinds: { Elasticsearch: "elasticsearches" }, at: "annotations", key: "eck.k8s.elastic.co/managed", value: "false" },
+  { product: "ECK", group: "logstash.k8s.elastic.co", kinds: { Logstash: "logstashes" }, at: "annotations", key: "eck.k8s.elastic.co/managed", value: "false" },
+];
+
+/** The StatefulSet's controller, when it is a custom resource of an operator this tool can pause. */
+function operatorOf(sts: StatefulSet): { ref: OwnerResourceRef & { namespace: string }; sw: OperatorSwitch } | undefined {
+  const controller = sts.metadata.ownerReferences?.find((r) => r.controller);
+  if (!controller) return undefined;
+  const slash = controller.apiVersion.indexOf("/");
+  const group = slash > 0 ? controller.apiVersion.slice(0, slash) : "";
+  const sw = operatorSwitches.find((o) => o.group === group && controller.kind in o.kinds);
+  if (!sw) return undefined;
+  const ref = { group, version: controller.apiVersion.slice(slash + 1), resource: sw.kinds[controller.kind]!, kind: controller.kind, namespace: sts.metadata.namespace!, name: controller.name };
+  return { ref, sw };
+}
+
 /** Where Argo CD is installed when the StatefulSet does not say (its tracking names the Application alone): the documented default. */
 export const argoDefaultNamespace = "argocd";
 
@@ -59,7 +102,8 @@ export function ownerLookups(sts: StatefulSet): OwnerResourceRef[] {
     const app = argoApp(argo.instance);
     return [{ ...argoApplication, name: app.name, ...(app.namespace ? { namespace: app.namespace } : {}) }];
   }
-  return [];
+  const operator = operatorOf(sts);
+  return operator ? [operator.ref] : [];
 }
 
 /** A word for the shell, single-quoted when it needs it. */
@@ -134,6 +178,46 @@ function fluxOwnerOf(flux: OwnerResourceRef & { namespace: string; evidence: str
   return { ...owner, active: true, pause, pauseCommands: byHand.pauseCommands, resumeCommands: [byHand.resumeCommands[0]!, patchCommand(ref, pause.resume)] };
 }
 
+/** A patch that sets the switch to value (null: removes it). */
+function switchPatch(sw: OperatorSwitch, value: unknown): Record<string, unknown> {
+  return sw.at === "spec" ? { spec: { [sw.key]: value } } : { metadata: { [sw.at]: { [sw.key]: value } } };
+}
+
+function switchValue(sw: OperatorSwitch, o: KubeObject): unknown {
+  return sw.at === "spec" ? specOf(o)[sw.key] : o.metadata[sw.at]?.[sw.key];
+}
+
+/** An operator's custom resource with a known switch (operatorSwitches): paused by setting it, resumed by putting back what was read. */
+function operatorOwner(
+  controller: { kind: string; name: string; apiVersion: string },
+  op: { ref: OwnerResourceRef & { namespace: string }; sw: OperatorSwitch },
+  seen: ObservedOwner | undefined,
+): Owner {
+  const { ref, sw } = op;
+  const where = sw.at === "spec" ? `spec.${sw.key}` : `${sw.at === "labels" ? "label" : "annotation"} ${sw.key}`;
+  const notes = [`when it is resumed, ${sw.product} makes the StatefulSet match ${controller.kind} ${ref.name} again: change the storage in the ${controller.kind} too before resuming it`];
+  const owner: Owner = {
+    manager: "operator",
+    evidence: `ownerReference ${controller.kind} ${controller.name} (${controller.apiVersion})`,
+    object: `${controller.kind} ${ref.namespace}/${ref.name} (${sw.product})`,
+    notes,
+  };
+  const pausePatch = switchPatch(sw, sw.value);
+  if (!seen?.object) {
+    notes.unshift(`${controller.kind} ${ref.namespace}/${ref.name} could not be read (${seen?.error ?? "not found"}), so whether it is paused is not known; pause it by hand`);
+    return { ...owner, active: true, pauseCommands: [patchCommand(ref, pausePatch)], resumeCommands: [patchCommand(ref, switchPatch(sw, null))] };
+  }
+  const now = switchValue(sw, seen.object);
+  if (String(now) === String(sw.value)) {
+    notes.unshift(
+      `${controller.kind} ${ref.namespace}/${ref.name} is paused (${where}: ${JSON.stringify(sw.value)}): ${sw.product} does not write its StatefulSet until someone resumes it; leave it so until this change is done`,
+    );
+    return { ...owner, active: false };
+  }
+  const pause: OwnerPause = { ref, pause: pausePatch, resume: switchPatch(sw, now === undefined ? null : now), what: `${where}: ${JSON.stringify(sw.value)}` };
+  return { ...owner, active: true, pause, pauseCommands: [patchCommand(ref, pause.pause)], resumeCommands: [patchCommand(ref, pause.resume)] };
+}
+
 const helmRelease = (sts: StatefulSet) =>
   sts.metadata.annotations?.["meta.helm.sh/release-name"] ?? (sts.metadata.labels?.["app.kubernetes.io/managed-by"] === "Helm" ? sts.metadata.labels?.["app.kubernetes.io/instance"] : undefined);
 
@@ -169,6 +253,8 @@ export function describeOwner(sts: StatefulSet, owners: readonly ObservedOwner[]
   if (Object.keys(annotations).some((k) => k.startsWith("argocd.argoproj.io/")))
     return { manager: "Argo CD", evidence: "an argocd.argoproj.io/ annotation", object: "an Application", notes: ["no Application is named by its tracking: pause the one that deploys it by hand"] };
   const controller = sts.metadata.ownerReferences?.find((r) => r.controller);
+  const operator = operatorOf(sts);
+  if (controller && operator) return operatorOwner(controller, operator, seenOf(operator.ref));
   if (controller)
     return {
       manager: "operator",
@@ -180,6 +266,9 @@ export function describeOwner(sts: StatefulSet, owners: readonly ObservedOwner[]
   return undefined;
 }
 
+/** The operators --pause-owner knows, in words. */
+const knownOperators = () => `the operators ${[...new Set(operatorSwitches.map((o) => o.product))].join(", ")}`;
+
 /** The words of an owner: `Argo CD (Application argocd/shop, annotation ...)`. */
 export const ownerText = (o: Owner) => `${o.manager} (${o.object}; ${o.evidence})`;
 
@@ -187,15 +276,17 @@ export const ownerText = (o: Owner) => `${o.manager} (${o.object}; ${o.evidence}
 export function ownerFindings(owner: Owner | undefined, ref: string, pauseOwner: boolean | undefined): { refusals: string[]; warnings: string[]; pause?: OwnerPause } {
   const byHand = (o: Owner) => (o.pauseCommands?.length ? `pause it with: ${o.pauseCommands.join("  or  ")}; resume it after with: ${o.resumeCommands!.join("  or  ")}` : "");
   if (!pauseOwner) {
-    if (!owner || owner.manager === "operator") return { refusals: [], warnings: [] };
+    // An operator without a known switch: the controller refusal (rules.ts) says what to do.
+    if (!owner || (owner.manager === "operator" && !owner.pauseCommands && owner.active !== false)) return { refusals: [], warnings: [] };
     // Said with the commands when it may act on its own (or could not be read); else its notes say why not (rules.ts names the manager).
     const how = owner.active !== false ? [byHand(owner), owner.pause ? "or pass --pause-owner" : ""].filter(Boolean).join(", ") : "";
     const head = owner.active !== false ? [`${ref} is managed by ${ownerText(owner)}${owner.active ? ", which may re-create or revert it while it is changed" : ""}${how ? `: ${how}` : ""}`] : [];
     return { refusals: [], warnings: [...head, ...owner.notes.map((n) => `${owner.manager}: ${n}`)] };
   }
-  if (!owner) return { refusals: [`--pause-owner: nothing that this tool can pause manages ${ref} (no Argo CD or Flux label or annotation on it); drop --pause-owner`], warnings: [] };
-  if (owner.manager === "Helm" || owner.manager === "operator")
-    return { refusals: [`--pause-owner pauses Argo CD and Flux; ${ref} is managed by ${ownerText(owner)}: ${owner.notes.join("; ")}; drop --pause-owner`], warnings: [] };
+  if (!owner)
+    return { refusals: [`--pause-owner: nothing that this tool can pause manages ${ref} (no Argo CD or Flux label or annotation on it, no operator it knows); drop --pause-owner`], warnings: [] };
+  if (owner.manager === "Helm" || (owner.manager === "operator" && !owner.pauseCommands && owner.active !== false))
+    return { refusals: [`--pause-owner pauses Argo CD, Flux and ${knownOperators()}; ${ref} is managed by ${ownerText(owner)}: ${owner.notes.join("; ")}; drop --pause-owner`], warnings: [] };
   if (owner.pause) return { refusals: [], warnings: owner.notes.map((n) => `${owner.manager}: ${n}`), pause: owner.pause };
   if (owner.active === false) return { refusals: [], warnings: [`--pause-owner: ${ownerText(owner)} needs no pause: ${owner.notes.join("; ")}`] };
   return {

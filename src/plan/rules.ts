@@ -67,14 +67,17 @@ export function checkSafety(sts: StatefulSet, request: PlanRequest, observed: Ob
   const rollout = rolloutInProgress(sts);
   if (rollout) refusals.push({ message: `${rollout}, or pass --force`, forceable: true });
   const owner = sts.metadata.ownerReferences?.find((r) => r.controller);
-  if (owner) {
+  const described = describeOwner(sts, observed.owners);
+  // An operator this tool can pause (owner.ts) is no refusal when --pause-owner pauses it, or when it is paused already.
+  const paused = described?.manager === "operator" && ((request.pauseOwner && described.pause) || described.active === false);
+  if (owner && !paused) {
     refusals.push({
-      message: `${ref} is controlled by ${owner.kind} ${owner.name}, which would fight the change or re-create the old object; change the storage through it, or pass --force`,
+      message: `${ref} is controlled by ${owner.kind} ${owner.name}, which would fight the change or re-create the old object; change the storage through it, ${described?.pause ? "pass --pause-owner to pause it while this runs, " : ""}or pass --force`,
       forceable: true,
     });
   }
-  // Helm, Argo CD and Flux keep their own copy of the object and fight a change made beside them (an operator is refused above).
-  const manager = describeOwner(sts, observed.owners)?.manager;
+  // Helm, Argo CD and Flux keep their own copy of the object and fight a change made beside them (an operator is said above).
+  const manager = described?.manager;
   if (manager && manager !== "operator") {
     // From a manifest (set -f) the templates are the ones the tool will apply: its next upgrade or sync agrees.
     if (request.fromManifest) warnings.push(`${ref} is managed by ${manager}: its claim templates become this manifest's; upgrade or sync with the same manifest next`);

@@ -284,7 +284,7 @@ describe("Flux", () => {
     assert.equal(helmOnly.code, 1);
     assert.match(
       helmOnly.stderr,
-      /^error: --pause-owner pauses Argo CD and Flux; statefulset.apps\/plain is managed by Helm \(release plain; annotation meta.helm.sh\/release-name=plain\): Helm changes it only when someone runs helm upgrade/m,
+      /^error: --pause-owner pauses Argo CD, Flux and the operators Prometheus Operator, OpenTelemetry Operator, RabbitMQ Cluster Operator, ECK; statefulset.apps\/plain is managed by Helm \(release plain; annotation meta.helm.sh\/release-name=plain\): Helm changes it only when someone runs helm upgrade/m,
     );
   });
 });

@@ -214,7 +214,7 @@ describe("buildPlan: the owner and --pause-owner", () => {
 
   const refused: [what: string, o: Observed, why: RegExp][] = [
     ["nobody manages it", observed(sts("db").withClaim("pgdata", "1Gi").live()), /^--pause-owner: nothing that this tool can pause manages statefulset.apps\/db/],
-    ["Helm: nothing runs between upgrades", observed(helmed().live()), /^--pause-owner pauses Argo CD and Flux; statefulset.apps\/db is managed by Helm/],
+    ["Helm: nothing runs between upgrades", observed(helmed().live()), /^--pause-owner pauses Argo CD, Flux and the operators Prometheus Operator, .*; statefulset.apps\/db is managed by Helm/],
     [
       "an Application that could not be read",
       observed(live, { owners: seen(live, undefined, "forbidden") }),
@@ -236,5 +236,135 @@ describe("buildPlan: the owner and --pause-owner", () => {
     assert.deepEqual(plan.refusals, []);
     assert.ok(!plan.steps.includes("pause-owner"));
     assert.ok(plan.warnings.some((w) => w.startsWith("--pause-owner: Flux (Kustomization flux-system/apps;") && w.includes("needs no pause: Kustomization flux-system/apps is suspended")));
+  });
+});
+
+describe("operators with a known switch: found by the ownerReference, paused by their own field", () => {
+  const owned = (apiVersion: string, kind: string, name = "main") =>
+    sts("alertmanager-main")
+      .withClaim("data", "1Gi")
+      .edit((s) => (s.metadata.ownerReferences = [{ apiVersion, kind, name, uid: "u", controller: true }]));
+  const cr = (apiVersion: string, kind: string, extra: Partial<KubeObject> = {}): KubeObject => ({ apiVersion, kind, metadata: { name: "main", namespace: "prod" }, spec: {}, ...extra });
+  const prod = (b: ReturnType<typeof owned>) => b.edit((s) => (s.metadata.namespace = "prod"));
+
+  test("each operator's resource is looked up where its StatefulSet is (an ownerReference is in the same namespace)", () => {
+    const cases: [apiVersion: string, kind: string, lookup: string][] = [
+      ["monitoring.coreos.com/v1", "Alertmanager", "alertmanagers.monitoring.coreos.com/main in prod"],
+      ["monitoring.coreos.com/v1", "Prometheus", "prometheuses.monitoring.coreos.com/main in prod"],
+      ["opentelemetry.io/v1beta1", "OpenTelemetryCollector", "opentelemetrycollectors.opentelemetry.io/main in prod"],
+      ["rabbitmq.com/v1beta1", "RabbitmqCluster", "rabbitmqclusters.rabbitmq.com/main in prod"],
+      ["elasticsearch.k8s.elastic.co/v1", "Elasticsearch", "elasticsearches.elasticsearch.k8s.elastic.co/main in prod"],
+    ];
+    for (const [apiVersion, kind, lookup] of cases)
+      assert.deepEqual(
+        ownerLookups(prod(owned(apiVersion, kind)).build()).map((r) => `${r.resource}.${r.group}/${r.name} in ${r.namespace}`),
+        [lookup],
+        kind,
+      );
+    assert.deepEqual(ownerLookups(prod(owned("acid.zalan.do/v1", "postgresql")).build()), [], "an operator without a known switch: nothing read");
+  });
+
+  const switches: [what: string, apiVersion: string, kind: string, read: Partial<KubeObject>, pause: unknown, resume: unknown][] = [
+    ["Prometheus Operator: spec.paused", "monitoring.coreos.com/v1", "Alertmanager", {}, { spec: { paused: true } }, { spec: { paused: null } }],
+    ["Prometheus Operator: spec.paused false put back as read", "monitoring.coreos.com/v1", "Prometheus", { spec: { paused: false } }, { spec: { paused: true } }, { spec: { paused: false } }],
+    [
+      "OpenTelemetry Operator: spec.managementState",
+      "opentelemetry.io/v1beta1",
+      "OpenTelemetryCollector",
+      { spec: { managementState: "managed" } },
+      { spec: { managementState: "unmanaged" } },
+      { spec: { managementState: "managed" } },
+    ],
+    [
+      "RabbitMQ: the label rabbitmq.com/pauseReconciliation",
+      "rabbitmq.com/v1beta1",
+      "RabbitmqCluster",
+      {},
+      { metadata: { labels: { "rabbitmq.com/pauseReconciliation": "true" } } },
+      { metadata: { labels: { "rabbitmq.com/pauseReconciliation": null } } },
+    ],
+    [
+      "ECK: the annotation eck.k8s.elastic.co/managed",
+      "elasticsearch.k8s.elastic.co/v1",
+      "Elasticsearch",
+      {},
+      { metadata: { annotations: { "eck.k8s.elastic.co/managed": "false" } } },
+      { metadata: { annotations: { "eck.k8s.elastic.co/managed": null } } },
+    ],
+  ];
+  for (const [what, apiVersion, kind, read, pause, resume] of switches)
+    test(what, () => {
+      const s = prod(owned(apiVersion, kind)).build();
+      const object = { ...cr(apiVersion, kind), ...read, metadata: { ...cr(apiVersion, kind).metadata, ...read.metadata } };
+      const owner = describeOwner(s, seen(s, object))!;
+      assert.equal(owner.manager, "operator");
+      assert.equal(owner.active, true);
+      assert.deepEqual(owner.pause?.pause, pause);
+      assert.deepEqual(owner.pause?.resume, resume);
+      assert.equal(owner.pauseCommands?.[0], `kubectl patch ${owner.pause!.ref.resource}.${owner.pause!.ref.group} main -n prod --type merge -p '${JSON.stringify(pause)}'`);
+      assert.ok(owner.notes.some((n) => n.includes(`change the storage in the ${kind} too before resuming it`)));
+    });
+
+  test("already paused: nothing to pause; not readable: the commands by hand", () => {
+    const s = prod(owned("monitoring.coreos.com/v1", "Alertmanager")).build();
+    const paused = describeOwner(s, seen(s, cr("monitoring.coreos.com/v1", "Alertmanager", { spec: { paused: true } })))!;
+    assert.equal(paused.active, false);
+    assert.equal(paused.pause, undefined);
+    assert.match(paused.notes[0]!, /^Alertmanager prod\/main is paused \(spec.paused: true\)/);
+    const unread = describeOwner(s, seen(s, undefined, 'alertmanagers.monitoring.coreos.com "main" is forbidden'))!;
+    assert.equal(unread.pause, undefined);
+    assert.deepEqual(unread.pauseCommands, [`kubectl patch alertmanagers.monitoring.coreos.com main -n prod --type merge -p '{"spec":{"paused":true}}'`]);
+    assert.deepEqual(unread.resumeCommands, [`kubectl patch alertmanagers.monitoring.coreos.com main -n prod --type merge -p '{"spec":{"paused":null}}'`]);
+  });
+
+  const planOf = (object: KubeObject | undefined, pauseOwner?: boolean) => {
+    const s = prod(owned("monitoring.coreos.com/v1", "Alertmanager")).live();
+    const o = { ...observed(s, { owners: seen(s, object) }), claims: [claim("data-alertmanager-main-0", "1Gi", { storageClass: "standard" })], pods: [pod("alertmanager-main-0", s)] };
+    return buildPlan(o, { namespace: "prod", name: "alertmanager-main", directives: parseDirectives(["data=2Gi"]), force: false, ...(pauseOwner ? { pauseOwner } : {}) });
+  };
+  test("without --pause-owner: refused as controlled, with --pause-owner and the commands named", () => {
+    const plan = planOf(cr("monitoring.coreos.com/v1", "Alertmanager"));
+    assert.ok(
+      plan.refusals.some(
+        (r) =>
+          r.forceable &&
+          r.message ===
+            "statefulset.apps/alertmanager-main is controlled by Alertmanager main, which would fight the change or re-create the old object; change the storage through it, pass --pause-owner to pause it while this runs, or pass --force",
+      ),
+      plan.refusals.map((r) => r.message).join("\n"),
+    );
+    assert.ok(
+      plan.warnings.some((w) => w.includes(`pause it with: kubectl patch alertmanagers.monitoring.coreos.com main -n prod --type merge -p '{"spec":{"paused":true}}'`)),
+      plan.warnings.join("\n"),
+    );
+  });
+  test("--pause-owner: no refusal; paused after the journal is written, resumed before it is removed", () => {
+    const plan = planOf(cr("monitoring.coreos.com/v1", "Alertmanager"), true);
+    assert.deepEqual(plan.refusals, []);
+    assert.deepEqual(plan.steps.slice(0, 2), ["write-journal", "pause-owner"]);
+    assert.deepEqual(plan.steps.slice(-2), ["resume-owner", "remove-journal"]);
+    assert.deepEqual(plan.ownerPause, {
+      ref: { group: "monitoring.coreos.com", version: "v1", resource: "alertmanagers", kind: "Alertmanager", namespace: "prod", name: "main" },
+      pause: { spec: { paused: true } },
+      resume: { spec: { paused: null } },
+      what: "spec.paused: true",
+    });
+    assert.ok(plan.warnings.some((w) => w.includes("change the storage in the Alertmanager too before resuming it")));
+  });
+  test("paused already: no refusal and no pause, with or without --pause-owner", () => {
+    for (const pauseOwner of [false, true]) {
+      const plan = planOf(cr("monitoring.coreos.com/v1", "Alertmanager", { spec: { paused: true } }), pauseOwner);
+      assert.deepEqual(plan.refusals, [], `pauseOwner=${pauseOwner}`);
+      assert.ok(!plan.steps.includes("pause-owner"));
+      assert.ok(
+        plan.warnings.some((w) => w.includes("Alertmanager prod/main is paused (spec.paused: true)")),
+        plan.warnings.join("\n"),
+      );
+    }
+  });
+  test("an operator without a known switch: --pause-owner is refused and names the ones it knows", () => {
+    const s = prod(owned("acid.zalan.do/v1", "postgresql")).live();
+    const plan = buildPlan(observed(s), { ...request(true), name: "alertmanager-main" });
+    assert.ok(plan.refusals.some((r) => /^--pause-owner pauses Argo CD, Flux and the operators Prometheus Operator, OpenTelemetry Operator, RabbitMQ Cluster Operator, ECK; /.test(r.message)));
   });
 });
