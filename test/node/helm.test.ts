@@ -3,15 +3,18 @@
 // template, another chart label on it) refused by the server as users see it, `helm template v2 |
 // kubectl appstorage set -f - --yes`, and the same upgrade then goes through. No pod restarted
 // (container ids and restart counts), every claim kept (uids, sizes), every payload's checksum equal,
-// read in the running containers. With the real Helm 4 and Helm 3 (lab/tools/helm/build.sh).
+// read in the running containers. Then v3 of the chart, which adds a claim template (wal) and its
+// mount: the upgrade is refused too, `set -f` restarts each pod once, one at a time, with its new
+// claim mounted and its old claim and data kept, and the upgrade then goes through without a
+// rollout. With the real Helm 4 and Helm 3 (lab/tools/helm/build.sh).
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
 import { join } from "node:path";
 import { describe, test } from "node:test";
 import { claims, eventually, getSts, helm, kubeconfig, kubectl, namespace, root, runPlugin, uids } from "../shared/harness";
-import { allReady, running, workloadImage } from "../shared/node";
+import { allReady, claimStatus, maxDown, running, watchPods, workloadImage } from "../shared/node";
 
-const chart = (version: 1 | 2) => join(root, "test", "fixtures", "helm", `db-${version}`);
+const chart = (version: 1 | 2 | 3) => join(root, "test", "fixtures", "helm", `db-${version}`);
 // The node's image (no registry here); the chart's own default names one a user would pull.
 const values = ["--set", `image=${workloadImage}`];
 
@@ -88,6 +91,54 @@ for (const major of [4, 3] as const) {
         claims(ns).map((c) => c.metadata.labels?.["helm.sh/chart"]),
         major === 4 ? ["db-2.0.0", "db-2.0.0"] : ["db-1.0.0", "db-1.0.0"],
       );
+    });
+
+    test("an upgrade that adds a claim template: refused, goes through after set -f; each pod restarted once, one at a time, with its new claim mounted; old claims and data kept", async (t) => {
+      const ns = namespace(t, `helm${major}add`);
+      const h = helm(major);
+      t.after(() => run(h, ["uninstall", "db", "-n", ns]));
+      const install = run(h, ["install", "db", chart(1), "-n", ns, ...values]);
+      assert.equal(install.code, 0, install.stderr);
+      const pods = ["db-0", "db-1"];
+      const first = await allReady(ns, "db", 2);
+      const data = writePayloads(ns, pods);
+      const ids = uids(ns);
+
+      const refused = run(h, ["upgrade", "db", chart(3), "-n", ns, ...values]);
+      assert.notEqual(refused.code, 0, "the upgrade must fail before the plugin runs");
+      assert.match(refused.stderr, /UPGRADE FAILED: .*StatefulSet.apps "db" is invalid: spec: Forbidden/);
+
+      const manifest = run(h, ["template", "db", chart(3), "-n", ns, ...values]);
+      assert.equal(manifest.code, 0, manifest.stderr);
+      const watch = watchPods(ns);
+      const set = await runPlugin(["set", "-f", "-", "-n", ns, "--yes", "--timeout", "240s"], { input: manifest.stdout });
+      assert.equal(set.code, 0, set.stderr);
+      assert.equal(set.stdout, "statefulset.apps/db recreated\npod/db-0 restarted\npod/db-1 restarted\n");
+      const added = await allReady(ns, "db", 2);
+      await watch.stop();
+      assert.ok(maxDown(watch.seen, pods) <= 1, "never more than one replica down");
+      for (const [o, n] of pods.entries()) {
+        assert.notEqual(added[n]!.uid, first[n]!.uid, `${n}: restarted once`);
+        assert.equal(claimStatus(ns, `wal-db-${o}`).phase, "Bound", `${n}: its new claim is Bound`);
+        assert.match(inPod(ns, n, "grep -c ' /wal ' /proc/mounts || true").trim(), /^1$/, `${n}: and mounted at /wal`);
+        assert.equal(uids(ns)[`pvc/pgdata-${n}`], ids[`pvc/pgdata-${n}`], `${n}: the old claim kept its uid`);
+      }
+      assert.deepEqual(payloads(ns, pods), data, "every payload read back in the new containers");
+
+      const upgrade = run(h, ["upgrade", "db", chart(3), "-n", ns, ...values]);
+      assert.equal(upgrade.code, 0, upgrade.stderr);
+      assert.equal((await runPlugin(["diff", "-f", "-", "-n", ns], { input: manifest.stdout })).code, 0, "nothing left to change");
+      await eventually(
+        "the StatefulSet controller observed the upgraded object",
+        () => {
+          const s = getSts(ns, "db");
+          return (s.status?.observedGeneration ?? 0) >= (s.metadata.generation ?? 1);
+        },
+        120_000,
+      );
+      const upgraded = getSts(ns, "db");
+      assert.equal(upgraded.status?.updateRevision, upgraded.status?.currentRevision, "no rollout: the upgrade left the pod template as set -f made it");
+      assert.deepEqual(await allReady(ns, "db", 2), added, "the upgrade restarted nothing");
     });
   });
 }
