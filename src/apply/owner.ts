@@ -18,13 +18,20 @@ export async function pauseOwner(pause: OwnerPause, ctx: ApplyContext, lease: Le
   ctx.progress.say(`paused ${where(pause)} (${pause.what}); it is resumed when this run ends`);
 }
 
+/** After the last write: put back as read; an operator's switch (keep) is left for the user, with the command. */
 export async function resumeOwner(pause: OwnerPause, ctx: ApplyContext, lease: Lease): Promise<void> {
+  if (pause.keep) {
+    ctx.progress.warn(
+      `left ${where(pause)} paused (${pause.what}): change its storage to what this run set, then resume it with: kubectl patch ${pause.ref.resource}.${pause.ref.group} ${pause.ref.name} -n ${pause.ref.namespace} --type merge -p '${JSON.stringify(pause.resume)}'`,
+    );
+    return;
+  }
   await mergePatchCustomObject(ctx.client, path(pause), pause.resume);
   await lease.saveOwner(false);
   ctx.progress.say(`resumed ${where(pause)}: ${JSON.stringify(pause.resume)}`);
 }
 
-/** After a stop: resumed at once, or (when that fails too) said how, and the rerun resumes it. */
+/** After a stop (an operator's too: nothing of this run is left for it to fight, or the rerun finishes it): resumed at once, or (when that fails too) said how, and the rerun resumes it. */
 export async function resumeOwnerAfterStop(pause: OwnerPause, ctx: ApplyContext, lease: Lease): Promise<void> {
   try {
     await resumeOwner(pause, ctx, lease);

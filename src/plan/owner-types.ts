@@ -33,6 +33,12 @@ export interface OwnerPause {
   resume: Record<string, unknown>;
   /** The paused state in words: `spec.syncPolicy.automated removed`. */
   what: string;
+  /**
+   * An operator's switch: the run leaves it paused after a change that went through, since the
+   * operator would make the StatefulSet match its resource again; the user changes the storage in the
+   * resource, then resumes it (a run that stops resumes it at once, as for the others).
+   */
+  keep?: true;
 }
 
 export type OwnerManager = "Argo CD" | "Flux" | "Helm" | "operator";

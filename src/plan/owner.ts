@@ -214,7 +214,7 @@ function operatorOwner(
     );
     return { ...owner, active: false };
   }
-  const pause: OwnerPause = { ref, pause: pausePatch, resume: switchPatch(sw, now === undefined ? null : now), what: `${where}: ${JSON.stringify(sw.value)}` };
+  const pause: OwnerPause = { ref, pause: pausePatch, resume: switchPatch(sw, now === undefined ? null : now), what: `${where}: ${JSON.stringify(sw.value)}`, keep: true };
   return { ...owner, active: true, pause, pauseCommands: [patchCommand(ref, pause.pause)], resumeCommands: [patchCommand(ref, pause.resume)] };
 }
 
@@ -287,6 +287,14 @@ export function ownerFindings(owner: Owner | undefined, ref: string, pauseOwner:
     return { refusals: [`--pause-owner: nothing that this tool can pause manages ${ref} (no Argo CD or Flux label or annotation on it, no operator it knows); drop --pause-owner`], warnings: [] };
   if (owner.manager === "Helm" || (owner.manager === "operator" && !owner.pauseCommands && owner.active !== false))
     return { refusals: [`--pause-owner pauses Argo CD, Flux and ${knownOperators()}; ${ref} is managed by ${ownerText(owner)}: ${owner.notes.join("; ")}; drop --pause-owner`], warnings: [] };
+  if (owner.pause?.keep)
+    return {
+      refusals: [],
+      warnings: [
+        `--pause-owner leaves ${owner.pause.ref.kind} ${owner.pause.ref.namespace}/${owner.pause.ref.name} paused (${owner.pause.what}) when the change is done, as its operator would make the StatefulSet match it again: change the storage in the ${owner.pause.ref.kind} to match, then resume it with: ${owner.resumeCommands!.join("  or  ")}`,
+      ],
+      pause: owner.pause,
+    };
   if (owner.pause) return { refusals: [], warnings: owner.notes.map((n) => `${owner.manager}: ${n}`), pause: owner.pause };
   if (owner.active === false) return { refusals: [], warnings: [`--pause-owner: ${ownerText(owner)} needs no pause: ${owner.notes.join("; ")}`] };
   return {

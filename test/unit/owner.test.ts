@@ -338,7 +338,7 @@ describe("operators with a known switch: found by the ownerReference, paused by 
       plan.warnings.join("\n"),
     );
   });
-  test("--pause-owner: no refusal; paused after the journal is written, resumed before it is removed", () => {
+  test("--pause-owner: no refusal; paused after the journal is written, left paused at the end with the command that resumes it", () => {
     const plan = planOf(cr("monitoring.coreos.com/v1", "Alertmanager"), true);
     assert.deepEqual(plan.refusals, []);
     assert.deepEqual(plan.steps.slice(0, 2), ["write-journal", "pause-owner"]);
@@ -348,8 +348,14 @@ describe("operators with a known switch: found by the ownerReference, paused by 
       pause: { spec: { paused: true } },
       resume: { spec: { paused: null } },
       what: "spec.paused: true",
+      keep: true,
     });
-    assert.ok(plan.warnings.some((w) => w.includes("change the storage in the Alertmanager too before resuming it")));
+    assert.ok(
+      plan.warnings.includes(
+        `--pause-owner leaves Alertmanager prod/main paused (spec.paused: true) when the change is done, as its operator would make the StatefulSet match it again: change the storage in the Alertmanager to match, then resume it with: kubectl patch alertmanagers.monitoring.coreos.com main -n prod --type merge -p '{"spec":{"paused":null}}'`,
+      ),
+      plan.warnings.join("\n"),
+    );
   });
   test("paused already: no refusal and no pause, with or without --pause-owner", () => {
     for (const pauseOwner of [false, true]) {
