@@ -15,7 +15,7 @@ const path = (p: OwnerPause) => customObjectsPath(p.ref.group, p.ref.version, p.
 export async function pauseOwner(pause: OwnerPause, ctx: ApplyContext, lease: Lease): Promise<void> {
   await mergePatchCustomObject(ctx.client, path(pause), pause.pause);
   await lease.saveOwner(true);
-  ctx.progress.say(`paused ${where(pause)} (${pause.what}); it is resumed when this run ends`);
+  ctx.progress.say(`paused ${where(pause)} (${pause.what}); ${pause.keep ? "it stays paused when this run is done (a stop resumes it at once)" : "it is resumed when this run ends"}`);
 }
 
 /** After the last write: put back as read; an operator's switch (keep) is left for the user, with the command. */

@@ -97,13 +97,16 @@ export function ownerLookups(sts: StatefulSet): OwnerResourceRef[] {
     const { evidence: _evidence, ...ref } = flux;
     return [ref];
   }
+  const lookups: OwnerResourceRef[] = [];
   const argo = argoInstance(sts);
   if (argo) {
     const app = argoApp(argo.instance);
-    return [{ ...argoApplication, name: app.name, ...(app.namespace ? { namespace: app.namespace } : {}) }];
+    lookups.push({ ...argoApplication, name: app.name, ...(app.namespace ? { namespace: app.namespace } : {}) });
   }
+  // Also beside an app.kubernetes.io/instance label, which operators set too (Prometheus Operator does).
   const operator = operatorOf(sts);
-  return operator ? [operator.ref] : [];
+  if (operator) lookups.push(operator.ref);
+  return lookups;
 }
 
 /** A word for the shell, single-quoted when it needs it. */

@@ -1,8 +1,10 @@
-// The real CustomResourceDefinitions of Argo CD's Application and Flux's Kustomization and
-// HelmRelease, taken from their Go modules as the module proxy serves them (pinned versions, and
+// The real CustomResourceDefinitions of Argo CD's Application, Flux's Kustomization and
+// HelmRelease, and the Prometheus Operator's Alertmanager (with AlertmanagerConfig, which its
+// controller watches), taken from their Go modules as the module proxy serves them (pinned versions, and
 // the sha256 of each file), cached outside the repository, and installed on the test control
 // plane. Their controllers do not run here (they need images from a registry, or do not build with
-// the machine's Go): a test plays the controller where it matters.
+// the machine's Go): a test plays the controller where it matters. The Prometheus Operator runs for
+// real (lab/tools/prometheus-operator, test/shared/operator.ts).
 import { spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
 import { existsSync, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
@@ -46,6 +48,15 @@ export const crdSources: CrdSource[] = [
   },
 ];
 
+/** The Prometheus Operator's, of the release lab/tools/prometheus-operator builds. */
+export const operatorCrdSources: CrdSource[] = ["alertmanagers", "alertmanagerconfigs"].map((plural, i) => ({
+  module: "github.com/prometheus-operator/prometheus-operator",
+  version: "v0.85.0",
+  file: `example/prometheus-operator-crd/monitoring.coreos.com_${plural}.yaml`,
+  sha256: ["5a7bdf7900fd58053f3403abc9daaa301a90cd8dd1bbdf1362788704a87d04a4", "7e34fd1f9abf3a2756eb53895f1ca6b291ce3cac929152c9e3919d8d7fb85ccf"][i]!,
+  name: `${plural}.monitoring.coreos.com`,
+}));
+
 const cacheDir = () => join(process.env["APPSTORAGE_CACHE"] ?? join(homedir(), ".cache", "kubectl-appstorage"), "crds");
 const proxy = () => (process.env["GOPROXY"] ?? "https://proxy.golang.org").split(/[,|]/).find((p) => p.startsWith("http")) ?? "https://proxy.golang.org";
 /** The module path as the proxy spells it: capitals as !lower. */
@@ -72,9 +83,9 @@ export function crdYaml(src: CrdSource): string {
   return text.toString("utf8");
 }
 
-/** Installs the three CRDs (server-side: the Application's is too large for a client-side apply's annotation) and waits until they are served. */
-export function installOwnerCrds(): void {
-  for (const src of crdSources) {
+/** Installs the CRDs (the owners' three by default; server-side: the Application's is too large for a client-side apply's annotation) and waits until they are served. */
+export function installOwnerCrds(sources: readonly CrdSource[] = crdSources): void {
+  for (const src of sources) {
     if (kubectlTry(["get", "crd", src.name]).code === 0) continue;
     kubectl(["apply", "--server-side", "--force-conflicts", "-f", "-"], { input: crdYaml(src) });
     // kubectl wait fails on a CRD that has no conditions yet (just created): asked until Established.

@@ -1,0 +1,106 @@
+// An operator with a documented pause, for real: the Prometheus Operator (built from its Go module,
+// lab/tools/prometheus-operator) runs against the test control plane with its own CRDs and makes an
+// Alertmanager's StatefulSet. set refuses the StatefulSet it controls and names --pause-owner;
+// `set --pause-owner` pauses the Alertmanager (spec.paused), re-creates the StatefulSet with the
+// new claim template while the operator stays off it (its log shows no reconcile of the missing
+// StatefulSet after it went), keeps every pod and claim (uids), and leaves the Alertmanager paused with the
+// command that resumes it: resumed as the user would, with its storage changed to match, the
+// operator reconciles and keeps the StatefulSet as it is. (Resumed unchanged, the operator
+// deletes the StatefulSet and its pods and makes its own again: why the run leaves it paused.)
+import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
+import { describe, test } from "node:test";
+import type { KubeObject } from "../../src/api/types";
+import { apply, eventually, getSts, kubeconfig, kubectl, kubectlJson, namespace, runPlugin, uids } from "../shared/harness";
+import { installOwnerCrds, operatorCrdSources } from "../shared/crds";
+import { prometheusOperator } from "../shared/operator";
+
+type Alertmanager = KubeObject & { spec: { paused?: boolean }; status?: { conditions?: { type: string; observedGeneration?: number; status: string }[] } };
+
+/** The StatefulSet's ADDED and DELETED events (kubectl get -w), each with the object's uid. */
+function watchStatefulSet(ns: string, name: string): { stop: () => Promise<string[]> } {
+  const child = spawn("kubectl", ["--kubeconfig", kubeconfig(), "get", "statefulset", name, "-n", ns, "-w", "--output-watch-events", "-o", 'jsonpath={.type} {.object.metadata.uid}{"\\n"}'], {
+    stdio: ["ignore", "pipe", "ignore"],
+  });
+  let out = "";
+  child.stdout.on("data", (d: Buffer) => (out += d.toString()));
+  const closed = new Promise<void>((r) => child.on("close", () => r()));
+  return {
+    stop: async () => {
+      child.kill();
+      await closed;
+      return out.split("\n").filter((l) => l.startsWith("ADDED") || l.startsWith("DELETED"));
+    },
+  };
+}
+
+describe("an operator's pause: the real Prometheus Operator", { timeout: 600_000 }, () => {
+  test("refused without --pause-owner; with it the operator stays off while the StatefulSet is re-created, and is left paused with the command that resumes it", async (t) => {
+    installOwnerCrds(operatorCrdSources);
+    const ns = namespace(t, "operator");
+    const operator = prometheusOperator(t, ns);
+    apply(
+      {
+        apiVersion: "monitoring.coreos.com/v1",
+        kind: "Alertmanager",
+        metadata: { name: "main", namespace: ns },
+        spec: { replicas: 2, storage: { volumeClaimTemplate: { spec: { resources: { requests: { storage: "1Gi" } } } } } },
+      },
+      ns,
+    );
+    await eventually("the operator's StatefulSet with its 2 pods and claims", () => Object.keys(uids(ns)).length === 4, 120_000);
+    const sts = getSts(ns, "alertmanager-main");
+    assert.deepEqual(
+      sts.metadata.ownerReferences?.map((r) => `${r.kind}/${r.name}/${r.controller}`),
+      ["Alertmanager/main/true"],
+    );
+    const before = uids(ns);
+
+    const refused = await runPlugin(["set", "alertmanager-main", "alertmanager-main-db=2Gi", "-n", ns, "--yes"]);
+    assert.equal(refused.code, 1);
+    assert.match(
+      refused.stderr,
+      /^error: statefulset.apps\/alertmanager-main is controlled by Alertmanager main, which would fight the change or re-create the old object; change the storage through it, pass --pause-owner to pause it while this runs, or pass --force$/m,
+    );
+    assert.ok(refused.stderr.includes(`pause it with: kubectl patch alertmanagers.monitoring.coreos.com main -n ${ns} --type merge -p '{"spec":{"paused":true}}'`), refused.stderr);
+    assert.equal(getSts(ns, "alertmanager-main").metadata.uid, sts.metadata.uid, "nothing changed");
+
+    const logBefore = operator.log().length;
+    const watch = watchStatefulSet(ns, "alertmanager-main");
+    const set = await runPlugin(["set", "alertmanager-main", "alertmanager-main-db=2Gi", "-n", ns, "--yes", "--pause-owner"]);
+    const events = await watch.stop();
+    assert.equal(set.code, 0, set.stderr);
+    assert.equal(set.stdout, "statefulset.apps/alertmanager-main recreated\n");
+    const now = getSts(ns, "alertmanager-main");
+    assert.equal(now.spec.volumeClaimTemplates![0]!.spec.resources!.requests!["storage"], "2Gi");
+    assert.deepEqual(events, [`ADDED ${sts.metadata.uid}`, `DELETED ${sts.metadata.uid}`, `ADDED ${now.metadata.uid}`], "only this run deleted and created it");
+    // The operator logs "sync alertmanager" for each reconcile it makes, none while paused; it saw
+    // the StatefulSet go (this run deleted it after the pause) and reconciled nothing after that.
+    const during = operator.log().slice(logBefore);
+    const gone = during.indexOf("StatefulSet not found");
+    assert.ok(gone >= 0, `the operator saw the StatefulSet go:\n${during}`);
+    assert.doesNotMatch(during.slice(gone), /msg="sync alertmanager"/, "and did not reconcile while paused");
+    assert.deepEqual(uids(ns), before, "every pod and claim kept");
+    assert.equal(kubectlJson<Alertmanager>(["get", "alertmanager", "main", "-n", ns]).spec.paused, true, "left paused");
+    const resume = set.stderr.match(
+      /^Warning: left alertmanager.monitoring.coreos.com\/main in namespace \S+ paused \(spec.paused: true\): change its storage to what this run set, then resume it with: kubectl (patch .+) -p '(.+)'$/m,
+    );
+    assert.ok(resume, set.stderr);
+
+    // As the user would: the Alertmanager's storage changed to match, then the printed command.
+    kubectl(["patch", "alertmanager", "main", "-n", ns, "--type", "merge", "-p", '{"spec":{"storage":{"volumeClaimTemplate":{"spec":{"resources":{"requests":{"storage":"2Gi"}}}}}}}']);
+    kubectl([...resume[1]!.split(" "), "-p", resume[2]!]);
+    const am = kubectlJson<Alertmanager>(["get", "alertmanager", "main", "-n", ns]);
+    assert.equal(am.spec.paused, undefined, "resumed");
+    await eventually(
+      "the operator reconciled the resumed Alertmanager",
+      () =>
+        kubectlJson<Alertmanager>(["get", "alertmanager", "main", "-n", ns]).status?.conditions?.some(
+          (c) => c.type === "Reconciled" && c.observedGeneration === am.metadata.generation && c.status === "True",
+        ),
+      120_000,
+    );
+    assert.equal(getSts(ns, "alertmanager-main").metadata.uid, now.metadata.uid, "the operator kept the StatefulSet");
+    assert.deepEqual(uids(ns), before, "and every pod and claim");
+  });
+});
