@@ -8,31 +8,14 @@
 // operator reconciles and keeps the StatefulSet as it is. (Resumed unchanged, the operator
 // deletes the StatefulSet and its pods and makes its own again: why the run leaves it paused.)
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
 import { describe, test } from "node:test";
 import type { KubeObject } from "../../src/api/types";
-import { apply, eventually, getSts, kubeconfig, kubectl, kubectlJson, namespace, runPlugin, uids } from "../shared/harness";
+import { apply, eventually, getSts, kubectl, kubectlJson, namespace, runPlugin, uids } from "../shared/harness";
 import { installOwnerCrds, operatorCrdSources } from "../shared/crds";
 import { prometheusOperator } from "../shared/operator";
+import { watchEvents } from "../shared/watch";
 
 type Alertmanager = KubeObject & { spec: { paused?: boolean }; status?: { conditions?: { type: string; observedGeneration?: number; status: string }[] } };
-
-/** The StatefulSet's ADDED and DELETED events (kubectl get -w), each with the object's uid. */
-function watchStatefulSet(ns: string, name: string): { stop: () => Promise<string[]> } {
-  const child = spawn("kubectl", ["--kubeconfig", kubeconfig(), "get", "statefulset", name, "-n", ns, "-w", "--output-watch-events", "-o", 'jsonpath={.type} {.object.metadata.uid}{"\\n"}'], {
-    stdio: ["ignore", "pipe", "ignore"],
-  });
-  let out = "";
-  child.stdout.on("data", (d: Buffer) => (out += d.toString()));
-  const closed = new Promise<void>((r) => child.on("close", () => r()));
-  return {
-    stop: async () => {
-      child.kill();
-      await closed;
-      return out.split("\n").filter((l) => l.startsWith("ADDED") || l.startsWith("DELETED"));
-    },
-  };
-}
 
 describe("an operator's pause: the real Prometheus Operator", { timeout: 600_000 }, () => {
   test("refused without --pause-owner; with it the operator stays off while the StatefulSet is re-created, and is left paused with the command that resumes it", async (t) => {
@@ -66,9 +49,9 @@ describe("an operator's pause: the real Prometheus Operator", { timeout: 600_000
     assert.equal(getSts(ns, "alertmanager-main").metadata.uid, sts.metadata.uid, "nothing changed");
 
     const logBefore = operator.log().length;
-    const watch = watchStatefulSet(ns, "alertmanager-main");
+    const watch = watchEvents(["statefulset", "alertmanager-main", "-n", ns], "{.object.metadata.uid}");
     const set = await runPlugin(["set", "alertmanager-main", "alertmanager-main-db=2Gi", "-n", ns, "--yes", "--pause-owner"]);
-    const events = await watch.stop();
+    const events = (await watch.stop()).filter((e) => e.type === "ADDED" || e.type === "DELETED").map((e) => `${e.type} ${e.extra}`);
     assert.equal(set.code, 0, set.stderr);
     assert.equal(set.stdout, "statefulset.apps/alertmanager-main recreated\n");
     const now = getSts(ns, "alertmanager-main");

@@ -10,12 +10,12 @@
 // Application syncs automatically, a StatefulSet missing from the cluster is a drift it would
 // repair by applying the old object, so the test records every moment it sees that.
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
 import { describe, test, type TestContext } from "node:test";
 import type { KubeObject } from "../../src/api/types";
 import { sts } from "../fixtures/builders";
-import { apply, denyStatefulSetCreate, getSts, kubeconfig, kubectl, kubectlJson, kubectlTry, namespace, runPlugin, settled } from "../shared/harness";
+import { apply, denyStatefulSetCreate, getSts, kubectl, kubectlJson, kubectlTry, namespace, runPlugin, settled } from "../shared/harness";
 import { installOwnerCrds } from "../shared/crds";
+import { watchEvents } from "../shared/watch";
 import { killAt } from "../shared/kill";
 
 const argoNamespace = "argocd";
@@ -60,35 +60,6 @@ async function tracked(t: TestContext, prefix: string): Promise<{ ns: string; ap
   );
   await settled(ns, "db", 2);
   return { ns, app };
-}
-
-/** Every event of a watch (kubectl get -w), in order: its type, the object's name and resourceVersion, and `extra` (a jsonpath of the object). */
-function watchEvents(args: string[], extra: string): { stop: () => Promise<{ type: string; name: string; rv: number; extra: string }[]> } {
-  const child = spawn(
-    "kubectl",
-    ["--kubeconfig", kubeconfig(), "get", ...args, "-w", "--output-watch-events", "-o", `jsonpath={.type} {.object.metadata.name} {.object.metadata.resourceVersion} ${extra}{"\\n"}`],
-    {
-      stdio: ["ignore", "pipe", "ignore"],
-    },
-  );
-  let out = "";
-  child.stdout.on("data", (d: Buffer) => (out += d.toString()));
-  const closed = new Promise<void>((r) => child.on("close", () => r()));
-  return {
-    stop: async () => {
-      // Events of the last writes may still be on their way.
-      await new Promise((r) => setTimeout(r, 500));
-      child.kill();
-      await closed;
-      return out
-        .split("\n")
-        .filter(Boolean)
-        .map((l) => {
-          const [type = "", name = "", rv = "", ...rest] = l.split(" ");
-          return { type, name, rv: Number(rv), extra: rest.join(" ") };
-        });
-    },
-  };
 }
 
 /**

@@ -262,6 +262,13 @@ describe("operators with a known switch: found by the ownerReference, paused by 
         kind,
       );
     assert.deepEqual(ownerLookups(prod(owned("acid.zalan.do/v1", "postgresql")).build()), [], "an operator without a known switch: nothing read");
+    assert.deepEqual(
+      ownerLookups(prod(owned("monitoring.coreos.com/v1", "Alertmanager")).labels({ "app.kubernetes.io/instance": "main" }).build()).map(
+        (r) => `${r.resource}.${r.group}/${r.name} in ${r.namespace ?? "*"}`,
+      ),
+      ["applications.argoproj.io/main in *", "alertmanagers.monitoring.coreos.com/main in prod"],
+      "the operator's label app.kubernetes.io/instance: an Application of that name is looked for too",
+    );
   });
 
   const switches: [what: string, apiVersion: string, kind: string, read: Partial<KubeObject>, pause: unknown, resume: unknown][] = [
