@@ -41,6 +41,10 @@ function find(dir: string, depth: number): string[] {
   return out;
 }
 
+// The copy script's unit tests mount loop devices and tmpfs in folders of their own
+// (/tmp/appstorage-copy-*): a developer's unit run beside a node test is none of the node's doing.
+const notBeside = (line: string) => !line.includes("/tmp/appstorage-copy-");
+
 export function snapshot(): Record<string, string[]> {
   const cgroups = find("/sys/fs/cgroup", 2).filter((p) => /kubepods|appstor-node-|pod[0-9a-f-]{36}/.test(p) && !p.split("/").pop()!.includes("."));
   return {
@@ -58,8 +62,8 @@ export function snapshot(): Record<string, string[]> {
       .filter(Boolean)
       .sort(),
     netns: existsSync("/run/netns") ? readdirSync("/run/netns").sort() : [],
-    mounts: readFileSync("/proc/mounts", "utf8").split("\n").filter(Boolean).sort(),
-    loops: sh("losetup", ["-a"]).split("\n").filter(Boolean).sort(),
+    mounts: readFileSync("/proc/mounts", "utf8").split("\n").filter(Boolean).filter(notBeside).sort(),
+    loops: sh("losetup", ["-a"]).split("\n").filter(Boolean).filter(notBeside).sort(),
     cgroups: cgroups.sort(),
     paths: paths.flatMap((p) => (existsSync(p) ? [p, ...find(p, 2)] : [])).sort(),
   };
