@@ -99,6 +99,18 @@ start() {
 # stop RUN NAME: the process of RUN/NAME.pid (processes.sh).
 stop() { stop_pidfile "$1/$2.pid"; }
 
+# start_sidecars STATE BIN KUBECONFIG SOCKET: external-provisioner and external-resizer for the
+# driver at SOCKET, acting with KUBECONFIG.
+start_sidecars() {
+  local state=$1 bin=$2 kubeconfig=$3 sock=$4
+  start "$state/run" "$state/logs" csi-provisioner "$bin/csi-provisioner" \
+    --kubeconfig "$kubeconfig" --csi-address "$sock" --leader-election=false \
+    --extra-create-metadata --timeout=60s --retry-interval-max=30s --v=2
+  start "$state/run" "$state/logs" csi-resizer "$bin/csi-resizer" \
+    --kubeconfig "$kubeconfig" --csi-address "$sock" --leader-election=false \
+    --timeout=60s --retry-interval-max=30s --v=2
+}
+
 # The driver's tools (see "apt:" at the top).
 check_tools() {
   local tool missing=()
@@ -161,12 +173,7 @@ cmd_up() {
   start_driver "$state" "$root" "$node" "${flags[@]}"
   # The sidecars act with KUBECONFIG (a cluster admin), so they need no RBAC objects of their own.
   # Topology is GA in external-provisioner v6: volumes carry the node's topology without a flag.
-  start "$state/run" "$state/logs" csi-provisioner "$bin/csi-provisioner" \
-    --kubeconfig "$kubeconfig" --csi-address "$sock" --leader-election=false \
-    --extra-create-metadata --timeout=60s --retry-interval-max=30s --v=2
-  start "$state/run" "$state/logs" csi-resizer "$bin/csi-resizer" \
-    --kubeconfig "$kubeconfig" --csi-address "$sock" --leader-election=false \
-    --timeout=60s --retry-interval-max=30s --v=2
+  start_sidecars "$state" "$bin" "$kubeconfig" "$sock"
   # Both sidecars ask the driver its name first: once both have, they are connected.
   for ((i = 0; i < 300; i++)); do
     (($(grep -c 'GetPluginInfo' "$state/logs/appstorage-csi-driver.log" || true) >= 2)) && break
@@ -262,12 +269,7 @@ cmd_up_zones() {
   done < <(zone_nodes "$cluster")
   # Topology is GA in external-provisioner v6; --immediate-topology (the default) lets an Immediate
   # claim ask for any zone the nodes have, and the driver picks one.
-  start "$state/run" "$state/logs" csi-provisioner "$bin/csi-provisioner" \
-    --kubeconfig "$kubeconfig" --csi-address "$sock" --leader-election=false \
-    --extra-create-metadata --timeout=60s --retry-interval-max=30s --v=2
-  start "$state/run" "$state/logs" csi-resizer "$bin/csi-resizer" \
-    --kubeconfig "$kubeconfig" --csi-address "$sock" --leader-election=false \
-    --timeout=60s --retry-interval-max=30s --v=2
+  start_sidecars "$state" "$bin" "$kubeconfig" "$sock"
   start "$state/run" "$state/logs" csi-attacher "$attacher" \
     --kubeconfig "$kubeconfig" --csi-address "$sock" --leader-election=false \
     --timeout=60s --retry-interval-max=30s --v=2
