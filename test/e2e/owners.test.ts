@@ -211,6 +211,34 @@ describe("Flux", () => {
     assert.equal(getSts(ns, "db").spec.volumeClaimTemplates![0]!.spec.resources!.requests!["storage"], "2Gi");
   });
 
+  test("a SIGKILL at the re-create, after the pause, leaves the Kustomization suspended and says so in the journal; the rerun, without the flag, finishes and resumes it", async (t) => {
+    installOwnerCrds();
+    const ns = namespace(t, "fluxkill");
+    apply(
+      {
+        apiVersion: "kustomize.toolkit.fluxcd.io/v1",
+        kind: "Kustomization",
+        metadata: { name: "apps", namespace: ns },
+        spec: { interval: "10m", prune: true, sourceRef: { kind: "GitRepository", name: "shop" }, path: "./db" },
+      },
+      ns,
+    );
+    apply(sts("db", ns).withClaim("pgdata", "1Gi").labels({ "kustomize.toolkit.fluxcd.io/name": "apps", "kustomize.toolkit.fluxcd.io/namespace": ns }).build(), ns);
+    await settled(ns, "db", 1);
+    const suspend = () => kubectl(["get", "kustomization", "apps", "-n", ns, "-o", "jsonpath={.spec.suspend}"]);
+    await killAt(["set", "db", "pgdata=2Gi", "-n", ns, "--yes", "--pause-owner"], { signature: "create statefulsets", nth: 0 }, "hold");
+    assert.equal(suspend(), "true", "still suspended after the kill");
+    const journal = journalOf(ns);
+    assert.equal(journal.owner?.paused, true);
+    assert.deepEqual(journal.owner?.pause.resume, { spec: { suspend: null } });
+    const rerun = await runPlugin(["set", "db", "pgdata=2Gi", "-n", ns, "--yes"]);
+    assert.equal(rerun.code, 0, rerun.stderr);
+    assert.match(rerun.stderr, /resumed kustomization.kustomize.toolkit.fluxcd.io\/apps/);
+    assert.equal(suspend(), "", "resumed: spec.suspend as it was (absent)");
+    assert.equal(getSts(ns, "db").spec.volumeClaimTemplates![0]!.spec.resources!.requests!["storage"], "2Gi");
+    assert.notEqual(kubectlTry(["get", "secret", "appstorage-journal-db", "-n", ns]).code, 0);
+  });
+
   test("a HelmRelease: named with flux suspend helmrelease; a suspended one needs no pause; Helm alone refuses --pause-owner", async (t) => {
     installOwnerCrds();
     const ns = namespace(t, "fluxhelm");
