@@ -319,6 +319,19 @@ export class PgbenchClient {
     return { runs, committed: runs.reduce((s, r) => s + r.committed, 0) };
   }
 
+  /**
+   * When each transaction pgbench reported committed finished (its log's time_epoch and time_us), in
+   * seconds since the epoch, sorted: of the runs that ended (a running pgbench's log is written at its end).
+   */
+  commitTimes(): number[] {
+    const out = exec(this.ns, this.pod, 'cat /tmp/tx-* 2>/dev/null | awk \'$3 != "failed" { print $5 "." sprintf("%06d", $6) }\'');
+    return out
+      .split("\n")
+      .filter(Boolean)
+      .map(Number)
+      .sort((a, b) => a - b);
+  }
+
   /** The output of a run (pgbench's own messages: why it stopped). */
   runOutput(run: number): string {
     return exec(this.ns, this.pod, `cat /tmp/out-${run}.log`);
