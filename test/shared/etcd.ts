@@ -101,7 +101,8 @@ export function etcdStatefulSet(name: string, nodes: NodeAddress[], opts: { clai
               ],
               securityContext: { runAsUser: etcdUid, runAsGroup: etcdUid, runAsNonRoot: true, allowPrivilegeEscalation: false, capabilities: { drop: ["ALL"] } },
               volumeMounts: mount,
-              readinessProbe: { httpGet: { path: "/health", port: 2379 }, periodSeconds: 1, failureThreshold: 1, timeoutSeconds: 2 },
+              // Generous: a probe that times out on a loaded machine would count a member down that is not.
+              readinessProbe: { httpGet: { path: "/health", port: 2379 }, periodSeconds: 1, timeoutSeconds: 3, failureThreshold: 3 },
             },
           ],
         },

@@ -90,7 +90,8 @@ export function postgresStatefulSet(name: string, opts: PostgresOptions = {}): S
                 capabilities: { drop: ["ALL"] },
               },
               volumeMounts: mount,
-              readinessProbe: { exec: { command: ["pg_isready", "-q", "-h", "/var/run/postgresql"] }, periodSeconds: 2, failureThreshold: 1 },
+              // Generous: on a loaded 2-core machine a probe that times out would say Ready flipped when nothing happened.
+              readinessProbe: { exec: { command: ["pg_isready", "-q", "-h", "/var/run/postgresql"] }, periodSeconds: 2, timeoutSeconds: 5, failureThreshold: 3 },
             },
           ],
         },
