@@ -26,17 +26,6 @@ const sts = "postgresql-k8s";
 const pod = `${sts}-0`;
 const classes = ["appstorage-csi-b", "appstorage-csi"];
 
-/** The longest gap between successive commits around [from, to] (seconds since the epoch), and where it began. */
-function longestGap(times: number[], from: number, to: number): { gap: number; at: number } {
-  let best = { gap: 0, at: 0 };
-  for (let i = 1; i < times.length; i++) {
-    if (times[i]! < from || times[i - 1]! > to) continue;
-    const gap = times[i]! - times[i - 1]!;
-    if (gap > best.gap) best = { gap, at: times[i - 1]! };
-  }
-  return best;
-}
-
 const median = (xs: number[]) => [...xs].sort((a, b) => a - b)[Math.floor(xs.length / 2)]!;
 
 test(`bench: the longest gap a pgbench client sees, a plain restart against --migrate-existing, ${rounds} rounds each, alternated`, { timeout: 3_600_000 }, async (t) => {
@@ -56,7 +45,7 @@ test(`bench: the longest gap a pgbench client sees, a plain restart against --mi
     await allReady(ns, sts, 1, 180_000);
     await client.committedAtLeast(client.report().committed + 20);
     const to = Date.now() / 1000;
-    return { gap: longestGap(client.commitTimes(), from, to).gap, seconds: to - from };
+    return { gap: client.longestCommitGap(from, to).gap, seconds: to - from };
   };
   const rows: { round: number; restart: number; move: number; moveSeconds: number }[] = [];
   for (let round = 1; round <= rounds; round++) {

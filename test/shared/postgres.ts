@@ -321,16 +321,19 @@ export class PgbenchClient {
   }
 
   /**
-   * When each transaction pgbench reported committed finished (its log's time_epoch and time_us), in
-   * seconds since the epoch, sorted: of the runs that ended (a running pgbench's log is written at its end).
+   * The longest gap between two successive transactions pgbench reported committed (its log's
+   * time_epoch and time_us: when each finished), among those around [from, to] (seconds since the
+   * epoch), and when it began; of the runs that ended (a running pgbench's log is written at its
+   * end). Computed in the client pod: the logs hold a line per transaction, hundreds of thousands.
    */
-  commitTimes(): number[] {
-    const out = exec(this.ns, this.pod, 'cat /tmp/tx-* 2>/dev/null | awk \'$3 != "failed" { print $5 "." sprintf("%06d", $6) }\'');
-    return out
-      .split("\n")
-      .filter(Boolean)
-      .map(Number)
-      .sort((a, b) => a - b);
+  longestCommitGap(from: number, to: number): { gap: number; at: number } {
+    const out = exec(
+      this.ns,
+      this.pod,
+      `cat /tmp/tx-* 2>/dev/null | awk '$3 != "failed" { printf "%d.%06d\\n", $5, $6 }' | sort -n | awk -v from=${from} -v to=${to} 'NR > 1 && $1 >= from && prev <= to && $1 - prev > gap { gap = $1 - prev; at = prev } { prev = $1 } END { printf "%.6f %.6f\\n", gap, at }'`,
+    );
+    const [gap = "0", at = "0"] = out.trim().split(" ");
+    return { gap: Number(gap), at: Number(at) };
   }
 
   /** The output of a run (pgbench's own messages: why it stopped). */
