@@ -10,8 +10,8 @@
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
 import type { StatefulSet } from "../../src/api/types";
-import { apply, eventually, kubectlJson } from "./harness";
-import { exec, workloadImage } from "./node";
+import { eventually, kubectlJson } from "./harness";
+import { appContainer, clientPod, dataDirInit, exec, statefulSetWith } from "./node";
 
 export const etcdImage = "appstorage.local/etcd:3.4";
 /** The image's etcd user (lab/node/db-images.sh). */
@@ -63,15 +63,12 @@ export function etcdStatefulSet(name: string, nodes: NodeAddress[], opts: { clai
     // A loaded 2-core machine: slower heartbeats than the defaults, so that a busy moment is not an election.
     "  --heartbeat-interval 250 --election-timeout 2500",
   ].join(" \\\n");
-  return {
-    apiVersion: "apps/v1",
-    kind: "StatefulSet",
-    metadata: { name },
-    spec: {
-      replicas: nodes.length,
-      serviceName: name,
+  return statefulSetWith(
+    name,
+    nodes.length,
+    { name: claim, storageClass: opts.storageClass, size: opts.size },
+    {
       podManagementPolicy: "Parallel",
-      selector: { matchLabels: { app: name } },
       template: {
         metadata: { labels: { app: name } },
         spec: {
@@ -79,46 +76,22 @@ export function etcdStatefulSet(name: string, nodes: NodeAddress[], opts: { clai
           terminationGracePeriodSeconds: 30,
           automountServiceAccountToken: false,
           topologySpreadConstraints: [{ maxSkew: 1, topologyKey: "topology.kubernetes.io/zone", whenUnsatisfiable: "DoNotSchedule", labelSelector: { matchLabels: { app: name } } }],
-          initContainers: [
-            {
-              name: "datadir",
-              image: workloadImage,
-              imagePullPolicy: "Never",
-              command: ["sh", "-c", `[ -d ${dataDir} ] || { mkdir ${dataDir} && chmod 0700 ${dataDir} && chown ${etcdUid}:${etcdUid} ${dataDir}; }`],
-              securityContext: { runAsUser: 0, allowPrivilegeEscalation: false, capabilities: { drop: ["ALL"], add: ["CHOWN"] } },
-              volumeMounts: mount,
-            },
-          ],
+          initContainers: [dataDirInit("datadir", dataDir, etcdUid, mount)],
           containers: [
-            {
-              name: "app",
-              image: etcdImage,
-              imagePullPolicy: "Never",
-              command: ["sh", "-c", script],
+            appContainer(etcdImage, etcdUid, script, {
               env: [
                 { name: "NODE_NAME", valueFrom: { fieldRef: { fieldPath: "spec.nodeName" } } },
                 { name: "HOST_IP", valueFrom: { fieldRef: { fieldPath: "status.hostIP" } } },
               ],
-              securityContext: { runAsUser: etcdUid, runAsGroup: etcdUid, runAsNonRoot: true, allowPrivilegeEscalation: false, capabilities: { drop: ["ALL"] } },
               volumeMounts: mount,
               // Generous: a probe that times out on a loaded machine would count a member down that is not.
               readinessProbe: { httpGet: { path: "/health", port: 2379 }, periodSeconds: 1, timeoutSeconds: 3, failureThreshold: 3 },
-            },
+            }),
           ],
         },
       },
-      volumeClaimTemplates: [
-        {
-          metadata: { name: claim },
-          spec: {
-            accessModes: ["ReadWriteOnce"],
-            ...(opts.storageClass ? { storageClassName: opts.storageClass } : {}),
-            resources: { requests: { storage: opts.size ?? "1Gi" } },
-          },
-        },
-      ],
     },
-  } as StatefulSet;
+  );
 }
 
 /**
@@ -184,29 +157,7 @@ export class EtcdClient {
   ) {}
 
   async create(): Promise<void> {
-    apply(
-      {
-        apiVersion: "v1",
-        kind: "Pod",
-        metadata: { name: this.pod },
-        spec: {
-          hostNetwork: true,
-          terminationGracePeriodSeconds: 1,
-          automountServiceAccountToken: false,
-          containers: [
-            {
-              name: "app",
-              image: etcdImage,
-              imagePullPolicy: "Never",
-              command: ["sh", "-c", clientScript(this.endpoints)],
-              securityContext: { runAsUser: etcdUid, runAsGroup: etcdUid, runAsNonRoot: true, allowPrivilegeEscalation: false, capabilities: { drop: ["ALL"] } },
-            },
-          ],
-        },
-      },
-      this.ns,
-    );
-    await eventually(`pod ${this.pod} running`, () => kubectlJson<{ status?: { phase?: string } }>(["get", "pod", this.pod, "-n", this.ns]).status?.phase === "Running", 120_000);
+    await clientPod(this.ns, this.pod, etcdImage, etcdUid, clientScript(this.endpoints), { spec: { hostNetwork: true } });
   }
 
   /** etcdctl in the client pod against the three members. */

@@ -8,8 +8,8 @@ import { type ChildProcess, execFile, spawn } from "node:child_process";
 import { after } from "node:test";
 import { promisify } from "node:util";
 import type { StatefulSet } from "../../src/api/types";
-import { apply, eventually, kubeconfig, kubectl, kubectlJson } from "./harness";
-import { exec, workloadImage } from "./node";
+import { eventually, kubeconfig, kubectl } from "./harness";
+import { appContainer, clientPod, dataDirInit, exec, statefulSetWith } from "./node";
 
 export const postgresImage = "appstorage.local/postgres:15";
 /** The image's postgres user (lab/node/db-images.sh). */
@@ -52,62 +52,29 @@ export interface PostgresOptions {
 export function postgresStatefulSet(name: string, opts: PostgresOptions = {}): StatefulSet {
   const claim = opts.claim ?? "pgdata";
   const mount = [{ name: claim, mountPath: pgMount }];
-  return {
-    apiVersion: "apps/v1",
-    kind: "StatefulSet",
-    metadata: { name },
-    spec: {
-      replicas: opts.replicas ?? 1,
-      serviceName: name,
-      selector: { matchLabels: { app: name } },
+  return statefulSetWith(
+    name,
+    opts.replicas ?? 1,
+    { name: claim, storageClass: opts.storageClass, size: opts.size },
+    {
       template: {
         metadata: { labels: { app: name } },
         spec: {
           terminationGracePeriodSeconds: 30,
           automountServiceAccountToken: false,
-          initContainers: [
-            {
-              name: "pgdata",
-              image: workloadImage,
-              imagePullPolicy: "Never",
-              command: ["sh", "-c", `[ -d ${pgData} ] || { mkdir ${pgData} && chmod 0700 ${pgData} && chown ${postgresUid}:${postgresUid} ${pgData}; }`],
-              securityContext: { runAsUser: 0, allowPrivilegeEscalation: false, capabilities: { drop: ["ALL"], add: ["CHOWN"] } },
-              volumeMounts: mount,
-            },
-          ],
+          initContainers: [dataDirInit("pgdata", pgData, postgresUid, mount)],
           containers: [
-            {
-              name: "app",
-              image: postgresImage,
-              imagePullPolicy: "Never",
-              command: ["sh", "-c", serverScript],
+            appContainer(postgresImage, postgresUid, serverScript, {
               ports: [{ name: "postgres", containerPort: 5432 }],
-              securityContext: {
-                runAsUser: postgresUid,
-                runAsGroup: postgresUid,
-                runAsNonRoot: true,
-                allowPrivilegeEscalation: false,
-                capabilities: { drop: ["ALL"] },
-              },
               volumeMounts: mount,
               // Generous: on a loaded 2-core machine a probe that times out would say Ready flipped when nothing happened.
               readinessProbe: { exec: { command: ["pg_isready", "-q", "-h", "/var/run/postgresql"] }, periodSeconds: 2, timeoutSeconds: 5, failureThreshold: 3 },
-            },
+            }),
           ],
         },
       },
-      volumeClaimTemplates: [
-        {
-          metadata: { name: claim },
-          spec: {
-            accessModes: ["ReadWriteOnce"],
-            ...(opts.storageClass ? { storageClassName: opts.storageClass } : {}),
-            resources: { requests: { storage: opts.size ?? "1Gi" } },
-          },
-        },
-      ],
     },
-  } as StatefulSet;
+  );
 }
 
 /** psql in the server's pod, over its Unix socket: the rows, unaligned, one a line. */
@@ -215,30 +182,8 @@ export class PgbenchClient {
   ) {}
 
   async create(): Promise<void> {
-    apply(
-      {
-        apiVersion: "v1",
-        kind: "Pod",
-        metadata: { name: this.pod },
-        spec: {
-          terminationGracePeriodSeconds: 1,
-          automountServiceAccountToken: false,
-          containers: [
-            {
-              name: "app",
-              image: postgresImage,
-              imagePullPolicy: "Never",
-              command: ["sh", "-c", clientScript],
-              // A server pod that is gone leaves an address nobody answers: give up connecting after 3 s.
-              env: [{ name: "PGCONNECT_TIMEOUT", value: "3" }],
-              securityContext: { runAsUser: postgresUid, runAsGroup: postgresUid, runAsNonRoot: true, allowPrivilegeEscalation: false, capabilities: { drop: ["ALL"] } },
-            },
-          ],
-        },
-      },
-      this.ns,
-    );
-    await eventually(`pod ${this.pod} running`, () => kubectlJson<{ status?: { phase?: string } }>(["get", "pod", this.pod, "-n", this.ns]).status?.phase === "Running", 120_000);
+    // A server pod that is gone leaves an address nobody answers: give up connecting after 3 s.
+    await clientPod(this.ns, this.pod, postgresImage, postgresUid, clientScript, { container: { env: [{ name: "PGCONNECT_TIMEOUT", value: "3" }] } });
     this.follow();
   }
 
