@@ -2,12 +2,14 @@
 # The node's images, made here (no registry): appstorage.local/pause:1 (a tiny static C program that
 # waits for a signal) and appstorage.local/workload:1 (Debian's busybox-static with its applets as
 # links: sh, sleep, dd, df, sha256sum, cp, tar, find, ...). Each is a one-layer OCI image archive
-# (a rootfs tarball, its config and its manifest), imported with ctr.
+# (a rootfs tarball, its config and its manifest), imported with ctr. build and load also make and
+# import the databases' images of db-images.sh (appstorage.local/postgres:15, appstorage.local/etcd:3.4,
+# from Debian's packages).
 #
 #   images.sh build         makes both archives once into the cache; prints their folder (last line)
 #   images.sh load SOCKET   imports them into containerd's k8s.io namespace (what kubelet sees)
 #
-# apt: busybox-static gcc libc6-dev
+# apt: busybox-static gcc libc6-dev (db-images.sh: apt-get download)
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 cache="${APPSTORAGE_CACHE:-$HOME/.cache/kubectl-appstorage}/node"
@@ -25,34 +27,15 @@ int main(void) {
   for (;;) pause();
 }'
 
-sha() { sha256sum "$1" | cut -d' ' -f1; }
-
-# oci NAME TAG ROOTFS OUT ENTRYPOINT_JSON CMD_JSON: writes the OCI archive OUT of ROOTFS.
-oci() {
-  local name=$1 tag=$2 rootfs=$3 out=$4 entry=$5 cmd=$6 d layer diff cfg man
-  d="$(mktemp -d)"; mkdir -p "$d/blobs/sha256"
-  # Same bytes every time (sorted, no times, no owners): the same image id on every machine.
-  tar --sort=name --mtime=@0 --owner=0 --group=0 --numeric-owner -C "$rootfs" -cf "$d/layer.tar" .
-  diff="$(sha "$d/layer.tar")"; mv "$d/layer.tar" "$d/blobs/sha256/$diff"
-  printf '{"architecture":"amd64","os":"linux","config":{"Entrypoint":%s,"Cmd":%s,"Env":["PATH=/bin"],"WorkingDir":"/"},"rootfs":{"type":"layers","diff_ids":["sha256:%s"]}}' \
-    "$entry" "$cmd" "$diff" > "$d/config.json"
-  cfg="$(sha "$d/config.json")"; mv "$d/config.json" "$d/blobs/sha256/$cfg"
-  printf '{"schemaVersion":2,"mediaType":"application/vnd.oci.image.manifest.v1+json","config":{"mediaType":"application/vnd.oci.image.config.v1+json","digest":"sha256:%s","size":%d},"layers":[{"mediaType":"application/vnd.oci.image.layer.v1.tar","digest":"sha256:%s","size":%d}]}' \
-    "$cfg" "$(stat -c %s "$d/blobs/sha256/$cfg")" "$diff" "$(stat -c %s "$d/blobs/sha256/$diff")" > "$d/manifest.json"
-  man="$(sha "$d/manifest.json")"
-  printf '{"schemaVersion":2,"manifests":[{"mediaType":"application/vnd.oci.image.manifest.v1+json","digest":"sha256:%s","size":%d,"platform":{"architecture":"amd64","os":"linux"},"annotations":{"io.containerd.image.name":"%s:%s","org.opencontainers.image.ref.name":"%s"}}]}' \
-    "$man" "$(stat -c %s "$d/manifest.json")" "$name" "$tag" "$tag" > "$d/index.json"
-  mv "$d/manifest.json" "$d/blobs/sha256/$man"
-  echo '{"imageLayoutVersion":"1.0.0"}' > "$d/oci-layout"
-  tar --sort=name --mtime=@0 --owner=0 --group=0 --numeric-owner -C "$d" -cf "$out" oci-layout index.json blobs
-  rm -rf "$d"
-}
+# The archive format, shared with db-images.sh.
+# shellcheck source=lab/node/oci.sh
+source "$here/oci.sh"
 
 build() {
   [[ -x /bin/busybox && " $(/bin/busybox --list | tr "\n" " ") " == *" sha256sum "* ]] || die "busybox-static is missing; install it: apt-get install busybox-static"
   command -v gcc >/dev/null || die "gcc is missing (it builds the pause program); install it: apt-get install gcc libc6-dev"
   local key out tmp
-  key="$( { echo "$pause_c"; sha /bin/busybox; sha "$here/images.sh"; } | sha256sum | cut -c1-12)"
+  key="$( { echo "$pause_c"; sha /bin/busybox; sha "$here/images.sh"; sha "$here/oci.sh"; } | sha256sum | cut -c1-12)"
   out="$cache/images-$key"
   if [[ ! -f "$out/workload.tar" || ! -f "$out/pause.tar" ]]; then
     tmp="$out.tmp.$$"; mkdir -p "$tmp/pause/rootfs" "$tmp/workload/rootfs/bin" "$tmp/workload/rootfs/tmp"
@@ -66,6 +49,7 @@ build() {
     oci appstorage.local/workload 1 "$tmp/workload/rootfs" "$tmp/workload.tar" null '["sh"]'
     mkdir -p "$out"; mv "$tmp/pause.tar" "$tmp/workload.tar" "$out/"; rm -rf "$tmp"
   fi
+  bash "$here/db-images.sh" build >/dev/null
   echo "$out"
 }
 
@@ -76,6 +60,7 @@ load() {
     ctr --address "$sock" --namespace k8s.io images import "$dir/$f.tar" >/dev/null ||
       die "importing $dir/$f.tar into containerd failed"
   done
+  bash "$here/db-images.sh" load "$sock"
 }
 
 case "${1:-}" in

@@ -33,14 +33,11 @@ export function workload(name: string, opts: WorkloadOptions = {}): StatefulSet 
     "trap 'exit 0' TERM",
     "while :; do sleep 1 & wait $!; done",
   ].join("\n");
-  return {
-    apiVersion: "apps/v1",
-    kind: "StatefulSet",
-    metadata: { name },
-    spec: {
-      replicas: opts.replicas ?? 1,
-      serviceName: name,
-      selector: { matchLabels: { app: name } },
+  return statefulSetWith(
+    name,
+    opts.replicas ?? 1,
+    { name: claim, storageClass: opts.storageClass, size: opts.size, annotations: opts.claimAnnotations },
+    {
       ...(opts.podManagementPolicy ? { podManagementPolicy: opts.podManagementPolicy } : {}),
       ...(opts.minReadySeconds !== undefined ? { minReadySeconds: opts.minReadySeconds } : {}),
       template: {
@@ -59,18 +56,8 @@ export function workload(name: string, opts: WorkloadOptions = {}): StatefulSet 
           ],
         },
       },
-      volumeClaimTemplates: [
-        {
-          metadata: { name: claim, ...(opts.claimAnnotations ? { annotations: opts.claimAnnotations } : {}) },
-          spec: {
-            accessModes: ["ReadWriteOnce"],
-            ...(opts.storageClass ? { storageClassName: opts.storageClass } : {}),
-            resources: { requests: { storage: opts.size ?? "1Gi" } },
-          },
-        },
-      ],
     },
-  } as StatefulSet;
+  );
 }
 
 const ready = (p: Pod) => p.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True") ?? false;
@@ -407,3 +394,95 @@ export async function growsOnline(ns: string, sts: string, names: string[], befo
   assert.deepEqual(running(ns, sts), before, "same pods, same containers, no restarts");
   assert.deepEqual(uids(ns), ids);
 }
+
+/**
+ * An init container that makes DIR on the claim mounted by MOUNTS once, 0700 and owned by UID, as a
+ * database's own image expects its data folder (its server then runs as UID, never as root).
+ */
+export function dataDirInit(name: string, dir: string, uid: number, mounts: { name: string; mountPath: string }[]): Record<string, unknown> {
+  return {
+    name,
+    image: workloadImage,
+    imagePullPolicy: "Never",
+    command: ["sh", "-c", `[ -d ${dir} ] || { mkdir ${dir} && chmod 0700 ${dir} && chown ${uid}:${uid} ${dir}; }`],
+    securityContext: { runAsUser: 0, allowPrivilegeEscalation: false, capabilities: { drop: ["ALL"], add: ["CHOWN"] } },
+    volumeMounts: mounts,
+  };
+}
+
+/**
+ * A StatefulSet whose pods are labelled app=NAME (its selector and service name follow), with one
+ * claim template: ReadWriteOnce, the class asked (else the default), the size asked (else 1Gi).
+ * spec holds the rest: the pod template, the policies.
+ */
+export function statefulSetWith(
+  name: string,
+  replicas: number,
+  claim: { name: string; storageClass?: string | undefined; size?: string | undefined; annotations?: Record<string, string> | undefined },
+  spec: { template: unknown } & Record<string, unknown>,
+): StatefulSet {
+  return {
+    apiVersion: "apps/v1",
+    kind: "StatefulSet",
+    metadata: { name },
+    spec: {
+      replicas,
+      serviceName: name,
+      selector: { matchLabels: { app: name } },
+      ...spec,
+      volumeClaimTemplates: [
+        {
+          metadata: { name: claim.name, ...(claim.annotations ? { annotations: claim.annotations } : {}) },
+          spec: {
+            accessModes: ["ReadWriteOnce"],
+            ...(claim.storageClass ? { storageClassName: claim.storageClass } : {}),
+            resources: { requests: { storage: claim.size ?? "1Gi" } },
+          },
+        },
+      ],
+    },
+  } as StatefulSet;
+}
+
+/**
+ * Starts a client pod of a database's image (its one container, app, runs SCRIPT as UID, never as
+ * root, with no service-account token) and waits until it runs. spec adds to the pod's spec
+ * (hostNetwork), container to its container (env).
+ */
+export async function clientPod(
+  ns: string,
+  name: string,
+  image: string,
+  uid: number,
+  script: string,
+  more: { spec?: Record<string, unknown>; container?: Record<string, unknown> } = {},
+): Promise<void> {
+  create(
+    {
+      apiVersion: "v1",
+      kind: "Pod",
+      metadata: { name },
+      spec: {
+        ...more.spec,
+        terminationGracePeriodSeconds: 1,
+        automountServiceAccountToken: false,
+        containers: [appContainer(image, uid, script, more.container)],
+      },
+    },
+    ns,
+  );
+  await eventually(`pod ${name} running`, () => kubectlJson<Pod>(["get", "pod", name, "-n", ns]).status?.phase === "Running", 120_000);
+}
+
+/** A container's securityContext that runs it as UID (and its group), never as root, with no capability. */
+export const asUser = (uid: number) => ({ runAsUser: uid, runAsGroup: uid, runAsNonRoot: true, allowPrivilegeEscalation: false, capabilities: { drop: ["ALL"] } });
+
+/** A database image's container, app: runs SCRIPT as UID (asUser); more adds to it (env, ports, mounts, probes). */
+export const appContainer = (image: string, uid: number, script: string, more: Record<string, unknown> = {}) => ({
+  name: "app",
+  image,
+  imagePullPolicy: "Never",
+  command: ["sh", "-c", script],
+  securityContext: asUser(uid),
+  ...more,
+});
