@@ -301,7 +301,7 @@ export const commandDefs: CommandDef[] = [
         type: "boolean",
         default: false,
         describe:
-          "Pause the Argo CD Application, Flux Kustomization/HelmRelease or operator resource (Prometheus, OpenTelemetry, RabbitMQ, ECK) that manages the StatefulSet before the first write, and resume it after the last (or on any stop; a rerun after a kill resumes it)",
+          "Pause the Argo CD Application, Flux Kustomization/HelmRelease or operator resource (Prometheus, OpenTelemetry, RabbitMQ, ECK) that manages the StatefulSet before the first write, and resume it after the last (an operator's is left paused, with the command that resumes it) or on any stop; a rerun after a kill resumes it",
       },
       ...waitFlagDefs("set"),
     ],
