@@ -1,5 +1,5 @@
 // Reads everything a plan needs, all at once, in a number of requests that does not grow with the
-// StatefulSets: lists, and (for --migrate-existing) one list of pods, one of volumes and one stats read per node.
+// StatefulSets: lists, and (for --migrate-existing) one list of pods, one of volumes and one read per node.
 import { RefusedError } from "../errors";
 import type { KubeClient } from "../kube/client";
 import { isForbidden } from "../kube/errors";
@@ -17,13 +17,12 @@ import {
   listVolumeAttributesClassNames,
   listVolumes,
   namespaceExists,
-  volumeUsageOnNode,
   whoAmI,
 } from "../kube/read";
 import { labelSelector } from "../plan/objects";
 import { listJournals, readJournal } from "./journals";
 import { observeOwners, observeOwnersOfMany } from "./observe-owner";
-import type { PodDisruptionBudget, StatefulSet, StorageClass, VolumeStats } from "../api/types";
+import type { KubeNode, PodDisruptionBudget, StatefulSet, StorageClass } from "../api/types";
 import { matchesSelector } from "../plan/selector";
 import type { Directive } from "../plan/directive";
 import type { Observed } from "../plan/types";
@@ -105,16 +104,17 @@ async function observeExistingClaims(client: KubeClient, ns: string, options: Ex
   return { ...q, ...vacs };
 }
 
-type VolumesObserved = Pick<Observed, "volumeUsage" | "volumeCapacity" | "volumeUsageError" | "podNodes" | "persistentVolumes" | "cordonedNodes" | "disruptionBudgets">;
+type VolumesObserved = Pick<Observed, "podNodes" | "persistentVolumes" | "cordonedNodes" | "nodeTaints" | "disruptionBudgets">;
 
 /**
  * For --migrate-existing, once for all the StatefulSets in play: the node of each of their running
- * pods (their copy pods run there), the bytes used on each claim's volume and the size of the file
- * system they are of, from kubelet's volume stats (a shrink must fit), and the PersistentVolumes
- * (whether those stats are the claim's own data: not for a local or hostPath volume). One list of
- * pods, one of volumes and one stats read per node, side by side, however many StatefulSets there
- * are. Reading the stats needs get on nodes/proxy, the list of volumes list on persistentvolumes;
- * without them, the reason is kept, or the volumes are left out.
+ * pods (their copy pods run there), each such node's taints (the copy pods tolerate exactly those)
+ * and whether it is cordoned, and the PersistentVolumes (where an old volume can be used). One list
+ * of pods, one of volumes and one read per node, side by side, however many StatefulSets there are.
+ * Reading the nodes needs get on nodes, the list of volumes list on persistentvolumes; without
+ * them, the nodes' taints are not known (the copy pods tolerate none) or the volumes are left out.
+ * How much data a claim holds is never read from kubelet (its stats need nodes/proxy, which lets its
+ * holder run commands in any pod of the node): a shrink is measured by a pod once it is confirmed.
  */
 async function observeVolumes(client: KubeClient, ns: string | undefined, statefulSets: readonly StatefulSet[]): Promise<(sts: StatefulSet) => VolumesObserved> {
   if (!statefulSets.length) return () => ({});
@@ -131,46 +131,23 @@ async function observeVolumes(client: KubeClient, ns: string | undefined, statef
     return pods.filter((p) => p.metadata.namespace === sts.metadata.namespace && p.spec?.nodeName && p.status?.phase === "Running" && matchesSelector(p.metadata.labels, selector));
   };
   const nodes = [...new Set(statefulSets.flatMap((sts) => podsOf(sts).map((p) => p.spec!.nodeName!)))];
-  type Stats = { used: Map<string, VolumeStats> } | { error: string };
-  const cordoned: string[] = [];
-  const stats = new Map<string, Stats>(
-    await Promise.all(
-      nodes.map(async (node) => {
-        // Beside its stats: whether the node is cordoned (a replica moved there could not start again); a node that may not be read is left out.
-        const [read, seen] = await Promise.all([
-          volumeUsageOnNode(client, node).then(
-            (used): Stats => ({ used }),
-            // Forbidden, not served, or a node the API server will not proxy to (a loopback address): unknown.
-            (e): Stats => ({ error: firstLine(e) }),
-          ),
-          getNode(client, node).catch(() => undefined),
-        ]);
-        if (seen?.spec?.unschedulable === true) cordoned.push(node);
-        return [node, read] as [string, Stats];
-      }),
-    ),
-  );
+  // A node that may not be read is left out (a namespace admin may not read nodes).
+  const seen = new Map(await Promise.all(nodes.map(async (node) => [node, await getNode(client, node).catch(() => undefined)] as [string, KubeNode | undefined])));
   return (sts) => {
     const own = podsOf(sts);
     const podNodes: Record<string, string> = Object.fromEntries(own.map((p) => [p.metadata.name!, p.spec!.nodeName!]));
-    const mine = cordoned.filter((n) => Object.values(podNodes).includes(n)).sort();
-    const cordonedNodes = mine.length ? { cordonedNodes: mine } : {};
+    const mine = [...new Set(Object.values(podNodes))].sort();
+    const cordoned = mine.filter((n) => seen.get(n)?.spec?.unschedulable === true);
+    const nodeTaints = Object.fromEntries(mine.flatMap((n) => (seen.get(n) ? [[n, seen.get(n)!.spec?.taints ?? []]] : [])));
     const disruptionBudgets = budgets.filter((b) => b.metadata.namespace === sts.metadata.namespace);
-    const budgetsOf = disruptionBudgets.length ? { disruptionBudgets } : {};
     const persistentVolumes = volumes ? { persistentVolumes: volumes.filter((v) => v.spec.claimRef?.namespace === sts.metadata.namespace) } : {};
-    const prefix = `${sts.metadata.namespace}/`;
-    const volumeUsage: Record<string, number> = {};
-    const volumeCapacity: Record<string, number> = {};
-    for (const node of new Set(Object.values(podNodes))) {
-      const read = stats.get(node)!;
-      if ("error" in read) return { podNodes, ...cordonedNodes, ...budgetsOf, volumeUsageError: read.error, ...persistentVolumes };
-      for (const [key, v] of read.used) {
-        if (!key.startsWith(prefix)) continue;
-        volumeUsage[key.slice(prefix.length)] = v.usedBytes;
-        if (v.capacityBytes !== undefined) volumeCapacity[key.slice(prefix.length)] = v.capacityBytes;
-      }
-    }
-    return { podNodes, ...cordonedNodes, ...budgetsOf, volumeUsage, volumeCapacity, ...persistentVolumes };
+    return {
+      podNodes,
+      ...(cordoned.length ? { cordonedNodes: cordoned } : {}),
+      nodeTaints,
+      ...(disruptionBudgets.length ? { disruptionBudgets } : {}),
+      ...persistentVolumes,
+    };
   };
 }
 

@@ -1,5 +1,6 @@
 // --migrate-existing's data: its options, each claim's move and phase as the journal saves it, and what
 // it did. Apart from the Plan/Journal core (./types.ts), which holds a Migration as an optional part.
+import type { Toleration } from "../api/types";
 
 /** --migrate-existing with --copy-image. (Consent, --yes or the prompt, is the run's, never the plan's.) */
 export interface MigrateOptions {
@@ -29,8 +30,8 @@ export interface MigrationClaim {
   node?: string;
   from: { size?: string; storageClass?: string };
   to: { size: string; storageClass?: string };
-  /** Bytes used on the volume (kubelet's volume stats), when read and they are the claim's own data. */
-  usedBytes?: number;
+  /** The taints of that node as planned, tolerated by its copy pods (and nothing else). */
+  tolerations?: Toleration[];
   /** A shrink: a pod measures the data once the change is confirmed, before anything changes. */
   measure?: boolean;
   /** The claim's labels, given to it again when it is re-created on the new volume. */
@@ -102,6 +103,9 @@ export interface CopyReport {
   diff?: string;
   error?: string;
 }
+
+/** What a --copy-image must have, for the messages that name it. */
+export const copyImageNeeds = "it needs sh, cp, dd, cat, find, stat, sha256sum, awk, sort, du and df; busybox has them all";
 
 /** The default --copy-image: busybox has every tool the copy script uses (sh, cp, dd, cat, find, stat, sha256sum, awk, sort, du, df, among others). */
 export const defaultCopyImage = "docker.io/library/busybox:1.37.0";
