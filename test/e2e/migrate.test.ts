@@ -161,12 +161,11 @@ describe("set --migrate-existing: refused before anything changes", () => {
   test("a shrink whose data cannot be measured here (no node runs the measuring pod), a block volume, ReadWriteOncePod without consent", async (t) => {
     const { ns, cls, other } = await prepared(t);
     // No node here: the pod that would measure the data never runs, and the run stops at --timeout.
-    // (The claims are bound to hostPath volumes the test made, for which kubelet has no stats.)
     await assertRefused(
       ns,
       ["set", "db", "data=512Mi", "--migrate-existing", "--timeout", "5s", "--yes"],
       [
-        /Warning: claim data-db-1 shrinks to 512Mi: kubelet's volume stats could not tell how much data it holds \(a hostPath volume: kubelet has no stats for it\), so set measures it with a pod once the change is confirmed, before anything else changes\n/,
+        /Warning: claim data-db-1 shrinks to 512Mi: set measures its data with a pod once the change is confirmed, and refuses before anything else changes if it does not fit\n/,
         /\nerror: timed out after 5s measuring the data of claim data-db-1 \(pod appstorage-measure-data-db-1 did not finish: kubectl describe pod appstorage-measure-data-db-1 -n [\w-]+\); nothing was changed\n$/,
       ],
     );

@@ -35,11 +35,11 @@ import type { PersistentVolume, PersistentVolumeClaim } from "../../src/api/type
 import { type Fault, type FaultProxy, type SeenRequest, startFaultProxy } from "../shared/faultproxy";
 import { kubeconfig, kubectlJson, kubectlTry, namespace, runPlugin } from "../shared/harness";
 import { assertHeldIntended, assertRequestsAccountedFor, evictions, killAt, type PhaseTarget, phaseLabel, phaseTargets, pool, stateDir, within } from "../shared/kill";
-import { allReady, create, deleteKeptVolumes, exec, maxDown, payloadSha, type PodSeen, type Running, watchPods, whenTwoDown, workload, workloadImage } from "../shared/node";
+import { allReady, create, deleteKeptVolumes, exec, maxDown, payloadSha, type PodSeen, type Running, watchPods, whenTwoDown, workload, copyImage } from "../shared/node";
 import { assertLogMoved, keptTreesAndLogs, statInPod, withUidWriter } from "../shared/move";
 
 const names = ["db-0", "db-1", "db-2"];
-const setArgs = (ns: string) => ["set", "db", "data=256Mi,appstorage-csi-b", "--migrate-existing", "--copy-image", workloadImage, "--timeout", "240s", "-n", ns, "--yes"];
+const setArgs = (ns: string) => ["set", "db", "data=256Mi,appstorage-csi-b", "--migrate-existing", "--copy-image", copyImage, "--timeout", "240s", "-n", ns, "--yes"];
 /**
  * The move begins once the StatefulSet is re-created with the new templates and the change is
  * recorded (its event: the record step's last write; the re-create's own writes are the e2e kill

@@ -20,26 +20,14 @@ import { join } from "node:path";
 import { describe, test } from "node:test";
 import type { PersistentVolume, PersistentVolumeClaim, Pod, StatefulSet } from "../../src/api/types";
 import { apply, eventually, kubeconfig, kubectl, kubectlJson, namespace, plugin, runPlugin, uids } from "../shared/harness";
-import { allReady, create, deleteKeptVolumes, payloadSha, type Running, workload, workloadImage } from "../shared/node";
+import { allReady, copyImage, create, deleteKeptVolumes, payloadSha, type Running, workload, workloadImage } from "../shared/node";
 import { onKeptVolumes, withUidWriter } from "../shared/move";
 
 const missingImage = "appstorage.local/not-on-this-node:1";
 const claimOf = (ns: string, name: string) => kubectlJson<PersistentVolumeClaim>(["get", "pvc", name, "-n", ns]);
 const toolObjects = (ns: string) =>
   kubectlJson<{ items: { kind: string; metadata: { name: string } }[] }>(["get", "pods,pvc", "-n", ns, "-l", "appstorage.kubectl.io/claim"]).items.map((o) => `${o.kind}/${o.metadata.name}`);
-const moveArgs = (ns: string, directive: string, image = workloadImage, timeout = "240s") => [
-  "set",
-  "db",
-  directive,
-  "--migrate-existing",
-  "--copy-image",
-  image,
-  "--timeout",
-  timeout,
-  "-n",
-  ns,
-  "--yes",
-];
+const moveArgs = (ns: string, directive: string, image = copyImage, timeout = "240s") => ["set", "db", directive, "--migrate-existing", "--copy-image", image, "--timeout", timeout, "-n", ns, "--yes"];
 
 /** The pods as they run (uid, container, restarts) and the claims' uids: what "nothing else changed" compares. */
 function snapshot(ns: string, pods: Record<string, Running>): { pods: Record<string, Running>; claims: Record<string, string> } {
@@ -126,7 +114,7 @@ describe("node: --migrate-existing stops with what to do", { timeout: 1_500_000 
     assert.ok(took < 150, `stopped well before --timeout (${took} s)`);
     assert.match(
       stopped.stderr,
-      /\nerror: claim data-db-1: copy pod appstorage-copy-data-db-1 cannot start: Unschedulable \(0\/1 nodes are available: .*Insufficient memory.*\); image appstorage\.local\/workload:1: the copy pod must run on node \S+, where the claim's replica runs, and tolerates every taint: make room there \(or lower the namespace's LimitRange defaults\), or choose a class whose volumes that node can use; the pod was removed .*\n$/,
+      /\nerror: claim data-db-1: copy pod appstorage-copy-data-db-1 cannot start: Unschedulable \(0\/1 nodes are available: .*Insufficient memory.*\); image appstorage\.local\/copy:1: the copy pod must run on node \S+, where the claim's replica runs, and tolerates only the taints that node had when the change was planned \(none\): make room there \(or lower the namespace's LimitRange defaults\), or choose a class whose volumes that node can use; the pod was removed .*\n$/,
     );
     assert.deepEqual(toolObjects(ns), [], "no pod and no claim of the tool's left");
     assert.deepEqual(snapshot(ns, await allReady(ns, "db", 2)), before, "every pod, container and claim as before");
@@ -145,7 +133,8 @@ describe("node: --migrate-existing stops with what to do", { timeout: 1_500_000 
     const old = claimOf(ns, "data-db-1");
     const k = await killedAt(moveArgs(ns, "data=1Gi,appstorage-csi-b"), /claim data-db-1: copied \d+ bytes/);
     assert.ok(k.killed, k.stderr);
-    // The copy's payload changed behind the plugin's back (same size, other bytes), by a pod of the test's own.
+    // The copy's payload changed behind the plugin's back (same size, other bytes, its time set back as
+    // the source's: rsync alone would find it up to date), by a pod of the test's own.
     apply(
       {
         apiVersion: "v1",
@@ -158,11 +147,17 @@ describe("node: --migrate-existing stops with what to do", { timeout: 1_500_000 
               name: "t",
               image: workloadImage,
               imagePullPolicy: "Never",
-              command: ["sh", "-c", "head -c 1048576 /dev/urandom > /dst/payload && sync"],
-              volumeMounts: [{ name: "dst", mountPath: "/dst" }],
+              command: ["sh", "-c", "head -c 1048576 /dev/urandom > /dst/payload && touch -r /src/payload /dst/payload && sync"],
+              volumeMounts: [
+                { name: "dst", mountPath: "/dst" },
+                { name: "src", mountPath: "/src", readOnly: true },
+              ],
             },
           ],
-          volumes: [{ name: "dst", persistentVolumeClaim: { claimName: "appstorage-new-data-db-1" } }],
+          volumes: [
+            { name: "dst", persistentVolumeClaim: { claimName: "appstorage-new-data-db-1" } },
+            { name: "src", persistentVolumeClaim: { claimName: "data-db-1", readOnly: true } },
+          ],
         },
       },
       ns,
@@ -204,7 +199,7 @@ describe("node: --migrate-existing stops with what to do", { timeout: 1_500_000 
     const before = await allReady(ns, "db", 2);
     const payload = payloadSha(ns, "db-1");
     const old = claimOf(ns, "data-db-1");
-    const r = await runPlugin(moveArgs(ns, "data=2Gi,appstorage-csi-b", workloadImage, "40s"));
+    const r = await runPlugin(moveArgs(ns, "data=2Gi,appstorage-csi-b", copyImage, "40s"));
     assert.equal(r.code, 1, r.stderr);
     assert.match(
       r.stderr,
