@@ -312,7 +312,18 @@ const table: { name: string; o: () => MoveObserved; expect: (a: MoveAction) => v
     name: `a copy pod Unschedulable for ${unschedulableSeconds}s: the run fails with the scheduler's message and where the pod must run`,
     o: () => withNewClaim(base("pending", { copyPod: pod("copy", "go", unschedulable), run: { ...freshRun(), seen: { "uid-copy": 0 } }, now: unschedulableSeconds * 1000 })),
     expect: (a) =>
-      assert.match(a.kind === "fail" ? a.message : "", /cannot start: Unschedulable \(0\/1 nodes are available: 1 Insufficient memory\.\); image img:1: the copy pod must run on node node-a/),
+      assert.match(
+        a.kind === "fail" ? a.message : "",
+        /cannot start: Unschedulable \(0\/1 nodes are available: 1 Insufficient memory\.\); image img:1: the copy pod must run on node node-a, where the claim's replica runs, and tolerates only the taints that node had when the change was planned \(none\): make room there/,
+      ),
+  },
+  {
+    name: "a copy pod Unschedulable on a tainted node: the message names the taints it tolerates (its node's, as planned), never every taint",
+    o: () => {
+      const o = withNewClaim(base("pending", { copyPod: pod("copy", "go", unschedulable), run: { ...freshRun(), seen: { "uid-copy": 0 } }, now: unschedulableSeconds * 1000 }));
+      return { ...o, m: { ...o.m, tolerations: [{ key: "dedicated", operator: "Equal", value: "db", effect: "NoSchedule" }] } };
+    },
+    expect: (a) => assert.match(a.kind === "fail" ? a.message : "", /tolerates only the taints that node had when the change was planned \(dedicated:NoSchedule\)/),
   },
   {
     name: "the server refused this run's copy pod (a ResourceQuota): the run fails saying which and what to do",
