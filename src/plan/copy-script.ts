@@ -265,17 +265,18 @@ sync)
   # What changed since the first copy began (its change time, which no program can set back): a
   # large file brought up to date block by block; any other entry but a directory removed from the
   # new volume, for rsync to copy it whole (rsync alone would trust a size and a time).
-  awk -F'|' -v from="$from" "$AWKLIB"'$2 + 0 >= from + 0 && $3 != "directory" { print $3 "|" $8 "|" $9 "|" $12 "|" after($0, 12) }' "$TMP/src.listing" > "$TMP/changed"
+  # Candidates for block by block: large regular files of one link, not sparse, plain names; the rest
+  # of what changed is removed in one batch (a directory there is left to rsync).
+  : > "$TMP/changed.large"
+  awk -F'|' -v from="$from" -v big="$BIG" -v stx="$STX" -v cand="$TMP/changed.large" "$AWKLIB"'
+    $2 + 0 >= from + 0 && $3 != "directory" { e = after($0, 12)
+      if ($3 ~ /^regular/ && $8 + 0 > big && $9 == 1 && $12 * 512 >= $8 + 0 && !index(e, stx) && !index(e, "\\")) print e > cand; else print e }
+  ' "$TMP/src.listing" > "$TMP/changed"
   cd "$SRC"
-  while IFS='|' read -r type size links blks e; do
-    case "$type" in regular*) big=1 ;; *) big= ;; esac
-    if [ -n "$big" ] && [ "$size" -gt "$BIG" ] && [ "$links" = 1 ] && [ $((blks * 512)) -ge "$size" ] && ! printf '%s' "$e" | grep -q -e "$STX" -e '\\' && deltable "$e"; then
-      delta "$e"
-    else
-      p=$(real "$e")
-      if [ -L "$DST/$p" ] || { [ -e "$DST/$p" ] && [ ! -d "$DST/$p" ]; }; then rm -f "$DST/$p"; fi
-    fi
-  done < "$TMP/changed"
+  while IFS= read -r e; do
+    if deltable "$e"; then delta "$e"; else echo "$e" >> "$TMP/changed"; fi
+  done < "$TMP/changed.large"
+  nul < "$TMP/changed" | (cd "$DST" && xargs -0 -r rm -f 2> /dev/null) || true
   cd /
   rm -rf "${"${"}DST:?}/$CACHE"
   rc=0; rs --delete "$SRC/" "$DST/" 2> "$TMP/rsync.err" || rc=$?
