@@ -16,7 +16,7 @@
 // (and requests timed out by the plugin would reach the server late, as if repeated).
 import { createHash } from "node:crypto";
 import { isMainThread, parentPort, Worker, workerData } from "node:worker_threads";
-import { readFileSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import * as https from "node:https";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
@@ -274,7 +274,8 @@ async function runProxy(upstreamKubeconfig: string, faults: Required<Omit<Fault,
   const port = parentPort!;
   const post = (m: FromWorker) => port.postMessage(m);
   const creds = credentials(upstreamKubeconfig);
-  const pki = join(dirname(upstreamKubeconfig), "pki");
+  // The cluster's certificates: beside the admin kubeconfig, or one folder up for a user's (scripts/cluster user NAME writes users/NAME.kubeconfig).
+  const pki = [join(dirname(upstreamKubeconfig), "pki"), join(dirname(upstreamKubeconfig), "..", "pki")].find((d) => existsSync(join(d, "apiserver.crt"))) ?? join(dirname(upstreamKubeconfig), "pki");
   const requests: SeenRequest[] = [];
   const matched = new Map<number, number>();
   const landed = new Set<number>();
