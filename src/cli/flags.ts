@@ -155,8 +155,9 @@ function existingClaimFlagDefs(command: "set" | "diff"): FlagDef[] {
     {
       name: "copy-image",
       type: "string",
-      helpDefault: defaultCopyImage,
-      describe: `With --migrate-existing: the image of the copy pods: ${copyImageNeeds}`,
+      // The default is pinned by digest, too long for a help line of 100 columns: the help names its
+      // tag, and the plan prints it whole.
+      describe: `With --migrate-existing: the image of the copy pods, by default ${defaultCopyImage.split("@")[0]} pinned by digest; ${copyImageNeeds}`,
     },
   ];
 }
