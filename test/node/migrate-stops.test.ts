@@ -31,7 +31,10 @@ const moveArgs = (ns: string, directive: string, image = copyImage, timeout = "2
 
 /** The pods as they run (uid, container, restarts) and the claims' uids: what "nothing else changed" compares. */
 function snapshot(ns: string, pods: Record<string, Running>): { pods: Record<string, Running>; claims: Record<string, string> } {
-  return { pods, claims: Object.fromEntries(Object.entries(uids(ns)).filter(([k]) => k.startsWith("persistentvolumeclaim/"))) };
+  // The harness names claims "pvc/NAME" (test/shared/harness.ts, uids); an empty set would compare equal whatever happened.
+  const claims = Object.fromEntries(Object.entries(uids(ns)).filter(([k]) => k.startsWith("pvc/")));
+  assert.ok(Object.keys(claims).length > 0, `no claim in namespace ${ns} to compare`);
+  return { pods, claims };
 }
 
 /** Runs the plugin and SIGKILLs it right after a stderr line matches. */
