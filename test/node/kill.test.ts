@@ -103,10 +103,7 @@ async function assertKept(b: Before, seen: PodSeen[], evicted: string[], context
       // (a SIGKILL gives 137).
       const exits = seen.filter((s) => s.uid === b.pods[n]!.uid && s.exitCode !== "").map((s) => s.exitCode);
       // kubelet reports the terminated container before the pod goes: no exit seen is a watch that saw nothing.
-      assert.ok(
-        exits.length > 0 && exits.every((c) => c === "0"),
-        `${context}: ${n}'s old container exited ${exits.join(",") || "(no exit seen)"}`,
-      );
+      assert.ok(exits.length > 0 && exits.every((c) => c === "0"), `${context}: ${n}'s old container exited ${exits.join(",") || "(no exit seen)"}`);
     } else {
       assert.deepEqual(after[n], b.pods[n], `${context}: ${n} same pod, same container, restart count 0`);
       assert.deepEqual(uidsSeen, [b.pods[n]!.uid], `${context}: ${n} never replaced`);
