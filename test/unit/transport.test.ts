@@ -94,7 +94,7 @@ test("a request without an answer fails with NoAnswerError at --request-timeout,
   await assert.rejects(wire.open({ method: "GET", path: "/api/v1/pods", query: { watch: 1 } }, 300), (e) => e instanceof NoAnswerError);
 });
 
-test("against a silent server one request asks again, a line per try, the others wait; its last try fails them all", async (t) => {
+test("against a silent server one request asks again, a line per try, the others wait; its last try fails them all", async () => {
   const lines: string[] = [];
   const silent = new SilentServer((l) => lines.push(l));
   let sent = 0;
@@ -122,7 +122,7 @@ test("against a silent server one request asks again, a line per try, the others
   assert.ok(took < 50 * maxAttempts + 1000, `${took} ms`);
 });
 
-test("against a silent server: once the one that asks again gets an answer, the waiting requests go on", async (t) => {
+test("against a silent server: once the one that asks again gets an answer, the waiting requests go on", async () => {
   const silent = new SilentServer();
   let calls = 0;
   const flaky = () => {
