@@ -39,6 +39,7 @@ function applyContext(run: CompletedChange<ChangeView>, flags: ChangeFlags, deps
     holder: holderFor(deps.pid ?? 0),
     by: run.user,
     journalDir: localJournalDir(deps.env),
+    finish: run.finish,
   };
 }
 

@@ -4,6 +4,7 @@
 // where they act, and the view chosen once for the run. Bad input is refused here, before
 // the cluster is read; a plan that cannot be made is a refusal, translated here once.
 import { readFileSync } from "node:fs";
+import { resolve } from "node:path";
 import { RefusedError, UsageError } from "../errors";
 import type { KubeClient } from "../kube/client";
 import { listStatefulSets, whoAmI } from "../kube/read";
@@ -14,7 +15,8 @@ import { type Directive, DirectiveError, parseChangeWords } from "../plan/direct
 import { journalSecretName } from "../plan/journal";
 import { buildPlan, PlanError } from "../plan/plan";
 import { PlanFileError, plansOfDocument } from "../plan/seal";
-import type { Plan } from "../plan/types";
+import type { Journal, Plan } from "../plan/types";
+import { runFinish } from "../plan/finish";
 import type { ExistingClaimsOptions } from "../plan/existing-claims-types";
 import { buildUndoPlan } from "../plan/undo";
 import { whereLine } from "../output/plan";
@@ -54,6 +56,20 @@ export interface CompletedChange<V> {
   access: AccessAnswers;
   /** Set when nothing matched: kubectl's "No resources found" line. */
   noResources?: string;
+  /** The flags of this run that a command finishing it repeats (src/plan/finish.ts), for its journal. */
+  finish: NonNullable<Journal["finish"]>;
+}
+
+/** This run's flags that a command finishing it repeats: -f files and the files of the connection flags as absolute paths (the line may be run elsewhere). */
+function finishOf(opts: ChangeCommand): NonNullable<Journal["finish"]> {
+  const f = opts.flags;
+  const abs = (p: string | undefined) => (p === undefined || p === "" ? p : resolve(p));
+  const filenames = opts.kind !== "undo" ? opts.filenames?.map((x) => (x === "-" ? x : resolve(x))) : undefined;
+  return runFinish({
+    ...(filenames ? { filenames } : {}),
+    ...("timeoutMs" in opts ? { timeoutMs: opts.timeoutMs } : {}),
+    connection: { ...f, kubeconfig: abs(f.kubeconfig), certificateAuthority: abs(f.certificateAuthority), clientCertificate: abs(f.clientCertificate), clientKey: abs(f.clientKey) },
+  });
 }
 
 /** The plan layer's errors as the command line reports them: translated here, once. */
@@ -232,6 +248,7 @@ export async function completeChange<V>(opts: ChangeCommand, deps: CommandDeps, 
         plans.map((p) => p.target.namespace),
       )}`,
       view: viewFor(many),
+      finish: finishOf(opts),
       ...(nothing
         ? { noResources: (request.kind === "selector" || request.kind === "undoSelected") && request.allNamespaces ? "No resources found" : `No resources found in ${client.namespace} namespace.` }
         : {}),

@@ -83,6 +83,8 @@ export interface Journal {
   roll?: TemplateRoll;
   /** --pause-owner: how the owner was paused and is put back; a rerun after a kill resumes it. */
   owner?: JournalOwner;
+  /** The run's own flags that the command finishing it repeats (src/plan/finish.ts): its -f files, and the other flags' words. */
+  finish?: { filenames?: string[]; flags: string[] };
 }
 
 /** The journal's Secret as it was read: the lock is taken against exactly this version. */
