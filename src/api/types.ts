@@ -111,7 +111,8 @@ export interface Pod extends KubeObject {
     containerStatuses?: {
       name: string;
       image?: string;
-      state?: { terminated?: { exitCode?: number; message?: string; reason?: string }; waiting?: { reason?: string; message?: string } };
+      state?: { terminated?: { exitCode?: number; message?: string; reason?: string }; waiting?: { reason?: string; message?: string }; running?: { startedAt?: string } };
+      ready?: boolean;
     }[];
     /** Why the pod failed (kubelet's admission: OutOfcpu, NodeAffinity, ...), with a message. */
     reason?: string;

@@ -92,9 +92,10 @@ const executors: Executors = {
       if (!settled(e) && !isConflict(e)) throw new StopError(`could not orphan-delete ${ref} before stopping ${m.pod}: ${firstLine(e)}; run the same command again`);
     }
   },
-  evict: async (a, _o, x) => {
+  evict: async (a, _o, x, run) => {
     const { ctx, target } = x;
     x.clock.stoppedAt ??= seconds(x);
+    run.stopped = true;
     try {
       await evictPod(ctx.client, target.namespace, a.pod, a.uid);
       ctx.progress.say(`pod/${a.pod} evicted`);
@@ -158,7 +159,8 @@ const executors: Executors = {
       await x.save();
     }
     run.refused = undefined;
-    run.failure = { message: a.message, restore: a.restore };
+    const { kind: _kind, phase: _phase, ...failure } = a;
+    run.failure = failure;
   },
 };
 

@@ -299,6 +299,29 @@ export const copyCapabilities: Record<CopyMode, string[]> = {
 };
 
 /**
+ * How a copy pod tells that its bytes keep moving: a readiness probe that sums what every process
+ * of the pod has read and written (rchar and wchar of /proc/PID/io: files, pipes, everything the
+ * copy and the verification read and write), itself left out, and is Ready only when the sum
+ * changed since its last run, periodSeconds before. So the pod is Ready while bytes move, and not
+ * Ready after a whole period without a byte (src/plan/move.ts stops a copy that stays so for
+ * stallSeconds). Only the shell's builtins run (no process of its own to count). Where no
+ * process's counters can be read at all, progress cannot be told: it says Ready (the copy is then
+ * bounded by nothing but its end, as a copy with no stall).
+ */
+export const progressProbe = String.raw`s=0; n=0
+for f in /proc/[0-9]*/io; do
+  [ "$f" = "/proc/$$/io" ] && continue
+  { while read -r k v; do case $k in rchar:|wchar:) s=$((s + v)); n=1;; esac; done < "$f"; } 2>/dev/null
+done
+[ "$n" = 1 ] || exit 0
+last=; { read -r last < /tmp/.appstorage-progress; } 2>/dev/null
+echo "$s" > /tmp/.appstorage-progress
+[ "$s" != "$last" ]`;
+
+/** The probe's period: a copy pod without a byte moved for this long is not Ready. */
+export const progressPeriodSeconds = 10;
+
+/**
  * A copy pod: the claim mounted read-only at /src, the new volume at /dst, on the node of the
  * claim's pod (a ReadWriteOnce volume can be mounted by two pods there), tolerating that node's
  * taints and no other, as root (to keep owners) but not privileged: every capability dropped but
@@ -349,6 +372,11 @@ export function copyPod(m: MigrationClaim, ns: string, statefulSet: string, mode
             capabilities: { drop: ["ALL"], add: copyCapabilities[mode] },
             seccompProfile,
           },
+          // A copy's progress (progressProbe): a copy is bounded by it, not by --timeout. It keeps
+          // its last count in /tmp, the emptyDir (the root file system is read-only).
+          ...(mode === "measure"
+            ? {}
+            : { readinessProbe: { exec: { command: ["/bin/sh", "-c", progressProbe] }, periodSeconds: progressPeriodSeconds, timeoutSeconds: 5, successThreshold: 1, failureThreshold: 1 } }),
           volumeMounts: [{ name: "src", mountPath: "/src", readOnly: true }, ...(mode === "measure" ? [] : [{ name: "dst", mountPath: "/dst" }]), { name: "tmp", mountPath: "/tmp" }],
         },
       ],
@@ -358,6 +386,32 @@ export function copyPod(m: MigrationClaim, ns: string, statefulSet: string, mode
         { name: "tmp", emptyDir: {} },
       ],
     },
+  };
+}
+
+/** The pods that prove, before anything changes, that the copy image starts on a replica's node. */
+export const probePodPrefix = "appstorage-probe-";
+
+/**
+ * A pod that proves the copy image starts where a claim's copy pods will run, before anything
+ * changes: the copy pod as it would be made (the same image, node, tolerations and security
+ * settings, so the node, admission and the runtime answer as they will), but mounting no claim
+ * and running only `exit 0` in the image's shell. One per node (generateName).
+ */
+export function probePod(m: MigrationClaim, ns: string, statefulSet: string, image: string): Pod {
+  const body = copyPod(m, ns, statefulSet, "measure", image);
+  const claims = new Set((body.spec?.volumes ?? []).filter((v) => v.persistentVolumeClaim).map((v) => v.name));
+  const { name: _name, ...metadata } = body.metadata;
+  const containers = (body.spec!["containers"] as Record<string, unknown>[]).map((c) => ({
+    ...c,
+    command: ["/bin/sh", "-c", "exit 0"],
+    env: [],
+    volumeMounts: ((c["volumeMounts"] as { name: string }[] | undefined) ?? []).filter((v) => !claims.has(v.name)),
+  }));
+  return {
+    ...body,
+    metadata: { ...metadata, generateName: probePodPrefix, annotations: { "appstorage.kubectl.io/copy": "probe" } },
+    spec: { ...body.spec, containers, volumes: (body.spec?.volumes ?? []).filter((v) => !claims.has(v.name)) },
   };
 }
 

@@ -7,7 +7,21 @@ import type { PersistentVolume, PersistentVolumeClaim, StatefulSet } from "../..
 import { parseDirectives } from "../../src/plan/directive";
 import { journalFor, journalIsStale } from "../../src/plan/journal";
 import { defaultCopyImage } from "../../src/plan/migration-types";
-import { copyCapabilities, copyPod, labelValue, movedClaim, newVolumeClaim, parseCopyReport, phaseOrder, retainedAnnotations, retainedLabels, tolerationsOf } from "../../src/plan/migrate";
+import {
+  copyCapabilities,
+  copyPod,
+  labelValue,
+  movedClaim,
+  newVolumeClaim,
+  parseCopyReport,
+  phaseOrder,
+  probePod,
+  progressPeriodSeconds,
+  progressProbe,
+  retainedAnnotations,
+  retainedLabels,
+  tolerationsOf,
+} from "../../src/plan/migrate";
 import { buildPlan } from "../../src/plan/plan";
 import { renderPlan } from "../../src/output/plan";
 import type { Observed, PlanRequest } from "../../src/plan/types";
@@ -208,6 +222,28 @@ describe("--migrate-existing: the plan", () => {
   });
 });
 
+describe("--migrate-existing: the pod that proves the copy image starts on a node", () => {
+  const m = buildPlan(observed(db(), { storageClasses: [storageClass("fast", { default: true }), { ...storageClass("slow"), volumeBindingMode: "WaitForFirstConsumer" }] }), request(["data=2Gi,slow"]))
+    .migration!.claims[0]!;
+  test("the copy pod as it would run there (image, node, tolerations, security), mounting no claim, running exit 0", () => {
+    const probe = probePod(m, "default", "db", "img:1");
+    const copy = copyPod(m, "default", "db", "measure", "img:1");
+    assert.equal(probe.metadata.name, undefined);
+    assert.equal(probe.metadata.generateName, "appstorage-probe-");
+    assert.deepEqual(probe.metadata.labels, copy.metadata.labels);
+    const spec = probe.spec as Record<string, unknown> & { containers: { image: string; command: string[]; volumeMounts: unknown[]; env: unknown[] }[]; volumes: unknown[] };
+    const { containers: _c, volumes: _v, ...rest } = spec;
+    const { containers: _cc, volumes: _vv, ...copyRest } = copy.spec as Record<string, unknown>;
+    assert.deepEqual(rest, copyRest, "node affinity, tolerations, security context: the copy pod's");
+    // No claim: only the scratch space the read-only root file system needs.
+    assert.deepEqual(spec.volumes, [{ name: "tmp", emptyDir: {} }]);
+    assert.deepEqual(
+      spec.containers.map((c) => [c.image, c.command, c.volumeMounts, c.env]),
+      [["img:1", ["/bin/sh", "-c", "exit 0"], [{ name: "tmp", mountPath: "/tmp" }], []]],
+    );
+  });
+});
+
 describe("--migrate-existing: the objects", () => {
   // slow binds once its first pod is scheduled (the copy pod): no claim names a node.
   const m = buildPlan(observed(db(), { storageClasses: [storageClass("fast", { default: true }), { ...storageClass("slow"), volumeBindingMode: "WaitForFirstConsumer" }] }), request(["data=2Gi,slow"]))
@@ -245,6 +281,11 @@ describe("--migrate-existing: the objects", () => {
     assert.equal(first.metadata.annotations?.["appstorage.kubectl.io/start"], undefined);
     assert.equal((first.spec as { terminationGracePeriodSeconds?: number }).terminationGracePeriodSeconds, undefined);
     assert.equal((first.spec as { volumes: unknown[] }).volumes.length, 3);
+    // A copy says its bytes move by being Ready (the progress probe); the measuring pod has none.
+    const probe = (p: typeof first) => (p.spec as { containers: { readinessProbe?: { exec: { command: string[] }; periodSeconds: number } }[] }).containers[0]!.readinessProbe;
+    for (const c of [copy, now_, first])
+      assert.deepEqual(probe(c), { exec: { command: ["/bin/sh", "-c", progressProbe] }, periodSeconds: progressPeriodSeconds, timeoutSeconds: 5, successThreshold: 1, failureThreshold: 1 });
+    assert.equal(probe(copyPod(m, "default", "db", "measure", "img:1")), undefined);
     const moved = movedClaim(m, "default", "pv-new");
     assert.deepEqual(moved.metadata, { name: "data-db-2", namespace: "default", labels: { app: "db" } });
     assert.equal(moved.spec.volumeName, "pv-new");

@@ -7,7 +7,7 @@ import { describe, test } from "node:test";
 import type { Pod } from "../../src/api/types";
 import { copyPod, copyPodName, newVolumeClaimName, startAnnotation } from "../../src/plan/migrate";
 import type { MigrationClaim } from "../../src/plan/migration-types";
-import { copyPodTrouble, movesLeft, nextMoveAction, nodeNote, unschedulableSeconds } from "../../src/plan/move";
+import { copyPodTrouble, movesLeft, nextMoveAction, nodeNote, noteCopyPod, stallSeconds, unschedulableSeconds } from "../../src/plan/move";
 import type { MoveAction, MoveObserved, MoveRun, MoveStepView, MoveTarget } from "../../src/plan/move-types";
 import { act, observe, step, type World, world } from "../fixtures/move-world";
 
@@ -164,7 +164,7 @@ for (const offline of [false, true]) {
       const r = drive(w, m, target);
       assert.match(
         r.stop ?? "",
-        /^claim data-db-2: verification failed \(the volumes differ: -x \+y\); the claim and its volume pv-old-2 were not changed and statefulset.apps\/db is back; the copy on claim appstorage-new-data-db-2 is removed: run the same command again to copy it anew$/,
+        /^claim data-db-2: verification failed \(the volumes differ: -x \+y\); the claim and its volume pv-old-2 were not changed and statefulset.apps\/db is back; the copy on claim appstorage-new-data-db-2 is removed: run the same command again to copy it anew; db-2 is Ready again on its old volume pv-old-2$/,
       );
       assert.deepEqual(w.claims.get(m.claim), original, "the claim is untouched");
       assert.equal(w.volumes.get(m.volume)?.spec.persistentVolumeReclaimPolicy, "Delete", "the old volume as it was");
@@ -185,7 +185,9 @@ for (const offline of [false, true]) {
       const r = drive(w, m, target);
       assert.match(
         r.stop ?? "",
-        /^claim data-db-2: copy pod appstorage-copy-data-db-2 cannot start: ImagePullBackOff \(Back-off pulling image\); image img:1: pass --copy-image with an image the node can pull or already has .*; the pod was removed \(and the claim of the new volume, before its first copy\) and nothing else was changed by this step: then run the same command again$/,
+        new RegExp(
+          `^claim data-db-2: copy pod appstorage-copy-data-db-2 cannot start: ImagePullBackOff \\(Back-off pulling image\\); image img:1: pass --copy-image with an image the node can pull or already has .*; the pod was removed \\(and the claim of the new volume, before its first copy\\) and nothing else was changed by this step: then run the same command again${offline ? "; db-2 is Ready again on its old volume pv-old-2" : ""}$`,
+        ),
       );
       assert.equal(w.pods.get(copyPodName(m.claim)), undefined, "the pod was removed");
       assert.equal(w.claims.get(newVolumeClaimName(m.claim)), undefined, "and the claim of the new volume: nothing was copied");
@@ -198,6 +200,61 @@ for (const offline of [false, true]) {
     });
   });
 }
+
+describe("a final copy bounded by its progress", () => {
+  /** Runs the machine with the told final copy's pod as `final` says each step (moving or not), the clock a second a step, until it stops or is done. */
+  function driveFinal(w: World, m: MigrationClaim, target: MoveTarget, run: MoveRun, final: (step: number) => "moving" | "quiet" | "ends"): Drive {
+    const actions: MoveAction[] = [];
+    let n = 0;
+    for (let i = 0; i < 5000; i++) {
+      const o = observe(w, m, target, run);
+      noteCopyPod(run, o.copyPod, o.now);
+      const a = nextMoveAction(o);
+      if (a.kind === "done") return { actions, done: true };
+      if (a.kind === "stop") return { actions, stop: a.message, done: false };
+      if (a.kind !== "wait") {
+        act(w, a, m, target, run);
+        actions.push(a);
+        continue;
+      }
+      const copy = w.pods.get(copyPodName(m.claim));
+      const told = copy && copy.metadata.deletionTimestamp && run.told[copy.metadata.uid!] !== undefined;
+      if (told && a.progress && final(n++) !== "ends") {
+        // The told pod copies (Ready: its bytes move) or is quiet; it does not end.
+        copy.status = running(final(n - 1) === "moving");
+        w.clock += 1000;
+        continue;
+      }
+      step(w, m);
+      seeRemoved(w, run);
+    }
+    return assert.fail(`no end: ${actions.map((a) => a.kind).join(", ")}`);
+  }
+
+  test("a final copy that moves bytes for ten times --timeout: waited for, the move finishes", () => {
+    const { w, m, target } = world();
+    const r = driveFinal(w, m, target, freshRun(), (k) => (k < 3000 ? "moving" : "ends"));
+    assert.ok(r.done, r.stop);
+    assertMoved(w, m);
+  });
+
+  test(`a final copy quiet for ${stallSeconds}s: stopped, the replica back on its old volume, the copy kept; the next run goes on from the first copy`, () => {
+    const { w, m, target } = world();
+    const r = driveFinal(w, m, target, freshRun(), (k) => (k < 30 ? "moving" : "quiet"));
+    assert.match(r.stop ?? "", /moved no byte for 120s .*; db-2 is Ready again on its old volume pv-old-2$/);
+    assert.equal(m.phase, "copied", "back to the first copy done");
+    const kept = w.claims.get(newVolumeClaimName(m.claim));
+    assert.ok(kept, "the new volume's claim (and what was copied) is kept");
+    assert.equal(w.pods.get(copyPodName(m.claim)), undefined, "the stalled copy pod is removed");
+    assert.ok(w.sts && w.pods.get("db-2") && !w.pods.get("db-2")!.metadata.deletionTimestamp, "the replica is back");
+    assert.equal(w.claims.get(m.claim)?.metadata.uid, m.uid, "on its own claim, as it was");
+    assert.deepEqual(w.violations, []);
+    const again = drive(w, m, target);
+    assert.ok(again.done, again.stop);
+    assertMoved(w, m);
+    assert.equal(w.claims.get(m.claim)?.spec.volumeName, kept.spec.volumeName, "the rerun's final copy went onto the same new volume");
+  });
+});
 
 describe("a move whose replica runs again while it must be down", () => {
   test("the StatefulSet re-created by someone after the replica stopped: stopped again, the final copy made again", () => {
@@ -365,7 +422,8 @@ const table: { name: string; o: () => MoveObserved; expect: (a: MoveAction) => v
     expect: (a) =>
       assert.deepEqual(a, {
         kind: "fail",
-        restore: false,
+        // The claim is as it was: a StatefulSet that is gone would come back (here it is there).
+        restore: true,
         message:
           "node node-b, where db-2 runs, was cordoned during the move: stopped before db-2 stops (it could not start on that node again); db-2 runs on its old volume and claim data-db-2 is as it was: uncordon the node (kubectl uncordon node-b), then run the same command again",
       }),
@@ -474,6 +532,100 @@ const table: { name: string; o: () => MoveObserved; expect: (a: MoveAction) => v
     name: "failed, nothing left to undo: stop with the failure's message",
     o: () => base("copied", { run: { ...freshRun(), failure: { message: "the reason", restore: true } } }),
     expect: (a) => assert.deepEqual(a, { kind: "stop", message: "the reason" }),
+  },
+  {
+    name: "failed, the replica stopped by the move: the StatefulSet first, then the copy pod (a told one removed at once, not awaited)",
+    o: () => {
+      const told = pod("sync", "wait", running());
+      told.metadata = { ...told.metadata, deletionTimestamp: "now", deletionGracePeriodSeconds: 86_400 };
+      const o = base("copied", { statefulSet: undefined, copyPod: told, run: { ...mineRun(0), failure: { message: "x", restore: true, replicaDown: true } } });
+      return { ...o, pods: o.pods.filter((p) => p.metadata.name !== "db-2") };
+    },
+    expect: (a) => assert.deepEqual(a, { kind: "create-statefulset" }),
+  },
+  {
+    name: "failed, the StatefulSet back, a told copy pod still copying: removed at once (its grace period is a day)",
+    o: () => {
+      const told = pod("sync", "wait", running());
+      told.metadata = { ...told.metadata, deletionTimestamp: "now", deletionGracePeriodSeconds: 86_400 };
+      return base("copied", { copyPod: told, run: { ...mineRun(0), failure: { message: "x", restore: true, replicaDown: true } } });
+    },
+    expect: (a) => assert.deepEqual(a, { kind: "remove-copy-pod", uid: "uid-copy" }),
+  },
+  {
+    name: "failed, the move had stopped the replica: wait until it is Ready again on its old volume, then stop saying so",
+    o: () => {
+      const o = base("copied", { run: { ...freshRun(), failure: { message: "the reason", restore: true, replicaDown: true } } });
+      o.pods.find((p) => p.metadata.name === "db-2")!.status = running(false);
+      return o;
+    },
+    expect: (a) => assert.deepEqual(a.kind === "wait" && [a.on, a.for], ["pods", "db-2 to be Ready again on its old volume pv-old-2 (claim data-db-2 as it was)"]),
+  },
+  {
+    name: "failed, the replica Ready again: stop with the failure's message and where the replica is",
+    o: () => base("copied", { run: { ...freshRun(), failure: { message: "the reason", restore: true, replicaDown: true } } }),
+    expect: (a) => assert.deepEqual(a, { kind: "stop", message: "the reason; db-2 is Ready again on its old volume pv-old-2" }),
+  },
+  {
+    name: "failed before its first copy was recorded, a copy that stalled: the claim of the new volume is kept for the next run",
+    o: () => withNewClaim(base("pending", { run: { ...freshRun(), failure: { message: "stalled", restore: true, keepCopy: true } } })),
+    expect: (a) => assert.deepEqual(a, { kind: "stop", message: "stalled" }),
+  },
+  {
+    name: "interrupted from outside (a wait timed out) with the replica stopped: fail, back a phase, the replica to come back",
+    o: () => {
+      const o = withNewClaim(base("stopped", { statefulSet: undefined, run: { ...freshRun(), interrupted: "timed out after 300s waiting for x" } }));
+      return { ...o, pods: o.pods.filter((p) => p.metadata.name !== "db-2") };
+    },
+    expect: (a) => assert.deepEqual(a, { kind: "fail", message: "timed out after 300s waiting for x", restore: true, replicaDown: true, phase: "copied" }),
+  },
+  {
+    name: "interrupted from outside once the swap has begun (the old claim deleted): no way back, the swap goes on",
+    o: () => {
+      const o = withNewClaim(base("verified", { statefulSet: undefined, run: { ...freshRun(), interrupted: "a write failed" } }));
+      o.m.newVolume = "pv-new";
+      o.newVolume = { metadata: { name: "pv-new" }, spec: { persistentVolumeReclaimPolicy: "Retain" } };
+      o.claim = { ...o.claim!, metadata: { ...o.claim!.metadata, deletionTimestamp: "now" } };
+      return { ...o, pods: o.pods.filter((p) => p.metadata.name !== "db-2") };
+    },
+    expect: (a) => assert.notEqual(a.kind, "fail"),
+  },
+  {
+    name: "stopped, the told final copy runs: a wait bounded by its progress, not by --timeout",
+    o: () => {
+      const p = { ...pod("sync", "wait", running(true)), metadata: { ...pod("sync", "wait", running(true)).metadata, deletionTimestamp: "now", deletionGracePeriodSeconds: 86_400 } };
+      const o = withNewClaim(base("stopped", { statefulSet: undefined, copyPod: p, run: mineRun(0) }));
+      return { ...o, pods: o.pods.filter((x) => x.metadata.name !== "db-2") };
+    },
+    expect: (a) => assert.deepEqual(a.kind === "wait" && [a.on, a.progress], ["copy-pod", true]),
+  },
+  {
+    name: `stopped, the told final copy moved no byte for ${stallSeconds}s: fail, back to copied, the copy kept, the replica to come back`,
+    o: () => {
+      const p = { ...pod("sync", "wait", running(false)), metadata: { ...pod("sync", "wait", running(false)).metadata, deletionTimestamp: "now", deletionGracePeriodSeconds: 86_400 } };
+      const o = withNewClaim(
+        base("stopped", { statefulSet: undefined, copyPod: p, run: { ...mineRun(0), running: { "uid-copy": 0 }, progress: { "uid-copy": 5000 } }, now: 5000 + stallSeconds * 1000 }),
+      );
+      return { ...o, pods: o.pods.filter((x) => x.metadata.name !== "db-2") };
+    },
+    expect: (a) => {
+      assert.deepEqual(a.kind === "fail" && [a.restore, a.replicaDown, a.phase, a.keepCopy], [true, true, "copied", true]);
+      assert.match(
+        a.kind === "fail" ? a.message : "",
+        /^claim data-db-2: copy pod appstorage-copy-data-db-2 moved no byte for 120s \(a copy may be quiet for 120s; see kubectl describe pod appstorage-copy-data-db-2 -n default and its node\); the copy was stopped, and what it copied is kept on claim appstorage-new-data-db-2 for the next run: run the same command again$/,
+      );
+    },
+  },
+  {
+    name: `stopped, the told final copy quiet for less than ${stallSeconds}s since its last progress: still waiting`,
+    o: () => {
+      const p = { ...pod("sync", "wait", running(false)), metadata: { ...pod("sync", "wait", running(false)).metadata, deletionTimestamp: "now", deletionGracePeriodSeconds: 86_400 } };
+      const o = withNewClaim(
+        base("stopped", { statefulSet: undefined, copyPod: p, run: { ...mineRun(0), running: { "uid-copy": 0 }, progress: { "uid-copy": 5000 } }, now: 4000 + stallSeconds * 1000 }),
+      );
+      return { ...o, pods: o.pods.filter((x) => x.metadata.name !== "db-2") };
+    },
+    expect: (a) => assert.equal(a.kind, "wait"),
   },
   { name: "done: done", o: () => base("done"), expect: (a) => assert.deepEqual(a, { kind: "done" }) },
 ];
