@@ -160,7 +160,13 @@ export async function proveCopyImage(client: KubeClient, plan: Plan, wait: { tim
       );
       if (end.trouble) {
         throw new RefusedError(
-          `the copy image ${image} cannot start ${where}: ${end.trouble.reason}${end.trouble.message ? ` (${end.trouble.message})` : ""}; the pod was removed and nothing was changed: ${/Image/.test(end.trouble.reason) ? "pass --copy-image with an image the node can pull or already has" : "make room for it there"}, then run the same command again`,
+          `the copy image ${image} cannot start ${where}: ${end.trouble.reason}${end.trouble.message ? ` (${end.trouble.message})` : ""}; the pod was removed and nothing was changed: ${
+            /Image/.test(end.trouble.reason)
+              ? "pass --copy-image with an image the node can pull or already has"
+              : end.trouble.reason === "Unschedulable"
+                ? `the copy pods must run ${where}, where the claim's replica runs: make room there (or lower the namespace's LimitRange defaults)`
+                : `let the namespace's policies allow the copy pods (kubectl describe pod -n ${ns} -l appstorage.kubectl.io/claim)`
+          }, then run the same command again`,
         );
       }
       if (end.pod?.status?.phase !== "Succeeded") {

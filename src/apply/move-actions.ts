@@ -81,9 +81,10 @@ const executors: Executors = {
     run.ended = undefined;
     return record(a, o, x);
   },
-  "orphan-delete": async (a, _o, x) => {
+  "orphan-delete": async (a, _o, x, run) => {
     const { ctx, target, m } = x;
     const ref = statefulSetRef(target.name);
+    run.orphaned = true;
     try {
       await orphanDelete(ctx.client, target.namespace, target.name, { uid: a.uid, resourceVersion: a.resourceVersion });
       ctx.progress.say(`deleted ${ref} with propagationPolicy=Orphan (uid ${a.uid}), so nothing re-creates ${m.pod ?? "its pod"} while its claim moves`);
@@ -101,8 +102,7 @@ const executors: Executors = {
       ctx.progress.say(`pod/${a.pod} evicted`);
     } catch (e) {
       if (settled(e)) return;
-      if ((e as { code?: number }).code !== 429)
-        throw new StopError(`could not evict ${a.pod}: ${firstLine(e)}; ${statefulSetRef(target.name)} is deleted with its pods orphaned: run the same command again`);
+      if ((e as { code?: number }).code !== 429) throw new StopError(`could not evict ${a.pod}: ${firstLine(e)}; run the same command again`);
       ctx.progress.say(`pod/${a.pod}: the eviction is not allowed now (${firstLine(e)}); trying again`);
       await sleep(evictRetryMs, ctx.signal);
     }

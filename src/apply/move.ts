@@ -102,18 +102,24 @@ export async function runMove(x: Move): Promise<void> {
       await execute(action, o, x, run);
     } catch (e) {
       if (e instanceof Finished) throw new StopError(e.message);
-      if (x.ctx.signal.aborted || !replicaMayBeDown(x)) throw e;
+      // Nothing is down and the StatefulSet was not deleted by this run: the run ends here, as before any change.
+      if (x.ctx.signal.aborted || !(replicaMayBeDown(x) || run.orphaned)) throw e;
       const message = (e as Error).message.split("\n")[0] ?? String(e);
       trouble ??= { since: nowMs(x), tries: 0 };
       trouble.tries += 1;
       const windingDown = run.failure !== undefined || run.interrupted !== undefined;
       const elapsed = nowMs(x) - trouble.since;
       const begun = seen !== undefined && swapBegun(seen);
-      // Onto the new volume: once the swap has begun the only way up; with the copy verified, tried first, a few times.
-      const forward = !windingDown && (begun || (x.m.phase === "verified" && trouble.tries <= triesWhileDown && elapsed <= x.ctx.timeoutMs));
-      // Winding down failed too (a wait that timed out, a write refused: at once; else after a few tries), or the swap
-      // could not go on for longer than --timeout: the run says where the replica is.
-      if ((windingDown && (e instanceof StopError || trouble.tries > triesWhileDown)) || (begun && !windingDown && elapsed > x.ctx.timeoutMs)) throw new StopError(downMessage(x, run, message));
+      // Winding down failed too (a wait that timed out, a write refused: at once; else after a few tries): the run says where the replica is.
+      if (windingDown && (e instanceof StopError || trouble.tries > triesWhileDown)) throw new StopError(downMessage(x, run, message));
+      if (begun && !windingDown) {
+        // Once the swap has begun the only way up is forward: a wait that timed out says where things are (the machine's words);
+        // a request that failed is tried again for up to --timeout.
+        if (e instanceof StopError) throw e;
+        if (elapsed > x.ctx.timeoutMs) throw new StopError(downMessage(x, run, message));
+      }
+      // With the copy verified, forward onto the new volume is tried first, a few times; else back onto the old one.
+      const forward = !windingDown && (begun || (x.m.phase === "verified" && !(e instanceof StopError) && trouble.tries <= triesWhileDown && elapsed <= x.ctx.timeoutMs));
       if (!windingDown && !forward) run.interrupted = message;
       x.ctx.progress.warn(`claim ${x.m.claim}: ${message}; ${forward ? "trying again, onto the new volume" : windingDown && run.failure ? "trying again" : `bringing ${x.m.pod} back up`}`);
       await sleep(2000, x.ctx.signal);
@@ -126,8 +132,8 @@ class Finished extends Error {}
 
 /** Where a move that could not bring its replica back leaves it: the failure, then what is down and what to run. */
 function downMessage(x: Move, run: MoveRun, last: string): string {
-  const first = run.failure?.message ?? run.interrupted ?? last;
-  return `${first}; then, bringing ${x.m.pod} back up: ${last}; ${x.m.pod} may be down (kubectl get pod ${x.m.pod} -n ${x.target.namespace}); claim ${x.m.claim} is in phase ${x.m.phase} of its move, its old volume ${x.m.volume} is kept: fix the cause, then run the same command again to finish the move`;
+  const first = run.failure?.message ?? run.interrupted;
+  return `${first !== undefined ? `${first}; then, bringing ${x.m.pod} back up: ` : ""}${last}; ${x.m.pod} may be down (kubectl get pod ${x.m.pod} -n ${x.target.namespace}); claim ${x.m.claim} is in phase ${x.m.phase} of its move, its old volume ${x.m.volume} is kept: fix the cause, then run the same command again to finish the move`;
 }
 
 /** A copy pod's wait looks again this often: whether it has been Unschedulable long enough, or told to go and not started. */

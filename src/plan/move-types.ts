@@ -36,6 +36,8 @@ export interface MoveRun {
   progress?: Record<string, number>;
   /** This run evicted the replica (it is down because of this run). */
   stopped?: boolean;
+  /** This run orphan-deleted the StatefulSet (nothing re-creates a pod until it is back). */
+  orphaned?: boolean;
   /** Something outside the machine stopped this run (a wait that timed out, a write that failed): its message; the move brings the replica back. */
   interrupted?: string;
   failure?: MoveFailure;
