@@ -15,6 +15,7 @@ import type { MigrationClaim } from "../plan/migration-types";
 import type { ApplyContext } from "./context";
 import { bounded, sleep, within } from "./deadline";
 import { execute, type Move } from "./move-actions";
+import { JournalTakenError } from "./journal-store";
 
 export type { Move } from "./move-actions";
 
@@ -102,6 +103,8 @@ export async function runMove(x: Move): Promise<void> {
       await execute(action, o, x, run);
     } catch (e) {
       if (e instanceof Finished) throw new StopError(e.message);
+      // Another run took the journal over: it works on the move now; this run writes nothing more.
+      if (e instanceof JournalTakenError) throw e;
       // Nothing is down and the StatefulSet was not deleted by this run: the run ends here, as before any change.
       if (x.ctx.signal.aborted || !(replicaMayBeDown(x) || run.orphaned)) throw e;
       const message = (e as Error).message.split("\n")[0] ?? String(e);
