@@ -76,7 +76,8 @@ const triesWhileDown = 3;
  * (MoveRun.interrupted), which brings the replica back on its old volume while the claim is as
  * it was; once the swap has begun, the way up is forward onto the verified new volume, tried again
  * for up to --timeout. A failure while winding down is tried again a few times, then ends the run
- * saying where the replica is. Ctrl-C ends it at once.
+ * saying where the replica is. Ctrl-C with the replica down winds down the same way first (a
+ * second Ctrl-C ends the process at once); otherwise it ends the run at once.
  */
 export async function runMove(x: Move): Promise<void> {
   const run: MoveRun = { created: [], told: {}, seen: {} };
@@ -84,6 +85,7 @@ export async function runMove(x: Move): Promise<void> {
   let last = { key: "", since: 0 };
   let seen: MoveObserved | undefined;
   let trouble: { since: number; tries: number } | undefined;
+  let ctrlC = false;
   for (;;) {
     x.ctx.signal.throwIfAborted();
     try {
@@ -102,11 +104,24 @@ export async function runMove(x: Move): Promise<void> {
         throw new StopError(`timed out after ${x.ctx.timeoutMs / 1000}s: ${action.kind} of claim ${x.m.claim} did not take effect; run the same command again`);
       await execute(action, o, x, run);
     } catch (e) {
-      if (e instanceof Finished) throw new StopError(e.message);
+      if (e instanceof Finished) {
+        // After Ctrl-C the run's own error says only that it was interrupted: where the replica is goes to stderr here.
+        if (ctrlC) x.ctx.progress.warn(e.message);
+        throw new StopError(e.message);
+      }
       // Another run took the journal over: it works on the move now; this run writes nothing more.
       if (e instanceof JournalTakenError) throw e;
       // Nothing is down and the StatefulSet was not deleted by this run: the run ends here, as before any change.
-      if (x.ctx.signal.aborted || !(replicaMayBeDown(x) || run.orphaned)) throw e;
+      if (!(replicaMayBeDown(x) || run.orphaned)) throw e;
+      if (x.ctx.signal.aborted) {
+        // Ctrl-C with the replica down: it is brought back first (a second Ctrl-C ends the process at once, leaving it down).
+        if (ctrlC) throw e;
+        ctrlC = true;
+        x.ctx = { ...x.ctx, signal: new AbortController().signal };
+        if (run.failure === undefined) run.interrupted ??= "interrupted (Ctrl-C)";
+        x.ctx.progress.warn(`interrupted (Ctrl-C): bringing ${x.m.pod} back up before stopping (Ctrl-C again stops at once and leaves it down)`);
+        continue;
+      }
       const message = (e as Error).message.split("\n")[0] ?? String(e);
       trouble ??= { since: nowMs(x), tries: 0 };
       trouble.tries += 1;
