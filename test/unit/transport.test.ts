@@ -82,14 +82,15 @@ test("a request without an answer fails with NoAnswerError at --request-timeout,
     address: apiServerAddress(`http://127.0.0.1:${silent.port}`),
     credentials: { forRequest: async () => ({ headers: {} }), invalidate: () => undefined } as unknown as Credentials,
     agentFor: () => agent,
-    timeoutMs: 300,
+    timeoutMs: 1500,
     verbosity: 0,
     limiter: new RateLimiter(1000, 1000),
   });
   const started = Date.now();
-  await assert.rejects(wire.send({ method: "GET", path: "/api/v1/pods" }), (e) => e instanceof NoAnswerError && e.timeoutMs === 300);
+  await assert.rejects(wire.send({ method: "GET", path: "/api/v1/pods" }), (e) => e instanceof NoAnswerError && e.timeoutMs === 1500);
   const took = Date.now() - started;
-  assert.ok(took >= 290 && took < 550, `${took} ms`);
+  // Twice the timeout (3000 ms) is what Node's socket timeout gave; a loaded machine adds a little.
+  assert.ok(took >= 1490 && took < 2700, `${took} ms`);
   // A watch's head is bounded the same way.
   await assert.rejects(wire.open({ method: "GET", path: "/api/v1/pods", query: { watch: 1 } }, 300), (e) => e instanceof NoAnswerError);
 });
@@ -119,7 +120,7 @@ test("against a silent server one request asks again, a line per try, the others
   );
   // 7 first tries, then only the one that asks: 3 more.
   assert.equal(sent, 7 + maxAttempts - 1);
-  assert.ok(took < 50 * maxAttempts + 1000, `${took} ms`);
+  assert.ok(took < 50 * maxAttempts + 3000, `${took} ms`);
 });
 
 test("against a silent server: once the one that asks again gets an answer, the waiting requests go on", async () => {
