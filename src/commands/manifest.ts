@@ -82,8 +82,9 @@ export async function planManifests(client: KubeClient, ask: ManifestAsk, namesp
     },
     deps,
   );
-  const plans = targets.map(({ namespace, name, wanted }, i) => {
-    const observed = observedAll[i]!.observed;
+  const observedOf = new Map(observedAll.map((t) => [`${t.namespace}/${t.name}`, t.observed]));
+  const plans = targets.map(({ namespace, name, wanted }) => {
+    const observed = observedOf.get(`${namespace}/${name}`)!;
     const live = observed.statefulSet;
     if (!live && !observed.journal)
       throw new RefusedError(`${statefulSetIn(name, namespace)} of the manifest is not in the cluster: install it with helm install or kubectl apply; nothing was changed`);
