@@ -376,7 +376,15 @@ export function copyPod(m: MigrationClaim, ns: string, statefulSet: string, mode
           // its last count in /tmp, the emptyDir (the root file system is read-only).
           ...(mode === "measure"
             ? {}
-            : { readinessProbe: { exec: { command: ["/bin/sh", "-c", progressProbe] }, periodSeconds: progressPeriodSeconds, timeoutSeconds: 5, successThreshold: 1, failureThreshold: 1 } }),
+            : {
+                readinessProbe: {
+                  exec: { command: ["/bin/sh", "-c", progressProbe] },
+                  periodSeconds: progressPeriodSeconds,
+                  timeoutSeconds: progressPeriodSeconds,
+                  successThreshold: 1,
+                  failureThreshold: 1,
+                },
+              }),
           volumeMounts: [{ name: "src", mountPath: "/src", readOnly: true }, ...(mode === "measure" ? [] : [{ name: "dst", mountPath: "/dst" }]), { name: "tmp", mountPath: "/tmp" }],
         },
       ],

@@ -284,7 +284,13 @@ describe("--migrate-existing: the objects", () => {
     // A copy says its bytes move by being Ready (the progress probe); the measuring pod has none.
     const probe = (p: typeof first) => (p.spec as { containers: { readinessProbe?: { exec: { command: string[] }; periodSeconds: number } }[] }).containers[0]!.readinessProbe;
     for (const c of [copy, now_, first])
-      assert.deepEqual(probe(c), { exec: { command: ["/bin/sh", "-c", progressProbe] }, periodSeconds: progressPeriodSeconds, timeoutSeconds: 5, successThreshold: 1, failureThreshold: 1 });
+      assert.deepEqual(probe(c), {
+        exec: { command: ["/bin/sh", "-c", progressProbe] },
+        periodSeconds: progressPeriodSeconds,
+        timeoutSeconds: progressPeriodSeconds,
+        successThreshold: 1,
+        failureThreshold: 1,
+      });
     assert.equal(probe(copyPod(m, "default", "db", "measure", "img:1")), undefined);
     const moved = movedClaim(m, "default", "pv-new");
     assert.deepEqual(moved.metadata, { name: "data-db-2", namespace: "default", labels: { app: "db" } });
