@@ -102,5 +102,6 @@ export function finishCommand(journal: Journal): string {
   // Templates added or removed come only from a manifest: the same one finishes the change (one
   // read from standard input cannot be named again).
   if (journal.roll) return `${line(["-f", "MANIFEST"])} (MANIFEST: the one that ${journal.request.join(" ")} came from)`;
+  // The request is the change as the command line says it (a directive, --template-label words): as recorded, not quoted again.
   return line([journal.name, ...journal.request]);
 }

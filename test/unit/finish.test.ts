@@ -62,6 +62,13 @@ describe("finish it with", () => {
     assert.equal(finishCommand(journal({ finish })), "kubectl appstorage set db data=2Gi,slow --server https://k:6443 --token '<TOKEN>' --username bob --password '<PASSWORD>' -n prod");
   });
 
+  test("the request is the change as recorded (words with spaces: a directive and its --template-label), not quoted again", () => {
+    assert.equal(
+      finishCommand(journal({ request: ["data=2Gi --template-label=data:tier=gold"], finish: runFinish({ connection: {} }) })),
+      "kubectl appstorage set db data=2Gi --template-label=data:tier=gold -n prod",
+    );
+  });
+
   test("undo, and a journal written before runs recorded their flags", () => {
     assert.equal(finishCommand(journal({ command: "undo", finish: runFinish({ connection: { context: "c" } }) })), "kubectl appstorage undo db --context c -n prod");
     assert.equal(finishCommand(journal()), "kubectl appstorage set db data=2Gi,slow -n prod");
