@@ -182,7 +182,7 @@ describe("node: --migrate-existing stops with what to do", { timeout: 1_500_000 
     assert.match(
       failed.stderr,
       new RegExp(
-        `\\nerror: claim data-db-1: verification failed \\(the volumes differ: .*payload.*\\); the claim and its volume ${old.spec.volumeName} were not changed and statefulset.apps/db is back; the copy on claim appstorage-new-data-db-1 is removed: run the same command again to copy it anew\\n$`,
+        `\\nerror: claim data-db-1: verification failed \\(the volumes differ: .*payload.*\\); the claim and its volume ${old.spec.volumeName} were not changed and statefulset.apps/db is back; the copy on claim appstorage-new-data-db-1 is removed: run the same command again to copy it anew; db-1 is Ready again on its old volume ${old.spec.volumeName}\\n$`,
       ),
     );
     const back = claimOf(ns, "data-db-1");
