@@ -117,9 +117,11 @@ const executors: Executors = {
     ctx.progress.say(`volume ${a.volume} (claim ${m.claim}'s data) set to reclaim policy Retain and labelled: it is kept when its claim goes`);
   },
   "hold-new-volume": async (a, _o, x) => {
-    // Saved before the patch: a rerun after a kill right after it still gives the policy back.
-    x.m.newVolumePolicy = a.policy;
-    await x.save();
+    // Saved before the patch: a rerun after a kill right after it still gives the policy back (once: a patch tried again saves nothing new).
+    if (x.m.newVolumePolicy !== a.policy) {
+      x.m.newVolumePolicy = a.policy;
+      await x.save();
+    }
     await patchVolume(x.ctx.client, a.volume, { spec: { persistentVolumeReclaimPolicy: "Retain" } });
   },
   "delete-claim": async (a, _o, x) => {
