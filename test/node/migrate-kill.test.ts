@@ -62,20 +62,7 @@ import { allReady, create, deleteKeptVolumes, exec, maxDown, payloadSha, type Po
 import { assertLogMoved, keptTreesAndLogs, statInPod, withUidWriter } from "../shared/move";
 
 const names = ["db-0", "db-1", "db-2"];
-const setArgs = (ns: string, extra: string[] = []) => [
-  "set",
-  "db",
-  "data=256Mi,appstorage-csi-b",
-  "--migrate-existing",
-  "--copy-image",
-  copyImage,
-  "--timeout",
-  "240s",
-  "-n",
-  ns,
-  "--yes",
-  ...extra,
-];
+const setArgs = (ns: string, extra: string[] = []) => ["set", "db", "data=256Mi,appstorage-csi-b", "--migrate-existing", "--copy-image", copyImage, "--timeout", "240s", "-n", ns, "--yes", ...extra];
 /** The second claim to move: its move begins with the create of its claim of a new volume. */
 const second = "appstorage-new-data-db-1";
 const third = "appstorage-new-data-db-0";
