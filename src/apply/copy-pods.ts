@@ -7,7 +7,7 @@ import { isAlreadyExists } from "../kube/errors";
 import { getPod, waitPod } from "../kube/read";
 import type { Pod } from "../api/types";
 import { createClaim, createPod, deleteCopyPod } from "../kube/write";
-import { copyPod, copyPodDone, newVolumeClaim, parseCopyReport, probePod } from "../plan/migrate";
+import { copyPod, copyPodDone, newVolumeClaim, parseCopyReport, probePod, probeRefusal, probeTargets } from "../plan/migrate";
 import { copyPodTrouble, imageOf } from "../plan/move";
 import type { Plan } from "../plan/types";
 import { within } from "./deadline";
@@ -140,16 +140,14 @@ export async function proveCopyImage(client: KubeClient, plan: Plan, wait: { tim
   const migration = plan.migration;
   if (!migration) return;
   const ns = plan.target.namespace;
-  // The claims whose copy pods are still to run, one per node (a claim whose pod does not run: where the scheduler puts it).
-  const byNode = new Map<string, (typeof migration.claims)[number]>();
-  for (const m of migration.claims) if (["pending", "copied", "stopped"].includes(m.phase) && !byNode.has(m.node ?? "")) byNode.set(m.node ?? "", m);
-  if (!byNode.size) return;
+  const targets = probeTargets(migration);
+  if (!targets.length) return;
   const image = migration.copyImage;
-  const nodes = [...byNode.keys()].filter(Boolean);
+  const nodes = targets.flatMap((m) => (m.node ? [m.node] : []));
   wait.progress.say(`proving that the copy image ${image} starts${nodes.length ? ` on node${nodes.length > 1 ? "s" : ""} ${nodes.join(", ")}` : ""}, before anything changes`);
   await Promise.all(
-    [...byNode.entries()].map(async ([node, m]) => {
-      const where = node ? `on node ${node}` : `where claim ${m.claim}'s copy pods would run`;
+    targets.map(async (m) => {
+      const where = m.node ? `on node ${m.node}` : `where claim ${m.claim}'s copy pods would run`;
       const end = await shortPod(
         client,
         ns,
@@ -158,22 +156,10 @@ export async function proveCopyImage(client: KubeClient, plan: Plan, wait: { tim
         (name) => new RefusedError(`the copy image ${image} did not start ${where} within ${wait.timeoutMs / 1000}s (pod ${name}: kubectl describe pod ${name} -n ${ns}); nothing was changed`),
         (message) => new RefusedError(`could not start a pod of the copy image ${image} ${where}: ${message}; nothing was changed: ${admissionAdvice(ns, message)}`),
       );
-      if (end.trouble) {
-        throw new RefusedError(
-          `the copy image ${image} cannot start ${where}: ${end.trouble.reason}${end.trouble.message ? ` (${end.trouble.message})` : ""}; the pod was removed and nothing was changed: ${
-            /Image/.test(end.trouble.reason)
-              ? "pass --copy-image with an image the node can pull or already has"
-              : end.trouble.reason === "Unschedulable"
-                ? `the copy pods must run ${where}, where the claim's replica runs: make room there (or lower the namespace's LimitRange defaults)`
-                : `let the namespace's policies allow the copy pods (kubectl describe pod -n ${ns} -l appstorage.kubectl.io/claim)`
-          }, then run the same command again`,
-        );
-      }
+      if (end.trouble) throw new RefusedError(probeRefusal(image, m, ns, end.name, { trouble: end.trouble }));
       if (end.pod?.status?.phase !== "Succeeded") {
         const why = end.pod?.status?.message ?? end.pod?.status?.reason ?? end.pod?.status?.containerStatuses?.[0]?.state?.terminated?.reason ?? "it failed";
-        throw new RefusedError(
-          `the copy image ${image} does not run its shell (/bin/sh) ${where}: ${why}; the pod was removed and nothing was changed: pass --copy-image with an image that has sh (busybox has every tool the copy needs)`,
-        );
+        throw new RefusedError(probeRefusal(image, m, ns, end.name, { failed: why }));
       }
     }),
   );
@@ -181,7 +167,7 @@ export async function proveCopyImage(client: KubeClient, plan: Plan, wait: { tim
 }
 
 /**
- * Before a shrink (kubelet's stats may be a minute old, or not the claim's data): a pod per claim
+ * Before a shrink (nothing read before consent says how much data a claim holds): a pod per claim
  * measures it (du), and a claim whose data does not fit the new size refuses the run, before
  * anything else changes. A pod that cannot start (an image the node cannot pull, no node for it)
  * refuses the run at once. The pods are the tool's own and are removed.

@@ -15,7 +15,7 @@ import { budgetBlocksMoves } from "./budgets";
 import { volumeTopology } from "./classes";
 import { compareQuantities, parseQuantity, sameQuantity } from "./quantity";
 import type { Observed, PlanRequest, Refusal, Step } from "./types";
-import type { CopyReport, Migration, MigrationClaim, MigrationPhase } from "./migration-types";
+import { type CopyReport, copyImageNeeds, type Migration, type MigrationClaim, type MigrationPhase } from "./migration-types";
 
 export type { CopyReport } from "./migration-types";
 
@@ -421,6 +421,44 @@ export function probePod(m: MigrationClaim, ns: string, statefulSet: string, ima
     metadata: { ...metadata, generateName: probePodPrefix, annotations: { "appstorage.kubectl.io/copy": "probe" } },
     spec: { ...body.spec, containers, volumes: (body.spec?.volumes ?? []).filter((v) => !claims.has(v.name)) },
   };
+}
+
+/**
+ * The claims whose copy pods are still to run (their move is before its final copy), one per node:
+ * where the probe pods prove that the copy image starts, before the journal is written. A claim
+ * whose replica does not run has no node ("": where the scheduler puts its copy pods).
+ */
+export function probeTargets(migration: Pick<Migration, "claims">): MigrationClaim[] {
+  const byNode = new Map<string, MigrationClaim>();
+  for (const m of migration.claims) if (["pending", "copied", "stopped"].includes(m.phase) && !byNode.has(m.node ?? "")) byNode.set(m.node ?? "", m);
+  return [...byNode.values()];
+}
+
+/** The taints a claim's copy pods tolerate (its replica's node's, as planned), as a message says them. */
+export const toleratedTaints = (m: Pick<MigrationClaim, "tolerations">): string => (m.tolerations?.length ? m.tolerations.map((t) => `${t.key}:${t.effect ?? ""}`).join(", ") : "none");
+
+/**
+ * Why a probe pod (probePod) shows that the copy image cannot run where the claim's copy pods
+ * would, and what to do, as the one line that refuses the run: `trouble`, kubelet's or the
+ * scheduler's reason it did not start; `failed`, why it did not run its shell. Nothing was changed.
+ */
+export function probeRefusal(
+  image: string,
+  m: Pick<MigrationClaim, "claim" | "node" | "tolerations">,
+  ns: string,
+  pod: string,
+  end: { trouble: { reason: string; message?: string } } | { failed: string },
+): string {
+  const where = m.node ? `on node ${m.node}` : `where claim ${m.claim}'s copy pods would run`;
+  if ("failed" in end)
+    return `the copy image ${image} does not run its shell (/bin/sh) ${where}: ${end.failed}; the pod was removed and nothing was changed: pass --copy-image with an image that has sh (${copyImageNeeds})`;
+  const { reason, message } = end.trouble;
+  const advice = /Image/.test(reason)
+    ? `pass --copy-image with an image the node can pull or already has (${copyImageNeeds})`
+    : reason === "Unschedulable"
+      ? `the copy pods must run ${where}, where the claim's replica runs, and tolerate only the taints that node had when the change was planned (${toleratedTaints(m)}): make room there (or lower the namespace's LimitRange defaults)`
+      : `let the namespace's policies allow the copy pods (kubectl get events -n ${ns} --field-selector involvedObject.name=${pod})`;
+  return `the copy image ${image} cannot start ${where}: ${reason}${message ? ` (${message})` : ""}; the pod was removed and nothing was changed: ${advice}, then run the same command again`;
 }
 
 /** The report of a finished copy pod (Succeeded or Failed), from its termination message. */

@@ -17,7 +17,7 @@
 // re-created by someone) sends the move back to stopping it: the final copy is made again.
 import type { KubeNode, Pod, PersistentVolumeClaim } from "../api/types";
 import { statefulSetRef } from "../refs";
-import { copyPodDone, copyPodName, labelValue, migrationLabels, newVolumeClaimName, parseCopyReport, phaseOrder, startAnnotation } from "./migrate";
+import { copyPodDone, copyPodName, labelValue, migrationLabels, newVolumeClaimName, parseCopyReport, phaseOrder, startAnnotation, toleratedTaints } from "./migrate";
 import { copyImageNeeds, type MigrationClaim, type MigrationPhase } from "./migration-types";
 import type { MoveAction, MoveFailure, MoveObserved, MoveRun, MoveStepView, MoveView } from "./move-types";
 import { controlledBy, isReady, ordinalStart, replicasOf, sameClaimTemplates } from "./objects";
@@ -185,7 +185,7 @@ function cannotStart(o: MoveObserved, p: Pod): string | undefined {
 function troubleAdvice(reason: string, o: MoveObserved): string {
   if (/Image/.test(reason)) return `pass --copy-image with an image the node can pull or already has (${copyImageNeeds})`;
   if (reason === "Unschedulable")
-    return `the copy pod must run on ${o.m.node ? `node ${o.m.node}, ` : ""}where the claim's replica runs, and tolerates only the taints that node had when the change was planned (${o.m.tolerations?.length ? o.m.tolerations.map((t) => `${t.key}:${t.effect ?? ""}`).join(", ") : "none"}): make room there (or lower the namespace's LimitRange defaults), or choose a class whose volumes that node can use`;
+    return `the copy pod must run on ${o.m.node ? `node ${o.m.node}, ` : ""}where the claim's replica runs, and tolerates only the taints that node had when the change was planned (${toleratedTaints(o.m)}): make room there (or lower the namespace's LimitRange defaults), or choose a class whose volumes that node can use`;
   return `the copy pods run as root (not privileged; capabilities CHOWN, DAC_OVERRIDE, FOWNER, FSETID, MKNOD and SETFCAP) with the claim and the new volume mounted: let the namespace's policies allow them (kubectl describe pod ${o.copyPod?.metadata.name ?? copyPodName(o.m.claim)} -n ${o.target.namespace})`;
 }
 

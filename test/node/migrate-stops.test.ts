@@ -75,7 +75,7 @@ describe("node: --migrate-existing stops with what to do", { timeout: 1_500_000 
     assert.match(
       shrink.stderr,
       new RegExp(
-        `\\nerror: pod appstorage-measure-data-db-1, which measures the data of claim data-db-1, cannot start: (ErrImagePull|ImagePullBackOff) \\(.*\\); image ${missingImage}; the pod was removed and nothing was changed: pass --copy-image with an image the node can pull or already has, then run the same command again\\n$`,
+        `\\nerror: pod appstorage-measure-data-db-1, which measures the data of claim data-db-1, cannot start: (ErrImagePull|ImagePullBackOff) \\(.*\\); image ${missingImage}; the pod was removed and nothing was changed: pass --copy-image with an image the node can pull or already has \\(it needs rsync .*\\), then run the same command again\\n$`,
       ),
     );
     assert.equal(kubectlJson<StatefulSet>(["get", "statefulset", "db", "-n", ns]).metadata.resourceVersion, rv, "the StatefulSet untouched");
@@ -92,7 +92,7 @@ describe("node: --migrate-existing stops with what to do", { timeout: 1_500_000 
     assert.match(
       stopped.stderr,
       new RegExp(
-        `\\nerror: the copy image ${missingImage} cannot start on node \\S+: (ErrImagePull|ImagePullBackOff) \\(.*\\); the pod was removed and nothing was changed: pass --copy-image with an image the node can pull or already has, then run the same command again\\n$`,
+        `\\nerror: the copy image ${missingImage} cannot start on node \\S+: (ErrImagePull|ImagePullBackOff) \\(.*\\); the pod was removed and nothing was changed: pass --copy-image with an image the node can pull or already has \\(it needs rsync .*\\), then run the same command again\\n$`,
       ),
     );
     assert.equal(kubectlJson<StatefulSet>(["get", "statefulset", "db", "-n", ns]).metadata.resourceVersion, rv, "the StatefulSet untouched");
@@ -125,7 +125,7 @@ describe("node: --migrate-existing stops with what to do", { timeout: 1_500_000 
     assert.ok(took < 150, `stopped well before --timeout (${took} s)`);
     assert.match(
       stopped.stderr,
-      /\nerror: the copy image appstorage\.local\/copy:1 cannot start on node \S+: Unschedulable \(0\/1 nodes are available: .*Insufficient memory.*\); the pod was removed and nothing was changed: the copy pods must run on node \S+, where the claim's replica runs: make room there \(or lower the namespace's LimitRange defaults\), then run the same command again\n$/,
+      /\nerror: the copy image appstorage\.local\/copy:1 cannot start on node \S+: Unschedulable \(0\/1 nodes are available: .*Insufficient memory.*\); the pod was removed and nothing was changed: the copy pods must run on node \S+, where the claim's replica runs, and tolerate only the taints that node had when the change was planned \(none\): make room there \(or lower the namespace's LimitRange defaults\), then run the same command again\n$/,
     );
     assert.notEqual(kubectlTry(["get", "secret", "appstorage-journal-db", "-n", ns]).code, 0, "no journal");
     assert.deepEqual(toolObjects(ns), [], "no pod and no claim of the tool's left");

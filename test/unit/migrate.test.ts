@@ -6,7 +6,7 @@ import { commandLine, existingOf } from "../fixtures/command-line";
 import type { PersistentVolume, PersistentVolumeClaim, StatefulSet } from "../../src/api/types";
 import { parseDirectives } from "../../src/plan/directive";
 import { journalFor, journalIsStale } from "../../src/plan/journal";
-import { defaultCopyImage } from "../../src/plan/migration-types";
+import { copyImageNeeds, defaultCopyImage, type MigrationClaim, type MigrationPhase } from "../../src/plan/migration-types";
 import {
   copyCapabilities,
   copyPod,
@@ -16,6 +16,8 @@ import {
   parseCopyReport,
   phaseOrder,
   probePod,
+  probeRefusal,
+  probeTargets,
   progressPeriodSeconds,
   progressProbe,
   retainedAnnotations,
@@ -241,6 +243,57 @@ describe("--migrate-existing: the pod that proves the copy image starts on a nod
       spec.containers.map((c) => [c.image, c.command, c.volumeMounts, c.env]),
       [["img:1", ["/bin/sh", "-c", "exit 0"], [{ name: "tmp", mountPath: "/tmp" }], []]],
     );
+  });
+
+  test("one probe pod per node of the claims whose copy pods are still to run (a move before its final copy), before the journal", () => {
+    const claim = (name: string, phase: MigrationPhase, node?: string): MigrationClaim => ({ ...m, claim: name, phase, ...(node ? { node } : { node: undefined }) });
+    const cases: { name: string; claims: MigrationClaim[]; want: string[] }[] = [
+      { name: "nothing moved yet: one per node, the first claim of each", claims: [claim("d-2", "pending", "a"), claim("d-1", "pending", "b"), claim("d-0", "pending", "a")], want: ["d-2", "d-1"] },
+      {
+        name: "a rerun: claims copied or stopped still copy; verified, swapped and done ones do not",
+        claims: [claim("d-2", "done", "a"), claim("d-1", "verified", "b"), claim("d-0", "stopped", "c"), claim("d-3", "copied", "a")],
+        want: ["d-0", "d-3"],
+      },
+      { name: "every claim past its final copy: no probe at all", claims: [claim("d-1", "swapped", "a"), claim("d-0", "done", "b")], want: [] },
+      { name: "a claim whose replica does not run: one probe where the scheduler puts it", claims: [claim("d-1", "pending"), claim("d-0", "pending")], want: ["d-1"] },
+    ];
+    for (const k of cases)
+      assert.deepEqual(
+        probeTargets({ claims: k.claims }).map((c) => c.claim),
+        k.want,
+        k.name,
+      );
+  });
+
+  test("a probe pod that cannot start refuses the run with one line: the reason, what to do, nothing changed", () => {
+    const onNode = { claim: "data-db-2", node: "node-a", tolerations: [{ key: "dedicated", operator: "Equal" as const, value: "db", effect: "NoSchedule" }] };
+    const cases: { name: string; m: Parameters<typeof probeRefusal>[1]; end: Parameters<typeof probeRefusal>[4]; want: string }[] = [
+      {
+        name: "an image the node cannot pull: --copy-image, and what the image needs",
+        m: onNode,
+        end: { trouble: { reason: "ImagePullBackOff", message: "Back-off pulling image" } },
+        want: `the copy image img:1 cannot start on node node-a: ImagePullBackOff (Back-off pulling image); the pod was removed and nothing was changed: pass --copy-image with an image the node can pull or already has (${copyImageNeeds}), then run the same command again`,
+      },
+      {
+        name: "no room on the replica's node: the node, the taints its copy pods tolerate (that node's, never every taint)",
+        m: onNode,
+        end: { trouble: { reason: "Unschedulable", message: "0/1 nodes are available: 1 Insufficient memory." } },
+        want: "the copy image img:1 cannot start on node node-a: Unschedulable (0/1 nodes are available: 1 Insufficient memory.); the pod was removed and nothing was changed: the copy pods must run on node node-a, where the claim's replica runs, and tolerate only the taints that node had when the change was planned (dedicated:NoSchedule): make room there (or lower the namespace's LimitRange defaults), then run the same command again",
+      },
+      {
+        name: "a container kubelet cannot create: the pod's events (it is removed)",
+        m: onNode,
+        end: { trouble: { reason: "CreateContainerConfigError" } },
+        want: "the copy image img:1 cannot start on node node-a: CreateContainerConfigError; the pod was removed and nothing was changed: let the namespace's policies allow the copy pods (kubectl get events -n shop --field-selector involvedObject.name=appstorage-probe-x1), then run the same command again",
+      },
+      {
+        name: "an image without a shell, a claim whose replica runs nowhere",
+        m: { claim: "data-db-2" },
+        end: { failed: "Error" },
+        want: `the copy image img:1 does not run its shell (/bin/sh) where claim data-db-2's copy pods would run: Error; the pod was removed and nothing was changed: pass --copy-image with an image that has sh (${copyImageNeeds})`,
+      },
+    ];
+    for (const k of cases) assert.equal(probeRefusal("img:1", k.m, "shop", "appstorage-probe-x1", k.end), k.want, k.name);
   });
 });
 
