@@ -7,7 +7,7 @@ import { StopError } from "../errors";
 import { getClaim, getNode, getPod, getStatefulSet, getVolume, listPods, waitClaim, waitPodSeeingLast, waitPods, waitStatefulSetGone } from "../kube/read";
 import type { KubeNode, Pod } from "../api/types";
 import { copyPodName, newVolumeClaimName, phaseOrder } from "../plan/migrate";
-import { nextMoveAction, nodeNote, noteCopyPod, swapBegun } from "../plan/move";
+import { afterTrouble, nextMoveAction, nodeNote, noteCopyPod, swapBegun } from "../plan/move";
 import type { MoveAction, MoveObserved, MoveRun } from "../plan/move-types";
 import { labelSelector } from "../plan/objects";
 import type { Plan } from "../plan/types";
@@ -66,9 +66,6 @@ function replicaMayBeDown(x: Move): boolean {
   return x.m.pod !== undefined && (x.clock.stoppedAt !== undefined || (at >= order.indexOf("stopped") && x.m.phase !== "done"));
 }
 
-/** How many times a failure while the replica is down is tried again before the move gives up on the way it was going. */
-const triesWhileDown = 3;
-
 /**
  * Runs one claim's move until the machine says done; its stop is a StopError with the machine's
  * message. Once the replica may be down, a failure outside the machine (a wait that timed out, a
@@ -111,8 +108,9 @@ export async function runMove(x: Move): Promise<void> {
       }
       // Another run took the journal over: it works on the move now; this run writes nothing more.
       if (e instanceof JournalTakenError) throw e;
+      const mayBeDown = replicaMayBeDown(x) || run.orphaned === true;
       // Nothing is down and the StatefulSet was not deleted by this run: the run ends here, as before any change.
-      if (!(replicaMayBeDown(x) || run.orphaned)) throw e;
+      if (!mayBeDown) throw e;
       if (x.ctx.signal.aborted) {
         // Ctrl-C with the replica down: it is brought back first (a second Ctrl-C ends the process at once, leaving it down).
         if (ctrlC) throw e;
@@ -125,21 +123,22 @@ export async function runMove(x: Move): Promise<void> {
       const message = (e as Error).message.split("\n")[0] ?? String(e);
       trouble ??= { since: nowMs(x), tries: 0 };
       trouble.tries += 1;
-      const windingDown = run.failure !== undefined || run.interrupted !== undefined;
-      const elapsed = nowMs(x) - trouble.since;
-      const begun = seen !== undefined && swapBegun(seen);
-      // Winding down failed too (a wait that timed out, a write refused: at once; else after a few tries): the run says where the replica is.
-      if (windingDown && (e instanceof StopError || trouble.tries > triesWhileDown)) throw new StopError(downMessage(x, run, message));
-      if (begun && !windingDown) {
-        // Once the swap has begun the only way up is forward: a wait that timed out says where things are (the machine's words);
-        // a request that failed is tried again for up to --timeout.
-        if (e instanceof StopError) throw e;
-        if (elapsed > x.ctx.timeoutMs) throw new StopError(downMessage(x, run, message));
-      }
-      // With the copy verified, forward onto the new volume is tried first, a few times; else back onto the old one.
-      const forward = !windingDown && (begun || (x.m.phase === "verified" && !(e instanceof StopError) && trouble.tries <= triesWhileDown && elapsed <= x.ctx.timeoutMs));
-      if (!windingDown && !forward) run.interrupted = message;
-      x.ctx.progress.warn(`claim ${x.m.claim}: ${message}; ${forward ? "trying again, onto the new volume" : windingDown && run.failure ? "trying again" : `bringing ${x.m.pod} back up`}`);
+      const next = afterTrouble({
+        mayBeDown,
+        windingDown: run.failure !== undefined ? "failure" : run.interrupted !== undefined ? "interrupted" : false,
+        timedOut: e instanceof StopError,
+        tries: trouble.tries,
+        elapsedMs: nowMs(x) - trouble.since,
+        timeoutMs: x.ctx.timeoutMs,
+        swapBegun: seen !== undefined && swapBegun(seen),
+        phase: x.m.phase,
+      });
+      if (next === "end") throw e;
+      if (next === "down") throw new StopError(downMessage(x, run, message));
+      if (next === "back") run.interrupted = message;
+      x.ctx.progress.warn(
+        `claim ${x.m.claim}: ${message}; ${next === "forward" ? "trying again, onto the new volume" : next === "again" && run.failure ? "trying again" : `bringing ${x.m.pod} back up`}`,
+      );
       await sleep(2000, x.ctx.signal);
     }
   }

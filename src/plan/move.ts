@@ -80,10 +80,15 @@ function failHere(o: MoveObserved, message: string, back: MigrationPhase = backP
   };
 }
 
-/** The swap has begun: the claim is no longer the original (deleted, or being deleted); the way up is forward, onto the new volume. */
+/**
+ * The swap has begun (or is over): the claim is no longer the original (deleted, or being deleted);
+ * the way up is forward, onto the new volume. A move that is done is past it: an interruption the
+ * run saw before the swap went on (a delete of the claim whose answer was lost, which the server
+ * did) must not fail the move that finished.
+ */
 export const swapBegun = (o: MoveObserved): boolean => {
   const old = original(o);
-  return o.m.phase === "swapped" || (o.m.phase === "verified" && (old === undefined || deleting(old)));
+  return o.m.phase === "swapped" || o.m.phase === "done" || (o.m.phase === "verified" && (old === undefined || deleting(old)));
 };
 
 /** The readiness probe says the copy's bytes move (progressProbe); a told final copy is a deleted pod, so not isReady's question. */
@@ -140,6 +145,47 @@ export function nextMoveAction(observed: MoveObserved): MoveAction {
     default:
       return startReplica(o);
   }
+}
+
+/** How many times a failure while the replica is down is tried again before the move gives up on the way it was going. */
+export const triesWhileDown = 3;
+
+/** A failure outside the machine (a wait that timed out, a request that failed), as runMove saw it. */
+export interface Trouble {
+  /** The replica is, or may be, down because of this move, or this run orphan-deleted the StatefulSet. */
+  mayBeDown: boolean;
+  /** The machine is winding down already: this run failed (`failure`), or was interrupted before. */
+  windingDown: "failure" | "interrupted" | false;
+  /** A wait that ran out of --timeout (the run's own stop), not a request that failed. */
+  timedOut: boolean;
+  /** The failures this run has seen, this one included, and how long since the first of them. */
+  tries: number;
+  elapsedMs: number;
+  timeoutMs: number;
+  /** The swap has begun (swapBegun): the only way up is forward. */
+  swapBegun: boolean;
+  phase: MigrationPhase;
+}
+
+/**
+ * What a run does after a failure outside the machine: `end` it there (nothing is down because of
+ * it), end it saying where the replica is (`down`: winding down failed too, or forward ran out of
+ * --timeout), try again onto the verified new volume (`forward`), hand it to the machine, which
+ * brings the replica back on its old volume (`back`: MoveRun.interrupted), or, winding down, try
+ * that `again`. A move never leaves its replica down while a way up is left to try.
+ */
+export function afterTrouble(t: Trouble): "end" | "down" | "forward" | "back" | "again" {
+  if (!t.mayBeDown) return "end";
+  if (t.windingDown) return t.timedOut || t.tries > triesWhileDown ? "down" : "again";
+  if (t.swapBegun) {
+    // Forward only: a wait that timed out says where things are (the machine's own words); a
+    // request that failed is tried again for up to --timeout.
+    if (t.timedOut) return "end";
+    return t.elapsedMs > t.timeoutMs ? "down" : "forward";
+  }
+  // With the copy verified, forward onto the new volume is tried first, a few times; else back onto the old one.
+  if (t.phase === "verified" && !t.timedOut && t.tries <= triesWhileDown && t.elapsedMs <= t.timeoutMs) return "forward";
+  return "back";
 }
 
 /** A copy pod deleted with a long grace period: a final copy told to go (it may still be copying). */

@@ -7,7 +7,7 @@ import { describe, test } from "node:test";
 import type { Pod } from "../../src/api/types";
 import { copyPod, copyPodName, newVolumeClaimName, startAnnotation } from "../../src/plan/migrate";
 import type { MigrationClaim } from "../../src/plan/migration-types";
-import { copyPodTrouble, movesLeft, nextMoveAction, nodeNote, noteCopyPod, stallSeconds, unschedulableSeconds } from "../../src/plan/move";
+import { afterTrouble, copyPodTrouble, movesLeft, nextMoveAction, nodeNote, noteCopyPod, stallSeconds, type Trouble, triesWhileDown, unschedulableSeconds } from "../../src/plan/move";
 import type { MoveAction, MoveObserved, MoveRun, MoveStepView, MoveTarget } from "../../src/plan/move-types";
 import { act, observe, step, type World, world } from "../fixtures/move-world";
 
@@ -177,6 +177,53 @@ for (const offline of [false, true]) {
       const again = drive(w, m, target);
       assert.ok(again.done, again.stop);
       assertMoved(w, m);
+    });
+
+    test("interrupted from outside after any action (a wait that timed out, a write that failed): the replica back on its old volume, or the swap finished; the next run moves it", () => {
+      const n = drive(world({ offline }).w, world({ offline }).m, world({ offline }).target).actions.length;
+      for (let k = 1; k < n; k++) {
+        const { w, m, target } = world({ offline });
+        const run = freshRun();
+        const actions: MoveAction[] = [];
+        let end: { stop?: string; done: boolean } | undefined;
+        for (let i = 0; i < 1000 && !end; i++) {
+          const a = nextMoveAction(observe(w, m, target, run));
+          if (a.kind === "done") end = { done: true };
+          else if (a.kind === "stop") end = { stop: a.message, done: false };
+          else if (a.kind === "wait") {
+            assert.ok(step(w, m), `interrupted after action ${k}: stuck waiting for ${a.for} (phase ${m.phase})`);
+            seeRemoved(w, run);
+          } else {
+            act(w, a, m, target, run);
+            actions.push(a);
+            // What runMove hands the machine (MoveRun.interrupted) when something outside it failed.
+            if (actions.length === k) run.interrupted = "timed out after 300s waiting for x";
+          }
+        }
+        assert.ok(end, `interrupted after action ${k}: no end`);
+        const where = `interrupted after action ${k} (${actions[k - 1]!.kind}, phase ${m.phase})`;
+        assert.deepEqual(w.violations, [], where);
+        assert.ok(w.sts, `${where}: the StatefulSet is there`);
+        const replica = w.pods.get("db-2");
+        assert.ok(replica && !replica.metadata.deletionTimestamp, `${where}: db-2 runs`);
+        if (end.done) {
+          // Only once the swap had begun: the way up was forward, onto the verified new volume.
+          assertMoved(w, m);
+          continue;
+        }
+        assert.match(end.stop ?? "", /^timed out after 300s waiting for x/, where);
+        if (actions.some((a) => a.kind === "evict")) assert.match(end.stop ?? "", /; db-2 is Ready again on its old volume pv-old-2$/, where);
+        assert.equal(w.claims.get(m.claim)?.metadata.uid, m.uid, `${where}: on its own claim`);
+        assert.equal(w.claims.get(m.claim)?.spec.volumeName, m.volume, `${where}: on its old volume`);
+        assert.ok(
+          (replica.spec?.volumes ?? []).some((v) => v.persistentVolumeClaim?.claimName === m.claim),
+          `${where}: db-2 mounts its claim`,
+        );
+        assert.equal(w.pods.get(copyPodName(m.claim)), undefined, `${where}: no copy pod left`);
+        const again = drive(w, m, target);
+        assert.ok(again.done, `${where}, then run again: ${again.stop}`);
+        assertMoved(w, m);
+      }
     });
 
     test("a copy pod that cannot pull its image: the run stops with the reason, the image and --copy-image; the pod removed; a run with another image goes on", () => {
@@ -627,6 +674,40 @@ const table: { name: string; o: () => MoveObserved; expect: (a: MoveAction) => v
     },
     expect: (a) => assert.equal(a.kind, "wait"),
   },
+  {
+    name: "the first copy runs (the replica too): a wait bounded by its progress, not by --timeout",
+    o: () => withNewClaim(base("pending", { copyPod: pod("copy", "go", running(true)), run: mineRun() })),
+    expect: (a) => assert.deepEqual(a.kind === "wait" && [a.on, a.progress], ["copy-pod", true]),
+  },
+  {
+    name: "the first copy not running yet (Pending): a wait that --timeout bounds",
+    o: () => withNewClaim(base("pending", { copyPod: pod("copy", "go", { phase: "Pending" }), run: mineRun() })),
+    expect: (a) => assert.deepEqual(a.kind === "wait" && [a.on, a.progress], ["copy-pod", undefined]),
+  },
+  {
+    name: `the first copy moved no byte for ${stallSeconds}s: fail, what it copied kept for the next run, the replica never stopped`,
+    o: () =>
+      withNewClaim(base("pending", { copyPod: pod("copy", "go", running(false)), run: { ...mineRun(), running: { "uid-copy": 0 }, progress: { "uid-copy": 1000 } }, now: 1000 + stallSeconds * 1000 })),
+    expect: (a) => {
+      assert.deepEqual(a.kind === "fail" && { restore: a.restore, replicaDown: a.replicaDown, phase: a.phase, keepCopy: a.keepCopy }, {
+        restore: true,
+        replicaDown: undefined,
+        phase: undefined,
+        keepCopy: true,
+      });
+      assert.match(a.kind === "fail" ? a.message : "", /^claim data-db-2: copy pod appstorage-copy-data-db-2 moved no byte for 120s /);
+    },
+  },
+  {
+    name: `the first copy quiet since it was first seen running, for less than ${stallSeconds}s: still waiting`,
+    o: () => withNewClaim(base("pending", { copyPod: pod("copy", "go", running(false)), run: { ...mineRun(), running: { "uid-copy": 1000 } }, now: stallSeconds * 1000 })),
+    expect: (a) => assert.equal(a.kind, "wait"),
+  },
+  {
+    name: "interrupted, and the move went on to done meanwhile (a delete of the claim whose answer was lost, which the server did): done, not a failure",
+    o: () => base("done", { run: { ...freshRun(), interrupted: "the server did not answer" } }),
+    expect: (a) => assert.deepEqual(a, { kind: "done" }),
+  },
   { name: "done: done", o: () => base("done"), expect: (a) => assert.deepEqual(a, { kind: "done" }) },
 ];
 
@@ -666,4 +747,41 @@ describe("nodeNote: a move that timed out on a node's pods names the node and wh
     );
     assert.match(nodeNote("data-db-2", "node-c", undefined, false), /^; node node-c, where claim data-db-2's move runs, no longer exists: /);
   });
+});
+
+describe("noteCopyPod: what a run learns of a copy pod each time it sees one", () => {
+  test("when it first saw it, first saw it run, and last saw its bytes move (Ready)", () => {
+    const run = freshRun();
+    const p = pod("copy", "go", { phase: "Pending" });
+    noteCopyPod(run, p, 1000);
+    assert.deepEqual([run.seen["uid-copy"], run.running, run.progress], [1000, undefined, undefined]);
+    noteCopyPod(run, { ...p, status: running(false) }, 2000);
+    assert.deepEqual([run.seen["uid-copy"], run.running, run.progress], [1000, { "uid-copy": 2000 }, undefined]);
+    noteCopyPod(run, { ...p, status: running(true) }, 3000);
+    noteCopyPod(run, { ...p, status: running(false) }, 4000);
+    assert.deepEqual([run.running, run.progress], [{ "uid-copy": 2000 }, { "uid-copy": 3000 }], "first seen running stays; the last progress is when it was last Ready");
+    noteCopyPod(run, undefined, 5000);
+    assert.deepEqual(run.progress, { "uid-copy": 3000 }, "no pod: nothing learned");
+  });
+});
+
+describe("afterTrouble: what a run does after a failure outside the machine", () => {
+  const t = (more: Partial<Trouble>): Trouble => ({ mayBeDown: true, windingDown: false, timedOut: false, tries: 1, elapsedMs: 0, timeoutMs: 300_000, swapBegun: false, phase: "copied", ...more });
+  const cases: { name: string; t: Trouble; want: ReturnType<typeof afterTrouble> }[] = [
+    { name: "nothing down because of this run (and the StatefulSet not deleted by it): the run ends there, as before any change", t: t({ mayBeDown: false, phase: "pending" }), want: "end" },
+    { name: "the replica may be down, its claim as it was: handed to the machine, which brings it back", t: t({ phase: "stopped" }), want: "back" },
+    { name: "a wait that timed out with the replica down: back as well", t: t({ phase: "stopped", timedOut: true }), want: "back" },
+    { name: "the copy verified, a request that failed: forward onto the new volume first", t: t({ phase: "verified" }), want: "forward" },
+    { name: `the copy verified, forward failed ${triesWhileDown} times: back onto the old volume`, t: t({ phase: "verified", tries: triesWhileDown + 1 }), want: "back" },
+    { name: "the copy verified, forward for longer than --timeout: back", t: t({ phase: "verified", tries: 2, elapsedMs: 300_001 }), want: "back" },
+    { name: "the copy verified, a wait that timed out: back (a wait is not tried again)", t: t({ phase: "verified", timedOut: true }), want: "back" },
+    { name: "the swap begun, a request that failed: forward only, however many tries", t: t({ phase: "verified", swapBegun: true, tries: 10, elapsedMs: 299_000 }), want: "forward" },
+    { name: "the swap begun, forward for longer than --timeout: the run ends saying where the replica is", t: t({ phase: "swapped", swapBegun: true, tries: 10, elapsedMs: 300_001 }), want: "down" },
+    { name: "the swap begun, a wait that timed out: the machine's own words end the run", t: t({ phase: "swapped", swapBegun: true, timedOut: true }), want: "end" },
+    { name: "winding down, a request that failed: tried again", t: t({ windingDown: "failure", tries: 2 }), want: "again" },
+    { name: "winding down after an interruption: tried again", t: t({ windingDown: "interrupted", tries: triesWhileDown }), want: "again" },
+    { name: `winding down failed ${triesWhileDown + 1} times: the run ends saying where the replica is`, t: t({ windingDown: "failure", tries: triesWhileDown + 1 }), want: "down" },
+    { name: "winding down, a wait that timed out: the run ends saying where the replica is", t: t({ windingDown: "interrupted", timedOut: true }), want: "down" },
+  ];
+  for (const k of cases) test(k.name, () => assert.equal(afterTrouble(k.t), k.want));
 });
