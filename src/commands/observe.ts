@@ -308,14 +308,3 @@ export async function observeTargets(client: KubeClient, request: ObserveRequest
   if (request.scope.kind === "names") return all;
   return all.sort((a, b) => (a.namespace < b.namespace ? -1 : a.namespace > b.namespace ? 1 : a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
 }
-
-/** One StatefulSet by name (in the client's namespace unless given): observeTargets' Observed of it. */
-export async function observe(
-  client: KubeClient,
-  request: { name: string; namespace?: string; directives: readonly Directive[]; existing?: ExistingClaimsOptions },
-  deps: Pick<CommandDeps, "now" | "holderDead">,
-): Promise<Observed> {
-  const { name, namespace, ...rest } = request;
-  const [target] = await observeTargets(client, { scope: { kind: "names", targets: [{ namespace: namespace ?? client.namespace, name }] }, ...rest }, deps);
-  return target!.observed;
-}
