@@ -20,7 +20,7 @@ import type { KubeNode, PersistentVolume, PersistentVolumeClaim, Pod } from "../
 import { startFaultProxy, type SeenRequest } from "../shared/faultproxy";
 import { apply, kubectl, kubectlJson, kubectlTry, namespace, runPlugin, userKubeconfig } from "../shared/harness";
 import { assertHardened } from "../shared/move";
-import { allReady, copyImage, create, deleteKeptVolumes, watchToolPods, workload } from "../shared/node";
+import { allReady, copyImage, create, deleteKeptVolumes, kubeletRoot, watchToolPods, workload } from "../shared/node";
 import { assertSameTree, hostTree, makeExactTree } from "../shared/tree";
 
 interface RbacObject {
@@ -30,11 +30,11 @@ interface RbacObject {
   subjects?: { kind: string; name: string; apiGroup?: string }[];
 }
 
-/** Where kubelet mounted a pod's claim on this host (the node's kubelet root is under the cluster's state folder). */
+/** Where kubelet mounted a pod's claim on this host (below the node's kubelet root: kubeletRoot). */
 function volumeOnHost(ns: string, pod: string, claim: string): string {
   const uid = kubectlJson<Pod>(["get", "pod", pod, "-n", ns]).metadata.uid!;
   const pv = kubectlJson<PersistentVolumeClaim>(["get", "pvc", claim, "-n", ns]).spec.volumeName!;
-  const dir = join(process.env["APPSTORAGE_CLUSTER_DIR"]!, "kubelet", "pods", uid, "volumes", "kubernetes.io~csi", pv, "mount");
+  const dir = join(kubeletRoot(), "pods", uid, "volumes", "kubernetes.io~csi", pv, "mount");
   assert.ok(existsSync(dir), `${ns}/${pod}'s claim ${claim} (volume ${pv}) is mounted on the host at ${dir}`);
   return dir;
 }

@@ -4,12 +4,23 @@
 import type { PersistentVolume, Pod, StatefulSet } from "../../src/api/types";
 import assert from "node:assert/strict";
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
+import { createHash } from "node:crypto";
 import { after, type TestContext } from "node:test";
 import { apply, eventually, kubeconfig, kubectl, kubectlJson, kubectlTry, pods, runPlugin, uids } from "./harness";
 
 export const workloadImage = "appstorage.local/workload:1";
 /** The tests' --copy-image: busybox's applets and Debian's rsync, getfattr and getfacl (lab/node/images.sh). */
 export const copyImage = "appstorage.local/copy:1";
+
+/**
+ * The one node's kubelet root on the host, as lab/cluster's kubelet_root names it: out of the
+ * cluster's folder (a CSI socket below a long HOME would be too long), one per cluster folder.
+ */
+export function kubeletRoot(): string {
+  const state = process.env["APPSTORAGE_CLUSTER_DIR"];
+  assert.ok(state, "APPSTORAGE_CLUSTER_DIR names the cluster (node scripts/test.mjs node sets it)");
+  return `/var/lib/kubectl-appstorage/kubelet-${createHash("sha256").update(state).digest("hex").slice(0, 8)}`;
+}
 export interface WorkloadOptions {
   replicas?: number;
   size?: string;

@@ -135,7 +135,9 @@ describe("zones: --migrate-existing over three zones", { timeout: 1_800_000 }, (
     const uids = Object.fromEntries(names.map((n) => [n, claimOf(ns, `data-${n}`).metadata.uid]));
     const args = ["set", "db", "data=1Gi,appstorage-csi-b", "--migrate-existing", "--copy-image", copyImage, "--timeout", "60s", "-n", ns, "--yes"];
     // Held at the first copy pod's create (data-db-2's, the highest ordinal): its node's kubelet stops first.
-    const proxy = await startFaultProxy(kubeconfig(), [{ kind: "hold", signature: "create pods" }]);
+    // Counted from the first claim the move creates: the pods that prove the copy image starts on each
+    // node are created before it (before the journal), and are not the move's.
+    const proxy = await startFaultProxy(kubeconfig(), [{ kind: "hold", signature: "create pods", after: "create persistentvolumeclaims" }]);
     let r: Awaited<ReturnType<typeof runPlugin>>;
     let started = 0;
     try {
