@@ -166,7 +166,6 @@ export interface ResourceQuota extends KubeObject {
   status?: { hard?: Record<string, string>; used?: Record<string, string> };
 }
 
-/** A node as the tool reads it: whether it is cordoned, and its Ready condition. */
 /** A node's taint: a pod that does not tolerate it is not scheduled there (NoSchedule) or is evicted (NoExecute). */
 export interface Taint {
   key: string;
@@ -182,6 +181,7 @@ export interface Toleration {
   effect?: string;
 }
 
+/** A node as the tool reads it: whether it is cordoned, its taints, and its Ready condition. */
 export interface KubeNode extends KubeObject {
   spec?: { unschedulable?: boolean; taints?: Taint[] };
   status?: { conditions?: { type: string; status: string; reason?: string; lastHeartbeatTime?: string }[] };
