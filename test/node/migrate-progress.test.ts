@@ -3,7 +3,8 @@
 // write, src/plan/migrate.ts progressProbe), and the run stops a copy only once it moved no byte for
 // stallSeconds (src/plan/move.ts). Here the final copy, made while the replica is down, takes far
 // longer than --timeout (30 s) and longer than stallSeconds (120 s): on SIGTERM (its eviction) the
-// replica writes 96 MiB anew, so the final copy has that much to copy and to verify, and every
+// replica writes 96 MiB (at its first SIGTERM only: the test's own restart after the move must not
+// write it again on the new volume), so the final copy has that much to copy and to verify, and every
 // container created once the replica runs gets at most 10m of a CPU (the namespace's LimitRange
 // default), the copy pods among them. The final copy is a deleted pod (deleting it is its go), so
 // this also shows that kubelet keeps probing a pod while it terminates. The move must finish by
@@ -30,7 +31,7 @@ describe("node: a copy bounded by its progress, not by --timeout", { timeout: 1_
     container.command = [
       "sh",
       "-c",
-      container.command[2]!.replace("trap 'exit 0' TERM", `trap 'head -c ${bigMiB * 1048576} /dev/urandom > /data/big.new && mv /data/big.new /data/big && sync; exit 0' TERM`),
+      container.command[2]!.replace("trap 'exit 0' TERM", `trap '[ -f /data/big ] || { head -c ${bigMiB * 1048576} /dev/urandom > /data/big.new && mv /data/big.new /data/big && sync; }; exit 0' TERM`),
     ];
     (sts.spec.template.spec as { terminationGracePeriodSeconds?: number }).terminationGracePeriodSeconds = 120;
     create(sts, ns);
