@@ -9,6 +9,7 @@ import type { Pod } from "../api/types";
 import { createClaim, createPod, deleteCopyPod } from "../kube/write";
 import { copyPod, copyPodDone, newVolumeClaim, parseCopyReport, probePod, probeRefusal, probeTargets } from "../plan/migrate";
 import { copyPodTrouble, imageOf } from "../plan/move";
+import { copyImageNeeds } from "../plan/migration-types";
 import type { Plan } from "../plan/types";
 import { within } from "./deadline";
 import type { Progress } from "./progress";
@@ -192,7 +193,7 @@ export async function measureShrinks(client: KubeClient, plan: Plan, wait: { tim
     if (end.trouble) {
       const image = (end.pod && imageOf(end.pod)) ?? plan.migration!.copyImage;
       throw new RefusedError(
-        `pod ${podName}, which measures the data of claim ${m.claim}, cannot start: ${end.trouble.reason}${end.trouble.message ? ` (${end.trouble.message})` : ""}; image ${image}; the pod was removed and nothing was changed: ${/Image/.test(end.trouble.reason) ? "pass --copy-image with an image the node can pull or already has" : "make room for it on the claim's node"}, then run the same command again`,
+        `pod ${podName}, which measures the data of claim ${m.claim}, cannot start: ${end.trouble.reason}${end.trouble.message ? ` (${end.trouble.message})` : ""}; image ${image}; the pod was removed and nothing was changed: ${/Image/.test(end.trouble.reason) ? `pass --copy-image with an image the node can pull or already has (${copyImageNeeds})` : "make room for it on the claim's node"}, then run the same command again`,
       );
     }
     const bytes = end.pod ? parseCopyReport(end.pod)?.bytes : undefined;
