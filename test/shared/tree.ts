@@ -43,12 +43,17 @@ function kind(s: { isFile(): boolean; isDirectory(): boolean; isSymbolicLink(): 
   return s.isSocket() ? "socket" : "other";
 }
 
-/** Every xattr of one entry (not following a symlink), as name=hex, sorted. */
+/**
+ * Every xattr of one entry (not following a symlink), as name=hex, sorted. XFS also shows root its
+ * POSIX ACLs as trusted.SGI_ACL_FILE and trusted.SGI_ACL_DEFAULT, its own on-disk form of the
+ * system.posix_acl_* that every file system shows: those two are left out, the ACLs compared as
+ * system.posix_acl_* (an ACL moved from xfs to ext4 has no SGI form there).
+ */
 function xattrsOf(path: string): string[] {
   const out = execFileSync("getfattr", ["-h", "-d", "-m", "-", "-e", "hex", "--absolute-names", path], { encoding: "utf8" });
   return out
     .split("\n")
-    .filter((l) => l.includes("=") && !l.startsWith("# file:"))
+    .filter((l) => l.includes("=") && !l.startsWith("# file:") && !/^trusted\.SGI_ACL_(FILE|DEFAULT)=/.test(l))
     .sort();
 }
 
