@@ -30,6 +30,11 @@ export class Lease {
     return this.held ? this.journal?.step : undefined;
   }
 
+  /** The journal as held (what a stop's "finish the move with" line is made from). */
+  get record(): Journal | undefined {
+    return this.held ? this.journal : undefined;
+  }
+
   /** The moves of --migrate-existing as the journal holds them (a rerun's progress), once held. */
   get migration(): Migration | undefined {
     return this.held ? this.journal?.migration : undefined;

@@ -13,13 +13,21 @@ import { statefulSetRef } from "../refs";
 import type { ApplyContext } from "./context";
 import { bounded } from "./deadline";
 import type { Lease } from "./lease";
-import { moveOf, runMove } from "./move";
+import { type MoveContext, moveOf, runMove } from "./move";
+import { finishCommand } from "../plan/finish";
 
 export async function migrateClaims(plan: Plan, ctx: ApplyContext, lease: Lease): Promise<MigrationResult> {
   const migration: Migration = structuredClone(lease.migration ?? plan.migration!);
   const out: MigrationResult = { claims: [] };
+  const journal = lease.record;
+  const owner = plan.owner;
+  const more: MoveContext = {
+    ...(journal ? { finish: finishCommand({ ...journal, migration }) } : {}),
+    ...(owner ? { owner: { what: `${owner.manager} (${owner.object})`, ...(owner.pauseCommands?.[0] ? { pause: owner.pauseCommands[0] } : {}) } } : {}),
+    moves: migration.claims,
+  };
   for (const m of migration.claims) {
-    const move = moveOf(plan, ctx, m, migration.copyImage, () => lease.saveMigration(migration));
+    const move = moveOf(plan, ctx, m, migration.copyImage, () => lease.saveMigration(migration), more);
     await runMove(move);
     if (m.newVolume) move.result.newVolume = m.newVolume;
     if (m.verified) Object.assign(move.result, { files: m.verified.files, bytes: m.verified.bytes });

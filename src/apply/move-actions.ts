@@ -85,6 +85,7 @@ const executors: Executors = {
     const { ctx, target, m } = x;
     const ref = statefulSetRef(target.name);
     run.orphaned = true;
+    run.orphanDeletes = (run.orphanDeletes ?? 0) + 1;
     try {
       await orphanDelete(ctx.client, target.namespace, target.name, { uid: a.uid, resourceVersion: a.resourceVersion });
       ctx.progress.say(`deleted ${ref} with propagationPolicy=Orphan (uid ${a.uid}), so nothing re-creates ${m.pod ?? "its pod"} while its claim moves`);
@@ -124,10 +125,12 @@ const executors: Executors = {
     }
     await patchVolume(x.ctx.client, a.volume, { spec: { persistentVolumeReclaimPolicy: "Retain" } });
   },
-  "delete-claim": async (a, _o, x) => {
+  "delete-claim": async (a, _o, x, run) => {
     const { ctx, m, target } = x;
+    if (a.warn) ctx.progress.warn(a.warn);
+    if (a.retake) run.retaken = (run.retaken ?? 0) + 1;
     await deleteClaim(ctx.client, target.namespace, a.name, a.uid);
-    if (a.name === m.claim) ctx.progress.say(`claim ${m.claim} (uid ${a.uid}) deleted; its volume ${m.volume} is kept`);
+    if (a.name === m.claim && !a.retake) ctx.progress.say(`claim ${m.claim} (uid ${a.uid}) deleted; its volume ${m.volume} is kept`);
   },
   "bind-new-volume": async (a, _o, x) => {
     const claimRef = { apiVersion: "v1", kind: "PersistentVolumeClaim", namespace: x.target.namespace, name: x.m.claim, uid: null, resourceVersion: null };

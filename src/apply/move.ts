@@ -8,7 +8,7 @@ import { getClaim, getNode, getPod, getStatefulSet, getVolume, listPods, waitCla
 import type { KubeNode, Pod } from "../api/types";
 import { copyPodName, newVolumeClaimName, phaseOrder } from "../plan/migrate";
 import { afterTrouble, nextMoveAction, nodeNote, noteCopyPod, swapBegun } from "../plan/move";
-import type { MoveAction, MoveObserved, MoveRun } from "../plan/move-types";
+import type { MoveAction, MoveObserved, MoveRun, MoveTarget } from "../plan/move-types";
 import { labelSelector } from "../plan/objects";
 import type { Plan } from "../plan/types";
 import type { MigrationClaim } from "../plan/migration-types";
@@ -19,13 +19,16 @@ import { JournalTakenError } from "./journal-store";
 
 export type { Move } from "./move-actions";
 
-export function moveOf(plan: Plan, ctx: ApplyContext, m: MigrationClaim, copyImage: string, save: () => Promise<void>): Move {
+/** What a stop's lines name besides the move: the command that finishes, the owner to pause, every move of the change. */
+export type MoveContext = Pick<MoveTarget, "finish" | "owner" | "moves">;
+
+export function moveOf(plan: Plan, ctx: ApplyContext, m: MigrationClaim, copyImage: string, save: () => Promise<void>, more: MoveContext = {}): Move {
   const { namespace, name, uid } = plan.target;
   return {
     plan,
     ctx,
     m,
-    target: { namespace, name, uid, desired: plan.desired, copyImage },
+    target: { namespace, name, uid, desired: plan.desired, copyImage, ...more },
     save,
     result: { claim: m.claim, ordinal: m.ordinal, oldVolume: m.volume },
     clock: {},

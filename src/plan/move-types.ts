@@ -12,6 +12,12 @@ export interface MoveTarget {
   uid: string;
   desired: StatefulSet;
   copyImage: string;
+  /** The command that finishes the change (src/plan/finish.ts, from the journal), for the lines of a stop. */
+  finish?: string;
+  /** Who may re-create the StatefulSet (Argo CD, Flux, an operator: ./owner.ts), and the command that pauses it. */
+  owner?: { what: string; pause?: string };
+  /** Every move of the change as the journal holds them: a stop says where each replica stands. */
+  moves?: readonly MigrationClaim[];
 }
 
 /**
@@ -38,6 +44,10 @@ export interface MoveRun {
   stopped?: boolean;
   /** This run orphan-deleted the StatefulSet (nothing re-creates a pod until it is back). */
   orphaned?: boolean;
+  /** How many times this run orphan-deleted it for this move: more than one means someone re-created it meanwhile. */
+  orphanDeletes?: number;
+  /** How many times this run removed a claim of the moved claim's name that does not hold its data (made from a template of a StatefulSet someone re-created). */
+  retaken?: number;
   /** Something outside the machine stopped this run (a wait that timed out, a write that failed): its message; the move brings the replica back. */
   interrupted?: string;
   failure?: MoveFailure;
@@ -105,7 +115,8 @@ export type MoveAction =
   | { kind: "retain-old-volume"; volume: string }
   /** The new volume kept (Retain) while its claims change; its own policy saved first, given back later. */
   | { kind: "hold-new-volume"; volume: string; policy: string }
-  | { kind: "delete-claim"; name: string; uid: string }
+  /** `retake`: a claim of the moved claim's name someone else made that does not hold the data (counted: MoveRun.retaken). */
+  | { kind: "delete-claim"; name: string; uid: string; retake?: true; warn?: string }
   /** The new volume's claimRef set to the claim's name (no uid): the claim to be re-created binds to it. */
   | { kind: "bind-new-volume"; volume: string }
   | { kind: "create-moved-claim"; volume: string }

@@ -15,7 +15,8 @@
 // A ReadWriteOncePod claim is stopped before its first copy (phaseOrder). While the replica must
 // be down and its claim is still the original, a replica that runs again (its StatefulSet
 // re-created by someone) sends the move back to stopping it: the final copy is made again.
-import type { KubeNode, Pod, PersistentVolumeClaim } from "../api/types";
+import type { KubeNode, PersistentVolume, PersistentVolumeClaim, Pod } from "../api/types";
+import { lessQuantity } from "./quantity";
 import { statefulSetRef } from "../refs";
 import { copyPodDone, copyPodName, labelValue, migrationLabels, newVolumeClaimName, parseCopyReport, phaseOrder, startAnnotation, toleratedTaints } from "./migrate";
 import { copyImageNeeds, type MigrationClaim, type MigrationPhase } from "./migration-types";
@@ -212,7 +213,9 @@ function windDown(o: MoveObserved, failure: MoveFailure): MoveAction {
     const p = replicaOf(o);
     const up = p !== undefined && !deleting(p) && isReady(p) && mountsClaim(p, o.m.claim) && o.statefulSet !== undefined && controlledBy(p, o.statefulSet.metadata.uid!);
     if (!up) return wait("pods", `${o.m.pod} to be Ready again on its old volume ${o.m.volume} (claim ${o.m.claim} as it was)`);
-    return { kind: "stop", message: `${failure.message}; ${o.m.pod} is Ready again on its old volume ${o.m.volume}` };
+    // After the first line: a stop that says where each replica stands ends with the command that finishes.
+    const [first, ...rest] = failure.message.split("\n");
+    return { kind: "stop", message: [`${first}; ${o.m.pod} is Ready again on its old volume ${o.m.volume}`, ...rest].join("\n") };
   }
   return { kind: "stop", message: failure.message };
 }
@@ -350,8 +353,20 @@ function stopReplica(o: MoveObserved): MoveAction {
     );
   const sts = o.statefulSet;
   if (sts && !deleting(sts)) {
-    if (sts.metadata.uid !== o.target.uid && !sameClaimTemplates(sts.spec.volumeClaimTemplates, o.target.desired.spec.volumeClaimTemplates)) {
-      return failHere(o, `${ref} was re-created by someone else (uid ${sts.metadata.uid}) with other claim templates; the claims not moved yet are untouched: run the command again to plan anew`);
+    // Re-created by someone else (from an older manifest too: the run re-creates it with the new
+    // templates at the end of the move): orphan-deleted again, but not in a loop. Someone who
+    // re-creates it as soon as it is gone (a self-heal) would have the replica stopped again and
+    // again: the run stops instead, the replica on its old volume, and says what to pause.
+    const orphaned = o.run.orphanDeletes ?? 0;
+    if (orphaned >= triesWhileDown) {
+      const templates = sameClaimTemplates(sts.spec.volumeClaimTemplates, o.target.desired.spec.volumeClaimTemplates) ? "the new claim templates" : "other claim templates (an older manifest)";
+      return failHere(
+        o,
+        selfHealStop(
+          o,
+          `${ref} was re-created by someone else ${orphaned} times as soon as this run orphan-deleted it (now uid ${sts.metadata.uid}, with ${templates}); claim ${m.claim} was not changed`,
+        ),
+      );
     }
     return { kind: "orphan-delete", uid: sts.metadata.uid!, resourceVersion: sts.metadata.resourceVersion! };
   }
@@ -402,7 +417,28 @@ function finalCopy(o: MoveObserved): MoveAction {
 /** The old volume as a kept volume: Retain, and labelled with its claim. */
 const retained = (o: MoveObserved) => o.oldVolume?.spec.persistentVolumeReclaimPolicy === "Retain" && o.oldVolume.metadata.labels?.[migrationLabels.claim] === labelValue(o.m.claim);
 
-/** The claim moved onto the new volume: the old volume kept, the claims removed, the claim re-created and bound. */
+/**
+ * Whether a claim made without a volume (a StatefulSet's template, applied by its controller) binds
+ * to this volume once the volume is pre-bound to its name: the PV controller takes a pre-bound
+ * volume whatever its class, when it holds the claim's request and access modes in its volume mode
+ * (FindMatchingVolume in k8s.io/component-helpers). Undecided quantities count as fitting: the
+ * binder decides, and the machine looks again.
+ */
+export function bindsTo(claim: PersistentVolumeClaim, volume: PersistentVolume): boolean {
+  if (lessQuantity(volume.spec.capacity?.["storage"], claim.spec.resources?.requests?.["storage"])) return false;
+  const modes = (volume.spec["accessModes"] as string[] | undefined) ?? [];
+  if ((claim.spec.accessModes ?? []).some((a) => !modes.includes(a))) return false;
+  return (claim.spec.volumeMode ?? "Filesystem") === ((volume.spec["volumeMode"] as string | undefined) ?? "Filesystem");
+}
+
+/**
+ * The claim moved onto the new volume: the old volume kept, the tool's claim removed, the new
+ * volume pre-bound to the claim's name, the old claim removed, the claim re-created and bound.
+ * Pre-bound before the old claim goes: from the moment the name is free, any claim of that name
+ * (this run's, or one the StatefulSet controller makes from a template when someone re-creates the
+ * StatefulSet, from the old manifest or the new one) binds to the volume that holds the data, never
+ * to a new, empty one.
+ */
 function swapClaim(o: MoveObserved): MoveAction {
   const { m } = o;
   const ns = o.target.namespace;
@@ -422,28 +458,92 @@ function swapClaim(o: MoveObserved): MoveAction {
     if (!retained(o)) return { kind: "retain-old-volume", volume: m.volume };
     if (volume.spec.persistentVolumeReclaimPolicy !== "Retain") return { kind: "hold-new-volume", volume: volumeName, policy: volume.spec.persistentVolumeReclaimPolicy ?? "Delete" };
   }
-  // Both claims deleted at once, then awaited (each stays while a pod uses it).
+  // The tool's claim first (no pod uses it now), then the volume is pre-bound to the claim's name.
   if (o.newClaim && !deleting(o.newClaim)) return { kind: "delete-claim", name: o.newClaim.metadata.name!, uid: o.newClaim.metadata.uid! };
-  if (old && !deleting(old)) return { kind: "delete-claim", name: m.claim, uid: m.uid };
   if (o.newClaim) return wait("new-claim", `claim ${o.newClaim.metadata.name} to be removed`);
+  const claim = old ? undefined : o.claim;
+  const ref = volume.spec.claimRef;
+  const preBound = ref?.name === m.claim && ref.namespace === ns && (!ref.uid || ref.uid === claim?.metadata.uid);
+  if (!preBound) return { kind: "bind-new-volume", volume: volumeName };
+  if (old && !deleting(old)) return { kind: "delete-claim", name: m.claim, uid: m.uid };
   if (old) return wait("claim", `claim ${m.claim} to be removed (a pod still using it keeps it: kubectl get pods -n ${ns})`);
-  const claim = o.claim;
   if (claim && deleting(claim)) return wait("claim", `claim ${m.claim} to be removed`);
   if (claim && claim.spec.volumeName !== volumeName) {
-    return {
-      kind: "fail",
-      restore: false,
-      message: `claim ${m.claim} was created again by someone else (uid ${claim.metadata.uid}, volume ${claim.spec.volumeName ?? "none"}); the data is on volume ${volumeName}, the old data on ${m.volume} (Retain): inspect them`,
-    };
+    // Made from a template while the name was free and bound elsewhere, or unable to bind to the
+    // volume with the data: no replica may run on it.
+    if (!claim.spec.volumeName && bindsTo(claim, volume)) return wait("claim", `claim ${m.claim} to bind to volume ${volumeName}`);
+    return retake(o, claim, volumeName);
   }
-  const ref = volume.spec.claimRef;
-  if (!ref || ref.name !== m.claim || ref.namespace !== ns || (claim && ref.uid && ref.uid !== claim.metadata.uid)) return { kind: "bind-new-volume", volume: volumeName };
   if (!claim) return { kind: "create-moved-claim", volume: volumeName };
   // The StatefulSet comes back while the claim binds (its pod waits for the binding): the binder's time is not added to the downtime.
   if (!o.statefulSet) return { kind: "create-statefulset" };
+  if (deleting(o.statefulSet)) return wait("statefulset", `${statefulSetRef(o.target.name)} to be deleted before it is created again`);
   if (claim.status?.phase !== "Bound") return wait("claim", `claim ${m.claim} to bind to volume ${volumeName}`);
   if (m.newVolumePolicy && volume.spec.persistentVolumeReclaimPolicy !== m.newVolumePolicy) return { kind: "restore-new-volume-policy", volume: volumeName, policy: m.newVolumePolicy };
   return { kind: "record", set: { phase: "swapped" } };
+}
+
+/**
+ * A claim of the moved claim's name that does not hold its data (a StatefulSet someone re-created
+ * made it from a template that does not fit the volume with the data, or bound it before that
+ * volume was pre-bound): taken back. The StatefulSet orphan-deleted (nothing re-creates the pod),
+ * the replica on it evicted, the claim removed; then the swap goes on. Tried a few times in a run,
+ * then the run stops saying where each replica stands and what to pause.
+ */
+function retake(o: MoveObserved, claim: PersistentVolumeClaim, volumeName: string): MoveAction {
+  const { m } = o;
+  const ref = statefulSetRef(o.target.name);
+  const sts = o.statefulSet;
+  const replica = replicaOf(o);
+  const on = `claim ${m.claim} (uid ${claim.metadata.uid}, ${claim.spec.volumeName ? `volume ${claim.spec.volumeName}` : "no volume yet"}) was made by someone else and does not hold the data`;
+  if ((o.run.retaken ?? 0) >= triesWhileDown)
+    return {
+      kind: "fail",
+      restore: false,
+      message: selfHealStop(o, `${on}, again after ${o.run.retaken} removals (${ref} keeps being re-created from a template that does not fit volume ${volumeName})`),
+    };
+  if (sts && !deleting(sts)) return { kind: "orphan-delete", uid: sts.metadata.uid!, resourceVersion: sts.metadata.resourceVersion! };
+  if (sts) return wait("statefulset", `${ref} to be deleted`);
+  if (replica && !deleting(replica) && mountsClaim(replica, m.claim)) return { kind: "evict", pod: m.pod!, uid: replica.metadata.uid! };
+  if (replica && deleting(replica)) return wait("pods", `${m.pod} to stop (it was on ${on})`);
+  return { kind: "delete-claim", name: m.claim, uid: claim.metadata.uid!, retake: true, warn: `${on}: removing it before ${m.pod ?? "its replica"} starts on it` };
+}
+
+/** Where a replica of the move stands: the volume with its newest data and the claim bound to it. */
+function standing(m: MigrationClaim): string {
+  const who = m.pod ?? m.claim;
+  if ((m.phase === "done" || m.phase === "swapped") && m.newVolume)
+    return `${who}: its newest data is on volume ${m.newVolume}, bound to claim ${m.claim} (moved; the data before the move is on volume ${m.volume}, Retain)`;
+  return `${who}: its newest data is on volume ${m.volume}, bound to claim ${m.claim} (not moved yet)`;
+}
+
+/**
+ * The stop of a move that someone else's re-creates keep from finishing: why, one line per replica
+ * (the volume with its newest data, the claim bound to it), then the owner to pause and the one
+ * command that finishes. Said where the replica is safe: on its own data, or down.
+ */
+export function selfHealStop(o: MoveObserved, why: string): string {
+  const { m } = o;
+  const ref = statefulSetRef(o.target.name);
+  const old = original(o);
+  const claim = o.claim && !old ? o.claim : undefined;
+  let here: string;
+  if (old && !deleting(old)) here = `${m.pod ?? m.claim}: its newest data is on volume ${m.volume}, bound to claim ${m.claim} (as it was; not moved yet)`;
+  else if (o.newVolume) {
+    const nv = o.newVolume.metadata.name!;
+    const bound =
+      claim?.spec.volumeName === nv
+        ? `bound to claim ${m.claim} (uid ${claim.metadata.uid})`
+        : `bound to no claim yet (pre-bound to ${m.claim}${claim ? `; claim ${m.claim} of uid ${claim.metadata.uid} is on ${claim.spec.volumeName ?? "no volume"} and holds none of it` : ""})`;
+    here = `${m.pod ?? m.claim}: its newest data is on volume ${nv} (verified, Retain), ${bound}; the data before the move is on volume ${m.volume} (Retain)`;
+  } else here = `${m.pod ?? m.claim}: its newest data is on volume ${m.volume} (Retain)`;
+  const others = (o.target.moves ?? []).filter((x) => x.claim !== m.claim).map(standing);
+  const owner = o.target.owner;
+  const pause = owner
+    ? `pause ${owner.what} first${owner.pause ? ` (${owner.pause})` : ""}`
+    : "pause whatever re-creates it first (nothing on it names Argo CD, Flux or an operator: look for what applies it)";
+  const last = `${ref} is being re-created by someone else: ${pause}, then finish the move with: ${o.target.finish ?? "the same command"}`;
+  return [why, here, ...others, `${last}${owner ? "; resume it once what it applies has the new claim templates" : ""}`].join("\n");
 }
 
 const mountsClaim = (p: Pod, claim: string) => (p.spec?.volumes ?? []).some((v) => v.persistentVolumeClaim?.claimName === claim);
@@ -493,8 +593,8 @@ export function movesLeft(m: MigrationClaim, statefulSet: string): MoveView {
       { kind: "retain-old-volume", object: m.volume },
       { kind: "hold-new-volume" },
       { kind: "delete-claim", object: copy },
-      { kind: "delete-claim", object: m.claim },
       { kind: "bind-new-volume" },
+      { kind: "delete-claim", object: m.claim },
       { kind: "create-moved-claim", object: m.claim },
       { kind: "create-statefulset", object: statefulSet },
       { kind: "restore-new-volume-policy" },

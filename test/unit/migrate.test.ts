@@ -31,7 +31,7 @@ import { claim, pod, storageClass, sts } from "../fixtures/builders";
 
 const now = "2026-12-01T12:00:00.000Z";
 const movesLeftKinds =
-  "create-new-claim create-copy-pod record remove-copy-pod create-copy-pod orphan-delete evict record tell-copy-pod record retain-old-volume hold-new-volume delete-claim delete-claim bind-new-volume create-moved-claim create-statefulset restore-new-volume-policy record record";
+  "create-new-claim create-copy-pod record remove-copy-pod create-copy-pod orphan-delete evict record tell-copy-pod record retain-old-volume hold-new-volume delete-claim bind-new-volume delete-claim create-moved-claim create-statefulset restore-new-volume-policy record record";
 const bound = (c: PersistentVolumeClaim, volume: string, more: Partial<PersistentVolumeClaim["spec"]> = {}): PersistentVolumeClaim => ({
   ...c,
   metadata: { ...c.metadata, labels: { app: "db" } },
@@ -132,7 +132,7 @@ describe("--migrate-existing: the plan", () => {
     // Each claim's phase and the actions its move has left (src/plan/move.ts, movesLeft), in the order a run takes them.
     assert.match(
       text,
-      /^ {2}data-db-2 \(pending\): create claim appstorage-new-data-db-2, first copy by pod appstorage-copy-data-db-2, record copied, remove pod appstorage-copy-data-db-2, start pod appstorage-copy-data-db-2 to wait for the final copy, orphan-delete statefulset.apps\/db, evict db-2, record stopped, tell pod appstorage-copy-data-db-2 to make the final copy and verify \(delete it: SIGTERM is its go\), record verified, set volume pv-2 to Retain, hold the new volume \(Retain\), delete claim appstorage-new-data-db-2, delete claim data-db-2, bind the new volume to the claim's name, create claim data-db-2 on the new volume, create statefulset.apps\/db, give the new volume its reclaim policy back, record swapped, record done$/m,
+      /^ {2}data-db-2 \(pending\): create claim appstorage-new-data-db-2, first copy by pod appstorage-copy-data-db-2, record copied, remove pod appstorage-copy-data-db-2, start pod appstorage-copy-data-db-2 to wait for the final copy, orphan-delete statefulset.apps\/db, evict db-2, record stopped, tell pod appstorage-copy-data-db-2 to make the final copy and verify \(delete it: SIGTERM is its go\), record verified, set volume pv-2 to Retain, hold the new volume \(Retain\), delete claim appstorage-new-data-db-2, bind the new volume to the claim's name, delete claim data-db-2, create claim data-db-2 on the new volume, create statefulset.apps\/db, give the new volume its reclaim policy back, record swapped, record done$/m,
     );
   });
 

@@ -4,7 +4,7 @@
 // verification, copy pods that cannot start and a replica that runs again. Pure.
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
-import type { Pod } from "../../src/api/types";
+import type { PersistentVolumeClaim, Pod } from "../../src/api/types";
 import { copyPod, copyPodName, newVolumeClaimName, startAnnotation } from "../../src/plan/migrate";
 import type { MigrationClaim } from "../../src/plan/migration-types";
 import { afterTrouble, copyPodTrouble, movesLeft, nextMoveAction, nodeNote, noteCopyPod, stallSeconds, type Trouble, triesWhileDown, unschedulableSeconds } from "../../src/plan/move";
@@ -347,6 +347,19 @@ const withNewClaim = (o: MoveObserved): MoveObserved => ({
 });
 const mineRun = (told?: number): MoveRun => ({ created: ["uid-copy"], told: told !== undefined ? { "uid-copy": told } : {}, seen: { "uid-copy": 0 } });
 
+/** The swap under way: the old claim gone, the new volume pv-new pre-bound to data-db-2, and a claim of that name someone else made. */
+const someoneElsesClaim = (spec: PersistentVolumeClaim["spec"], phase = "Bound"): MoveObserved => {
+  const o = base("verified", { statefulSet: undefined });
+  o.m.newVolume = "pv-new";
+  o.newClaim = undefined;
+  o.newVolume = {
+    metadata: { name: "pv-new" },
+    spec: { capacity: { storage: "1Gi" }, accessModes: ["ReadWriteOnce"], persistentVolumeReclaimPolicy: "Retain", claimRef: { namespace: "default", name: "data-db-2" } },
+  };
+  o.claim = { metadata: { name: "data-db-2", uid: "uid-someone" }, spec, status: { phase } };
+  return { ...o, pods: o.pods.filter((p) => p.metadata.name !== "db-2") };
+};
+
 const table: { name: string; o: () => MoveObserved; expect: (a: MoveAction) => void }[] = [
   { name: "pending, no claim of the new volume: create it", o: () => base("pending"), expect: (a) => assert.deepEqual(a, { kind: "create-new-claim" }) },
   {
@@ -476,13 +489,34 @@ const table: { name: string; o: () => MoveObserved; expect: (a: MoveAction) => v
       }),
   },
   {
-    name: "copied, the StatefulSet re-created by someone with other claim templates: the run fails",
+    name: "copied, the StatefulSet re-created by someone with other claim templates (an older manifest): orphan-deleted again (the move re-creates it with the new ones)",
     o: () => {
       const o = withNewClaim(base("copied", { copyPod: pod("sync", "wait", running()) }));
       o.statefulSet = { ...o.statefulSet!, metadata: { ...o.statefulSet!.metadata, uid: "uid-other" }, spec: { ...o.statefulSet!.spec, volumeClaimTemplates: [] } };
       return o;
     },
-    expect: (a) => assert.match(a.kind === "fail" ? a.message : "", /re-created by someone else \(uid uid-other\) with other claim templates/),
+    expect: (a) => assert.equal(a.kind, "orphan-delete"),
+  },
+  {
+    name: `copied, the StatefulSet re-created again after ${triesWhileDown} orphan deletes of this run: the run fails saying where each replica stands and what to pause`,
+    o: () => {
+      const o = withNewClaim(base("copied", { copyPod: pod("sync", "wait", running()) }));
+      o.statefulSet = { ...o.statefulSet!, metadata: { ...o.statefulSet!.metadata, uid: "uid-other" }, spec: { ...o.statefulSet!.spec, volumeClaimTemplates: [] } };
+      o.run = { ...o.run, orphanDeletes: triesWhileDown };
+      o.target = { ...o.target, finish: "kubectl appstorage set db data=1Gi,new --migrate-existing -n default", owner: { what: "Argo CD (Application argocd/shop)", pause: "kubectl patch x" } };
+      return o;
+    },
+    expect: (a) => {
+      assert.equal(a.kind === "fail" && a.restore, true);
+      assert.equal(
+        a.kind === "fail" ? a.message : "",
+        [
+          `statefulset.apps/db was re-created by someone else ${triesWhileDown} times as soon as this run orphan-deleted it (now uid uid-other, with other claim templates (an older manifest)); claim data-db-2 was not changed`,
+          "db-2: its newest data is on volume pv-old-2, bound to claim data-db-2 (as it was; not moved yet)",
+          "statefulset.apps/db is being re-created by someone else: pause Argo CD (Application argocd/shop) first (kubectl patch x), then finish the move with: kubectl appstorage set db data=1Gi,new --migrate-existing -n default; resume it once what it applies has the new claim templates",
+        ].join("\n"),
+      );
+    },
   },
   {
     name: "copied, the StatefulSet gone, the replica runs: evict it",
@@ -554,16 +588,62 @@ const table: { name: string; o: () => MoveObserved; expect: (a: MoveAction) => v
     expect: (a) => assert.deepEqual(a.kind === "fail" && [a.restore, a.phase], [true, "pending"]),
   },
   {
-    name: "verified, the claim re-created by someone else on another volume: fail, the StatefulSet not brought back",
+    name: "verified, the claim made by someone else on another volume, no StatefulSet, no replica: removed (it holds none of the data)",
+    o: () => someoneElsesClaim({ volumeName: "pv-other" }),
+    expect: (a) =>
+      assert.deepEqual(a, {
+        kind: "delete-claim",
+        name: "data-db-2",
+        uid: "uid-someone",
+        retake: true,
+        warn: "claim data-db-2 (uid uid-someone, volume pv-other) was made by someone else and does not hold the data: removing it before db-2 starts on it",
+      }),
+  },
+  {
+    name: "verified, such a claim and the StatefulSet someone re-created: orphan-deleted first (nothing re-creates the replica on it)",
+    o: () => ({ ...someoneElsesClaim({ volumeName: "pv-other" }), statefulSet: { ...base("verified").statefulSet!, metadata: { name: "db", uid: "uid-gitops", resourceVersion: "7" } } }),
+    expect: (a) => assert.deepEqual(a, { kind: "orphan-delete", uid: "uid-gitops", resourceVersion: "7" }),
+  },
+  {
+    name: "verified, such a claim and its replica on it: evicted before the claim goes",
     o: () => {
-      const o = withNewClaim(base("verified", { statefulSet: undefined }));
-      o.m.newVolume = "pv-new";
-      o.newClaim = undefined;
-      o.newVolume = { metadata: { name: "pv-new" }, spec: { persistentVolumeReclaimPolicy: "Retain" } };
-      o.claim = { metadata: { name: "data-db-2", uid: "uid-someone" }, spec: { volumeName: "pv-other" } };
-      return { ...o, pods: o.pods.filter((p) => p.metadata.name !== "db-2") };
+      const o = someoneElsesClaim({ volumeName: "pv-other" });
+      return { ...o, pods: base("verified").pods };
     },
-    expect: (a) => assert.deepEqual(a.kind === "fail" && [a.restore, /created again by someone else/.test(a.message)], [false, true]),
+    expect: (a) => assert.equal(a.kind === "evict" && a.pod, "db-2"),
+  },
+  {
+    name: "verified, a claim made from a template, not bound yet, that the pre-bound volume holds: wait for it to bind there",
+    o: () => someoneElsesClaim({ resources: { requests: { storage: "1Gi" } }, accessModes: ["ReadWriteOnce"] }, "Pending"),
+    expect: (a) => assert.match(a.kind === "wait" ? a.for : "", /^claim data-db-2 to bind to volume pv-new$/),
+  },
+  {
+    name: "verified, a claim made from a template that asks more than the volume holds: removed (the binder would give it an empty volume)",
+    o: () => someoneElsesClaim({ resources: { requests: { storage: "2Gi" } }, accessModes: ["ReadWriteOnce"] }, "Pending"),
+    expect: (a) => assert.equal(a.kind === "delete-claim" && a.retake, true),
+  },
+  {
+    name: "verified, a claim made from a template and bound to the volume with the data: taken as the moved claim",
+    o: () => ({ ...someoneElsesClaim({ volumeName: "pv-new" }), statefulSet: undefined }),
+    expect: (a) => assert.deepEqual(a, { kind: "create-statefulset" }),
+  },
+  {
+    name: `verified, such claims removed ${triesWhileDown} times in this run: the run fails, the line per replica and the owner to pause`,
+    o: () => ({ ...someoneElsesClaim({ volumeName: "pv-other" }), run: { ...freshRun(), retaken: triesWhileDown } }),
+    expect: (a) => {
+      assert.equal(a.kind === "fail" && a.restore, false);
+      const lines = (a.kind === "fail" ? a.message : "").split("\n");
+      assert.equal(lines.length, 3);
+      assert.match(lines[0]!, /^claim data-db-2 \(uid uid-someone, volume pv-other\) was made by someone else and does not hold the data, again after 3 removals/);
+      assert.equal(
+        lines[1],
+        "db-2: its newest data is on volume pv-new (verified, Retain), bound to no claim yet (pre-bound to data-db-2; claim data-db-2 of uid uid-someone is on pv-other and holds none of it); the data before the move is on volume pv-old-2 (Retain)",
+      );
+      assert.match(
+        lines[2]!,
+        /^statefulset.apps\/db is being re-created by someone else: pause whatever re-creates it first \(nothing on it names Argo CD, Flux or an operator: look for what applies it\), then finish the move with: the same command$/,
+      );
+    },
   },
   {
     name: "failed, a copy pod left: removed first",
