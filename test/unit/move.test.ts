@@ -9,7 +9,7 @@ import { copyPod, copyPodName, newVolumeClaimName, startAnnotation } from "../..
 import type { MigrationClaim } from "../../src/plan/migration-types";
 import { afterTrouble, copyPodTrouble, movesLeft, nextMoveAction, nodeNote, noteCopyPod, stallSeconds, type Trouble, triesWhileDown, unschedulableSeconds } from "../../src/plan/move";
 import type { MoveAction, MoveObserved, MoveRun, MoveStepView, MoveTarget } from "../../src/plan/move-types";
-import { act, observe, step, type World, world } from "../fixtures/move-world";
+import { act, observe, recreate, step, type World, world } from "../fixtures/move-world";
 
 const freshRun = (): MoveRun => ({ created: [], told: {}, seen: {} });
 
@@ -24,7 +24,7 @@ interface Drive {
  * test when nothing can change). `killAfter`: after that many actions the run's memory is lost, as
  * when the process is killed and the same command runs again (the journal, `m`, is kept).
  */
-function drive(w: World, m: MigrationClaim, target: MoveTarget, opts: { killAfter?: number; run?: MoveRun } = {}): Drive {
+function drive(w: World, m: MigrationClaim, target: MoveTarget, opts: { killAfter?: number; run?: MoveRun; owner?: (w: World, actions: readonly MoveAction[]) => void } = {}): Drive {
   let run = opts.run ?? freshRun();
   const actions: MoveAction[] = [];
   for (let i = 0; i < 1000; i++) {
@@ -34,10 +34,12 @@ function drive(w: World, m: MigrationClaim, target: MoveTarget, opts: { killAfte
     if (a.kind === "wait") {
       assert.ok(step(w, m), `stuck waiting for ${a.for} (phase ${m.phase})`);
       seeRemoved(w, run);
+      opts.owner?.(w, actions);
       continue;
     }
     act(w, a, m, target, run);
     actions.push(a);
+    opts.owner?.(w, actions);
     if (actions.length === opts.killAfter) run = freshRun();
   }
   assert.fail(`no end after 1000 decisions: ${actions.map((a) => a.kind).join(", ")}`);
@@ -321,6 +323,117 @@ describe("a move whose replica runs again while it must be down", () => {
     const r = drive(w, m, target, { run });
     assert.ok(r.done, r.stop);
     assertMoved(w, m);
+  });
+});
+
+describe("a StatefulSet someone else re-creates during a move (a GitOps self-heal), from the old manifest or the new one", () => {
+  const finish = "kubectl appstorage set db data=1Gi,new --migrate-existing -n default";
+  const withStop = (t: MoveTarget): MoveTarget => ({
+    ...t,
+    finish,
+    owner: { what: "Argo CD (Application argocd/shop)", pause: "kubectl patch applications.argoproj.io shop -n argocd --type merge -p x" },
+  });
+  /** The owner: re-creates db once it is gone, when `on` says so; its controller acts at once (before the run looks again). */
+  const selfHeal = (manifest: "old" | "new", on: (actions: readonly MoveAction[], m: MigrationClaim) => boolean, m: MigrationClaim, size?: string) => (w: World, actions: readonly MoveAction[]) => {
+    if (on(actions, m) && recreate(w, manifest, size)) step(w, m);
+  };
+  /** What a stop for it says: why, where db-2 stands, then the owner to pause and the command that finishes. */
+  const assertSelfHealStop = (stop: string | undefined, where: string) => {
+    const lines = (stop ?? "").split("\n");
+    assert.equal(lines.length, 3, `${where}: ${stop}`);
+    assert.match(lines[1]!, /^db-2: its newest data is on volume pv-\S+(?: \(verified, Retain\))?, bound to (claim data-db-2|no claim yet)/, where);
+    assert.equal(
+      lines[2],
+      `statefulset.apps/db is being re-created by someone else: pause Argo CD (Application argocd/shop) first (kubectl patch applications.argoproj.io shop -n argocd --type merge -p x), then finish the move with: ${finish}; resume it once what it applies has the new claim templates`,
+      where,
+    );
+  };
+  const n = (() => {
+    const { w, m, target } = world();
+    return drive(w, m, target).actions.length;
+  })();
+
+  for (const manifest of ["old", "new"] as const) {
+    test(`re-created once from the ${manifest} manifest right after any action: never a replica on a volume without its data, and the move finishes`, () => {
+      for (let k = 1; k < n; k++) {
+        const { w, m, target } = world();
+        let armed = true;
+        const r = drive(w, m, withStop(target), {
+          owner: (w, actions) => {
+            if (armed && actions.length >= k && recreate(w, manifest)) {
+              armed = false;
+              step(w, m);
+            }
+          },
+        });
+        const where = `re-created after action ${k} (${manifest} manifest)`;
+        assert.deepEqual(w.violations, [], where);
+        assert.ok(r.done, `${where}: ${r.stop}`);
+        assert.equal(w.claims.get(m.claim)?.spec.volumeName, m.newVolume, `${where}: the claim is on the new volume`);
+        assert.equal(w.data.final, w.data.old, `${where}: the new volume has the last write`);
+        assert.ok(w.pods.get("db-2"), `${where}: db-2 runs`);
+      }
+    });
+
+    test(`re-created from the ${manifest} manifest whenever it is gone, from the start: the run stops with db-2 on its old volume and the line; a rerun stops the same way; once paused, the rerun finishes`, () => {
+      const { w, m, target } = world();
+      const t = withStop(target);
+      const loop = { owner: selfHeal(manifest, () => true, m) };
+      const r = drive(w, m, t, loop);
+      assert.deepEqual(w.violations, []);
+      assertSelfHealStop(r.stop, "first run");
+      assert.match(r.stop!, /^statefulset.apps\/db was re-created by someone else 3 times as soon as this run orphan-deleted it/);
+      assert.match(r.stop!.split("\n")[1]!, /^db-2: its newest data is on volume pv-old-2, bound to claim data-db-2 \(as it was; not moved yet\)$/);
+      assert.equal(w.claims.get(m.claim)?.metadata.uid, m.uid, "the claim as it was");
+      assert.ok(w.pods.get("db-2") && !w.pods.get("db-2")!.metadata.deletionTimestamp, "db-2 runs on it");
+      const again = drive(w, m, t, loop);
+      assert.deepEqual(w.violations, []);
+      assertSelfHealStop(again.stop, "the rerun, the owner still on");
+      const paused = drive(w, m, t);
+      assert.ok(paused.done, paused.stop);
+      assertMoved(w, m);
+    });
+
+    test(`re-created from the ${manifest} manifest whenever it is gone, from the moment the old claim is deleted (the swap): the controller's claim binds to the pre-bound volume with the data; the move finishes`, () => {
+      const { w, m, target } = world();
+      const r = drive(w, m, withStop(target), { owner: selfHeal(manifest, (actions, m) => actions.some((a) => a.kind === "delete-claim" && a.name === m.claim), m) });
+      assert.deepEqual(w.violations, []);
+      assert.ok(r.done, r.stop);
+      const claim = w.claims.get(m.claim)!;
+      assert.equal(claim.spec.volumeName, m.newVolume, "on the new volume");
+      assert.equal(claim.spec.storageClassName, manifest === "old" ? "old" : "new", "the controller's claim, from the template it was given");
+      assert.ok(!r.actions.some((a) => a.kind === "create-moved-claim"), "the run took the controller's claim");
+      assert.equal(w.data.final, w.data.old);
+    });
+
+    test(`re-created from the ${manifest} manifest whenever it is gone, from the final copy on (verified, before the swap): db-2 runs again on its old volume, never on an empty one; a rerun once paused finishes`, () => {
+      const { w, m, target } = world();
+      const t = withStop(target);
+      const r = drive(w, m, t, { owner: selfHeal(manifest, (_a, m) => m.phase === "verified", m) });
+      assert.deepEqual(w.violations, []);
+      if (!r.done) {
+        assertSelfHealStop(r.stop, "stopped");
+        assert.equal(w.claims.get(m.claim)?.spec.volumeName, m.volume, "on its old volume");
+      }
+      const paused = r.done ? r : drive(w, m, t);
+      assert.ok(paused.done, paused.stop);
+      assert.deepEqual(w.violations, []);
+      assert.equal(w.claims.get(m.claim)?.spec.volumeName, m.newVolume);
+    });
+  }
+
+  test("re-created once at the swap from an old manifest that asks more than the new volume holds: its claim (which the pre-bound volume cannot take) is removed before a replica starts on it; the move finishes", () => {
+    const { w, m, target } = world();
+    const r = drive(w, m, withStop(target), {
+      owner: selfHeal("old", (actions, m) => actions.filter((a) => a.kind === "delete-claim" && a.name === m.claim).length === 1 && !w.claims.get(m.claim), m, "2Gi"),
+    });
+    assert.deepEqual(w.violations, []);
+    assert.ok(r.done, r.stop);
+    assert.ok(
+      r.actions.some((a) => a.kind === "delete-claim" && a.retake),
+      "the controller's claim was taken back",
+    );
+    assert.equal(w.claims.get(m.claim)?.spec.volumeName, m.newVolume);
   });
 });
 
