@@ -6,7 +6,7 @@ import { isAlreadyExists, isUnknownOutcome } from "../kube/errors";
 import { getStatefulSet, waitPods, waitStatefulSetGone } from "../kube/read";
 import type { StatefulSet } from "../api/types";
 import { createStatefulSet } from "../kube/write";
-import { controlledBy, isReady, labelSelector, ordinalStart, replicasOf } from "../plan/objects";
+import { controlledBy, isReady, labelSelector, ordinalStart, replicasOf, sameClaimTemplates } from "../plan/objects";
 import type { Plan } from "../plan/types";
 import type { Migration, MigrationResult } from "../plan/migration-types";
 import { statefulSetRef } from "../refs";
@@ -47,7 +47,14 @@ export async function migrateClaims(plan: Plan, ctx: ApplyContext, lease: Lease)
 async function ensureStatefulSet(plan: Plan, ctx: ApplyContext): Promise<StatefulSet> {
   const { namespace: ns, name } = plan.target;
   const now = await getStatefulSet(ctx.client, ns, name);
-  if (now && !now.metadata.deletionTimestamp) return now;
+  if (now && !now.metadata.deletionTimestamp) {
+    // Someone else re-created it (a self-heal from an older manifest): the moved claims keep their volumes, claims made later follow its templates.
+    if (!sameClaimTemplates(now.spec.volumeClaimTemplates, plan.desired.spec.volumeClaimTemplates))
+      ctx.progress.warn(
+        `${statefulSetRef(name)} was re-created by someone else (uid ${now.metadata.uid}) with other claim templates: the moved claims keep their new volumes, but claims it makes later follow its templates; give whatever applies it the new templates, then run the same command again`,
+      );
+    return now;
+  }
   if (now) await bounded(ctx, `waiting for ${statefulSetRef(name)} to be deleted`, (signal) => waitStatefulSetGone(ctx.client, ns, name, now.metadata.uid!, signal));
   try {
     const created = await createStatefulSet(ctx.client, ns, plan.desired);

@@ -11,7 +11,7 @@ import { type ClaimEffect, type FieldManagers, type Observed, type OrdinalsPlan,
 import { statefulSetRef } from "../refs";
 import { contentDigest } from "./seal";
 import { applyEdits, checkEdits } from "./template-metadata";
-import { describeOwner, ownerFindings } from "./owner";
+import { describeOwner, ownerFindings, selfHealFindings } from "./owner";
 import { planRoll, rollWarning, templateSetWords } from "./roll";
 import type { TemplateRoll } from "./roll-types";
 import type { Owner, OwnerPause } from "./owner-types";
@@ -192,8 +192,10 @@ function freshFindings(sts: StatefulSet, request: PlanRequest, observed: Observe
       message: "--migrate-existing does not go with claim templates added or removed: run set -f for the templates first, then set --migrate-existing for the claims",
       forceable: false,
     });
+  const selfHeal = request.existing?.migrate ? selfHealFindings(owner, ref, changes, ownerWork.pause !== undefined) : { refusals: [], warnings: [] };
+  safety.refusals.push(...selfHeal.refusals.map((message) => ({ message, forceable: false })));
   const { refusals, warnings } = applyForce(safety, request.force);
-  warnings.push(...ownerWork.warnings);
+  warnings.push(...ownerWork.warnings, ...selfHeal.warnings);
   return { refusals, warnings, ...(owner ? { owner } : {}), ...(ownerWork.pause ? { pause: ownerWork.pause } : {}) };
 }
 

@@ -496,11 +496,15 @@ function retake(o: MoveObserved, claim: PersistentVolumeClaim, volumeName: strin
   const sts = o.statefulSet;
   const replica = replicaOf(o);
   const on = `claim ${m.claim} (uid ${claim.metadata.uid}, ${claim.spec.volumeName ? `volume ${claim.spec.volumeName}` : "no volume yet"}) was made by someone else and does not hold the data`;
-  if ((o.run.retaken ?? 0) >= triesWhileDown)
+  // Bounded: removals of such claims, and orphan deletes of this move (one of them stopped the replica).
+  if ((o.run.retaken ?? 0) >= triesWhileDown || (o.run.orphanDeletes ?? 0) > triesWhileDown)
     return {
       kind: "fail",
       restore: false,
-      message: selfHealStop(o, `${on}, again after ${o.run.retaken} removals (${ref} keeps being re-created from a template that does not fit volume ${volumeName})`),
+      message: selfHealStop(
+        o,
+        `${on}, again after ${o.run.retaken ?? 0} removal(s) and ${o.run.orphanDeletes ?? 0} orphan delete(s) of ${ref} in this run (it keeps being re-created, from a template that does not fit volume ${volumeName})`,
+      ),
     };
   if (sts && !deleting(sts)) return { kind: "orphan-delete", uid: sts.metadata.uid!, resourceVersion: sts.metadata.resourceVersion! };
   if (sts) return wait("statefulset", `${ref} to be deleted`);

@@ -5,6 +5,8 @@
 // resume it, and with --pause-owner the run does so itself. Pure.
 import type { KubeObject, StatefulSet } from "../api/types";
 import type { ObservedOwner, Owner, OwnerPause, OwnerResourceRef } from "./owner-types";
+import { lessQuantity } from "./quantity";
+import type { TemplateChange } from "./types";
 
 const argoApplication = { group: "argoproj.io", version: "v1alpha1", resource: "applications", kind: "Application" } as const;
 const fluxKustomization = { group: "kustomize.toolkit.fluxcd.io", version: "v1", resource: "kustomizations", kind: "Kustomization" } as const;
@@ -303,5 +305,33 @@ export function ownerFindings(owner: Owner | undefined, ref: string, pauseOwner:
   return {
     refusals: [`--pause-owner: ${ownerText(owner)} cannot be paused by this tool: ${owner.notes.join("; ")}${byHand(owner) ? `: ${byHand(owner)}` : ""}; then run without --pause-owner`],
     warnings: [],
+  };
+}
+
+/**
+ * --migrate-existing under an owner that may re-create the StatefulSet on its own (Argo CD's
+ * self-heal, Flux's reconcile, an operator; not Helm, which acts only when run): what the plan says
+ * before consent. A re-create during a move is met safely (at a swap the new volume is pre-bound
+ * to the claim's name, so the claim its controller makes from a template binds to the volume with
+ * the data), but only when that template's request fits the new volume: a template that asks more
+ * (a move to a smaller size) would get a new, empty volume, so that is refused until the owner is
+ * paused. `paused`: this run pauses it (--pause-owner) or it is paused already.
+ */
+export function selfHealFindings(owner: Owner | undefined, ref: string, changes: readonly TemplateChange[], paused: boolean): { refusals: string[]; warnings: string[] } {
+  if (!owner || owner.manager === "Helm" || owner.active === false || paused) return { refusals: [], warnings: [] };
+  const how = owner.pauseCommands?.length ? `pause it first (${owner.pauseCommands[0]})${owner.pause ? " or pass --pause-owner" : ""}` : "pause it first";
+  const bigger = changes.filter((c) => lessQuantity(c.after.size, c.before.size));
+  if (bigger.length)
+    return {
+      refusals: [
+        `${ref} is managed by ${ownerText(owner)}, which may re-create it from its manifest while its claims move; ${bigger.map((c) => `claim template ${c.claim} there asks ${c.before.size}, more than the new volumes hold (${c.after.size})`).join(", ")}: a claim its controller made from it at a swap could not bind to the volume with the data and would get a new, empty one: ${how}, then run again`,
+      ],
+      warnings: [],
+    };
+  return {
+    refusals: [],
+    warnings: [
+      `while the claims of ${ref} move, ${ownerText(owner)} may re-create it from its manifest (self-heal): a replica then starts only on the volume with its data, but a run that meets it re-created again and again stops with the replica on its old volume and asks for the pause: ${how}`,
+    ],
   };
 }

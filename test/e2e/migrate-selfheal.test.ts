@@ -1,15 +1,18 @@
 // A StatefulSet someone else re-creates during --migrate-existing (a GitOps self-heal), on the real
 // control plane, where no node runs copy pods (the moves themselves: test/unit/move.test.ts through
 // its world, and test/node/migrate-selfheal.test.ts, on a node):
-// - what the move relies on at its swap: a volume pre-bound to the claim's name (claimRef without
-//   uid) takes the claim the StatefulSet controller makes from a template, whatever the template's
-//   class (the old manifest's or the new one's), when it holds the template's request; a template
-//   that asks more is not bound to it;
-// - the plan names a self-healing owner (Argo CD with automated sync) and how to pause it, before consent.
+// - what the move relies on at its swap, played by hand: a volume pre-bound to the claim's name
+//   (claimRef without uid) while the original claim is bound elsewhere changes nothing; once the
+//   original is gone, the claim the StatefulSet controller makes from a template binds to it,
+//   whatever the template's class (the old manifest's or the new one's); a template that asks more
+//   than it holds is not bound to it;
+// - the plan names a self-healing owner (Argo CD with automated sync) and how to pause it, before
+//   consent, and refuses a move to a smaller size (the old template's claim would not fit) until it is paused.
 import assert from "node:assert/strict";
 import { describe, type TestContext, test } from "node:test";
 import { sts } from "../fixtures/builders";
-import { apply, claims, eventually, kubectlTry, namespace, runPlugin, settled, storageClassFor } from "../shared/harness";
+import type { PersistentVolume } from "../../src/api/types";
+import { apply, claims, eventually, kubectl, kubectlJson, kubectlTry, namespace, runPlugin, settled, storageClassFor } from "../shared/harness";
 import { installOwnerCrds } from "../shared/crds";
 
 /** A volume of `cls` and `size`, pre-bound to claim `claim` of ns by name only, as a move's swap leaves its new volume. */
@@ -35,20 +38,33 @@ function preBound(t: TestContext, ns: string, name: string, cls: string, claim: 
 
 describe("a StatefulSet re-created at a move's swap: its controller's claim and the pre-bound volume", () => {
   for (const manifest of ["old", "new"] as const) {
-    test(`a claim made from the ${manifest} manifest's template binds to the volume pre-bound to its name (the volume with the data), whatever its class`, async (t) => {
+    test(`the swap's order, played by hand: a volume pre-bound to a claim's name while that claim is bound elsewhere changes nothing; once the claim is gone, the one the controller makes from the ${manifest} manifest's template binds to it, whatever its class`, async (t) => {
       const ns = namespace(t, `selfheal-${manifest}`);
       const oldClass = storageClassFor(t, ns, { expandable: false });
       const newClass = storageClassFor(t, ns, { expandable: true });
-      preBound(t, ns, `pv-${ns}`, newClass, "data-db-0");
-      apply(
-        sts("db", ns)
-          .withClaim("data", "1Gi", manifest === "old" ? oldClass : newClass)
-          .replicas(1)
-          .build(),
-        ns,
-      );
-      const bound = await eventually("data-db-0 bound", () => claims(ns).find((c) => c.metadata.name === "data-db-0" && c.status?.phase === "Bound"), 60_000);
-      assert.equal(bound.spec.volumeName, `pv-${ns}`);
+      const oldManifest = sts("db", ns).withClaim("data", "1Gi", oldClass).replicas(1).build();
+      preBound(t, ns, `pv-${ns}-old`, oldClass, "data-db-0");
+      apply(oldManifest, ns);
+      await settled(ns, "db", 1);
+      const original = await eventually("data-db-0 bound to the old volume", () => claims(ns).find((c) => c.metadata.name === "data-db-0" && c.status?.phase === "Bound"), 60_000);
+      assert.equal(original.spec.volumeName, `pv-${ns}-old`);
+      // The new volume, pre-bound to the claim's name while the original claim still holds it (the swap's bind-new-volume).
+      preBound(t, ns, `pv-${ns}-new`, newClass, "data-db-0");
+      await eventually("the new volume Available (pre-bound, waiting for its claim)", () => kubectlJson<PersistentVolume>(["get", "pv", `pv-${ns}-new`]).status?.phase === "Available", 30_000);
+      await new Promise((r) => setTimeout(r, 3000));
+      const still = claims(ns).find((c) => c.metadata.name === "data-db-0")!;
+      assert.equal(still.metadata.uid, original.metadata.uid);
+      assert.equal(still.spec.volumeName, `pv-${ns}-old`, "the original claim stays on its volume");
+      assert.equal(kubectlJson<PersistentVolume>(["get", "pv", `pv-${ns}-new`]).spec.claimRef?.uid ?? "", "", "and the new volume waits, unbound");
+      // The StatefulSet orphan-deleted, its replica gone, the original claim deleted (the swap's delete-claim).
+      kubectl(["delete", "statefulset", "db", "-n", ns, "--cascade=orphan"]);
+      kubectl(["delete", "pod", "db-0", "-n", ns, "--grace-period=0", "--force"]);
+      kubectl(["delete", "pvc", "data-db-0", "-n", ns]);
+      // Someone else re-creates it at once, from the old manifest or the new one: its controller makes the claim from that template.
+      apply(manifest === "old" ? oldManifest : sts("db", ns).withClaim("data", "1Gi", newClass).replicas(1).build(), ns);
+      const bound = await eventually("data-db-0 made again and bound", () => claims(ns).find((c) => c.metadata.name === "data-db-0" && c.status?.phase === "Bound"), 60_000);
+      assert.notEqual(bound.metadata.uid, original.metadata.uid, "the controller's claim");
+      assert.equal(bound.spec.volumeName, `pv-${ns}-new`, "bound to the pre-bound volume, the one with the data");
       assert.equal(bound.spec.storageClassName, manifest === "old" ? oldClass : newClass, "the template's class, not the volume's");
     });
   }
@@ -68,7 +84,7 @@ describe("a StatefulSet re-created at a move's swap: its controller's claim and 
 });
 
 describe("--migrate-existing names a self-healing owner before consent", () => {
-  test("Argo CD with automated sync: diff and set name the Application and the command that pauses it; answered N, nothing changes", async (t) => {
+  test("Argo CD with automated sync: diff and set name the Application and the command that pauses it before consent (set, without a terminal, asks none: nothing changes); a move to a smaller size is refused", async (t) => {
     installOwnerCrds();
     const ns = namespace(t, "selfheal-argo");
     const cls = storageClassFor(t, ns, { expandable: false });
@@ -105,14 +121,28 @@ describe("--migrate-existing names a self-healing owner before consent", () => {
     const named = new RegExp(
       `statefulset.apps/db is managed by Argo CD \\(Application argocd/${app}; annotation argocd.argoproj.io/tracking-id=[^)]*\\), which may re-create or revert it while it is changed: pause it with: kubectl patch applications.argoproj.io ${app} -n argocd --type merge -p`,
     );
+    const selfHeal = new RegExp(
+      `while the claims of statefulset.apps/db move, Argo CD \\(Application argocd/${app};[^)]*\\) may re-create it from its manifest \\(self-heal\\): a replica then starts only on the volume with its data, .* pause it first \\(kubectl patch applications.argoproj.io ${app} -n argocd --type merge -p .*\\) or pass --pause-owner`,
+    );
     const diff = await runPlugin(["diff", "db", `data=1Gi,${other}`, "--migrate-existing", "-n", ns]);
     assert.match(diff.stdout + diff.stderr, named);
+    assert.match(diff.stdout + diff.stderr, selfHeal);
     const set = await runPlugin(["set", "db", `data=1Gi,${other}`, "--migrate-existing", "-n", ns], { input: "N\n" });
+    t.diagnostic(set.stderr);
     assert.notEqual(set.code, 0, set.stderr);
+    assert.match(set.stderr, selfHeal);
     const prompt = set.stderr.search(/\[y\/N\]/);
     const owner = set.stderr.search(named);
     assert.ok(owner >= 0, set.stderr);
     if (prompt >= 0) assert.ok(owner < prompt, "the owner is named before the prompt");
+    assert.notEqual(kubectlTry(["get", "secret", "appstorage-journal-db", "-n", ns]).code, 0, "no journal");
+    // A move to a smaller size: refused until the Application is paused, nothing changed.
+    const shrink = await runPlugin(["set", "db", `data=512Mi,${other}`, "--migrate-existing", "-n", ns, "--yes"]);
+    assert.equal(shrink.code, 1, shrink.stderr);
+    assert.match(
+      shrink.stderr,
+      /claim template data there asks 1Gi, more than the new volumes hold \(512Mi\): a claim its controller made from it at a swap could not bind to the volume with the data and would get a new, empty one: pause it first/,
+    );
     assert.notEqual(kubectlTry(["get", "secret", "appstorage-journal-db", "-n", ns]).code, 0, "no journal");
   });
 });

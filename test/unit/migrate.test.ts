@@ -24,6 +24,8 @@ import {
   retainedLabels,
   tolerationsOf,
 } from "../../src/plan/migrate";
+import { ownerLookups } from "../../src/plan/owner";
+import type { ObservedOwner } from "../../src/plan/owner-types";
 import { buildPlan } from "../../src/plan/plan";
 import { renderPlan } from "../../src/output/plan";
 import type { Observed, PlanRequest } from "../../src/plan/types";
@@ -541,5 +543,42 @@ describe("--migrate-existing under a PodDisruptionBudget", () => {
       ["PodDisruptionBudget db (maxUnavailable 1) covers the pods of statefulset.apps/db"],
     );
     assert.deepEqual(buildPlan(observed(s, { disruptionBudgets: [budget({ minAvailable: 2 })] }), request(["data=1Gi,slow"])).refusals, []);
+  });
+});
+
+describe("--migrate-existing under an owner that may re-create the StatefulSet (a self-heal)", () => {
+  const tracked = () => sts("db").withClaim("data", "1Gi", "fast").replicas(3).annotations({ "argocd.argoproj.io/tracking-id": "shop:apps/StatefulSet:default/db" }).live("uid-db", "7");
+  const application = (automated?: Record<string, unknown>): ObservedOwner[] =>
+    ownerLookups(tracked()).map((ref) => ({
+      ref,
+      object: { apiVersion: "argoproj.io/v1alpha1", kind: "Application", metadata: { name: "shop", namespace: "argocd" }, spec: { syncPolicy: automated ? { automated } : {} } },
+    }));
+  const pause = `kubectl patch applications.argoproj.io shop -n argocd --type merge -p '{"spec":{"syncPolicy":{"automated":null}}}'`;
+
+  test("named before consent with what a re-create during a move does, and the command that pauses it", () => {
+    const plan = buildPlan(observed(tracked(), { owners: application({ selfHeal: true }) }), request(["data=1Gi,slow"]));
+    assert.deepEqual(plan.refusals, []);
+    assert.ok(
+      plan.warnings.includes(
+        `while the claims of statefulset.apps/db move, Argo CD (Application argocd/shop; annotation argocd.argoproj.io/tracking-id=shop:apps/StatefulSet:default/db) may re-create it from its manifest (self-heal): a replica then starts only on the volume with its data, but a run that meets it re-created again and again stops with the replica on its old volume and asks for the pause: pause it first (${pause}) or pass --pause-owner`,
+      ),
+      plan.warnings.join("\n"),
+    );
+  });
+
+  test("a move to a smaller size is refused until it is paused: the old template's claim would get an empty volume at a swap; --pause-owner, or an owner that does not sync on its own, plans it", () => {
+    const shrink = buildPlan(observed(tracked(), { owners: application({ selfHeal: true }) }), request(["data=512Mi,slow"]));
+    assert.deepEqual(
+      shrink.refusals.map((r) => r.message),
+      [
+        `statefulset.apps/db is managed by Argo CD (Application argocd/shop; annotation argocd.argoproj.io/tracking-id=shop:apps/StatefulSet:default/db), which may re-create it from its manifest while its claims move; claim template data there asks 1Gi, more than the new volumes hold (512Mi): a claim its controller made from it at a swap could not bind to the volume with the data and would get a new, empty one: pause it first (${pause}) or pass --pause-owner, then run again`,
+      ],
+    );
+    const paused = buildPlan(observed(tracked(), { owners: application({ selfHeal: true }) }), { ...request(["data=512Mi,slow"]), pauseOwner: true });
+    assert.deepEqual(paused.refusals, []);
+    assert.ok(paused.steps.includes("pause-owner"));
+    const manual = buildPlan(observed(tracked(), { owners: application() }), request(["data=512Mi,slow"]));
+    assert.deepEqual(manual.refusals, []);
+    assert.ok(!manual.warnings.some((w) => /self-heal/.test(w)), manual.warnings.join("\n"));
   });
 });
