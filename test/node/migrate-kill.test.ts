@@ -25,7 +25,8 @@
 // to move (its writes counted from the create of its claim of a new volume, the first of them): the
 // claim of the new volume, the first copy's pod, its removal, the final copy's pod, the orphan
 // delete, the eviction, the final copy's go, the old volume's Retain, the new volume's hold, the
-// two claims' deletes, the new volume's bind, the claim's create on it, the StatefulSet's create,
+// tool's claim's delete, the new volume's bind (before the old claim goes), the old claim's delete,
+// the claim's create on it, the StatefulSet's create,
 // the new volume's policy given back, a journal record; and the journal's removal at the end. Each
 // is killed before or after (in turn), and the three writes whose outcome the move must read back
 // (the orphan delete, the eviction, the claim's create) get an unknown outcome instead. Then four
