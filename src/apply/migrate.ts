@@ -20,7 +20,8 @@ export async function migrateClaims(plan: Plan, ctx: ApplyContext, lease: Lease)
   const migration: Migration = structuredClone(lease.migration ?? plan.migration!);
   const out: MigrationResult = { claims: [] };
   const journal = lease.record;
-  const owner = plan.owner;
+  // An owner this run paused (--pause-owner) is not what re-creates the StatefulSet: the stop's line then names no owner.
+  const owner = plan.ownerPause ? undefined : plan.owner;
   const more: MoveContext = {
     ...(journal ? { finish: finishCommand({ ...journal, migration }) } : {}),
     ...(owner ? { owner: { what: `${owner.manager} (${owner.object})`, ...(owner.pauseCommands?.[0] ? { pause: owner.pauseCommands[0] } : {}) } } : {}),

@@ -545,7 +545,7 @@ export function selfHealStop(o: MoveObserved, why: string): string {
   const owner = o.target.owner;
   const pause = owner
     ? `pause ${owner.what} first${owner.pause ? ` (${owner.pause})` : ""}`
-    : "pause whatever re-creates it first (nothing on it names Argo CD, Flux or an operator: look for what applies it)";
+    : "pause whatever re-creates it first (no owner this run could pause is named on it: look for what applies it, a GitOps tool, an operator, a script)";
   const last = `${ref} is being re-created by someone else: ${pause}, then finish the move with: ${o.target.finish ?? "the same command"}`;
   return [why, here, ...others, `${last}${owner ? "; resume it once what it applies has the new claim templates" : ""}`].join("\n");
 }

@@ -774,7 +774,7 @@ const table: { name: string; o: () => MoveObserved; expect: (a: MoveAction) => v
       );
       assert.match(
         lines[2]!,
-        /^statefulset.apps\/db is being re-created by someone else: pause whatever re-creates it first \(nothing on it names Argo CD, Flux or an operator: look for what applies it\), then finish the move with: the same command$/,
+        /^statefulset.apps\/db is being re-created by someone else: pause whatever re-creates it first \(no owner this run could pause is named on it: look for what applies it, a GitOps tool, an operator, a script\), then finish the move with: the same command$/,
       );
     },
   },
