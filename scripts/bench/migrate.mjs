@@ -39,6 +39,8 @@ process.env.APPSTORAGE_PORT_BASE ??= "18440";
 process.env.APPSTORAGE_CLUSTER_DIR ??= join(process.env.HOME ?? "/root", ".cache", "kubectl-appstorage", "cluster-node");
 const kubeconfig = join(process.env.APPSTORAGE_CLUSTER_DIR, "admin.kubeconfig");
 const image = "appstorage.local/workload:1";
+// The copy pods' image: busybox and rsync (lab/node/images.sh).
+const copyImage = "appstorage.local/copy:1";
 const ns = `bench-migrate-${randomBytes(3).toString("hex")}`;
 const stateDir = mkdtempSync(join(tmpdir(), "appstorage-bench-"));
 const rounds = Number(process.env.BENCH_MIGRATE_ROUNDS ?? 5);
@@ -211,7 +213,7 @@ async function plainRestart(api, name) {
 async function migrate(name, cls, size, change) {
   const proxy = await startFaultProxy(kubeconfig, [{ kind: "hold", signature: "delete statefulsets", nth: 1 }]);
   try {
-    const child = spawn(plugin, ["set", name, `data=${size},${cls}`, "--migrate-existing", "--copy-image", image, "--timeout", "900s", "-n", ns, "--yes", "--kubeconfig", proxy.kubeconfig], {
+    const child = spawn(plugin, ["set", name, `data=${size},${cls}`, "--migrate-existing", "--copy-image", copyImage, "--timeout", "900s", "-n", ns, "--yes", "--kubeconfig", proxy.kubeconfig], {
       env: { ...process.env, APPSTORAGE_STATE_DIR: stateDir },
       stdio: ["ignore", "ignore", "pipe"],
     });

@@ -97,7 +97,12 @@ export interface StatefulSet extends KubeObject {
 export interface Pod extends KubeObject {
   spec?: {
     nodeName?: string;
-    volumes?: { name: string; persistentVolumeClaim?: { claimName: string; readOnly?: boolean }; downwardAPI?: { items: { path: string; fieldRef: { fieldPath: string } }[] } }[];
+    volumes?: {
+      name: string;
+      persistentVolumeClaim?: { claimName: string; readOnly?: boolean };
+      downwardAPI?: { items: { path: string; fieldRef: { fieldPath: string } }[] };
+      emptyDir?: Record<string, unknown>;
+    }[];
     [key: string]: unknown;
   };
   status?: {
@@ -106,7 +111,8 @@ export interface Pod extends KubeObject {
     containerStatuses?: {
       name: string;
       image?: string;
-      state?: { terminated?: { exitCode?: number; message?: string; reason?: string }; waiting?: { reason?: string; message?: string } };
+      state?: { terminated?: { exitCode?: number; message?: string; reason?: string }; waiting?: { reason?: string; message?: string }; running?: { startedAt?: string } };
+      ready?: boolean;
     }[];
     /** Why the pod failed (kubelet's admission: OutOfcpu, NodeAffinity, ...), with a message. */
     reason?: string;
@@ -124,15 +130,6 @@ export interface PersistentVolume extends KubeObject {
     [key: string]: unknown;
   };
   status?: { phase?: string; [key: string]: unknown };
-}
-
-/**
- * A claim's volume in kubelet's stats summary: the file system the volume is on as statfs sees it
- * (used and total bytes), which is the claim's own only when nothing else shares that file system.
- */
-export interface VolumeStats {
-  usedBytes: number;
-  capacityBytes?: number;
 }
 
 export interface StorageClass extends KubeObject {
@@ -169,9 +166,24 @@ export interface ResourceQuota extends KubeObject {
   status?: { hard?: Record<string, string>; used?: Record<string, string> };
 }
 
-/** A node as the tool reads it: whether it is cordoned, and its Ready condition. */
+/** A node's taint: a pod that does not tolerate it is not scheduled there (NoSchedule) or is evicted (NoExecute). */
+export interface Taint {
+  key: string;
+  value?: string;
+  effect: string;
+}
+
+/** A pod's toleration of a taint (Equal: key and value; Exists: the key, any value). */
+export interface Toleration {
+  key?: string;
+  operator?: "Equal" | "Exists";
+  value?: string;
+  effect?: string;
+}
+
+/** A node as the tool reads it: whether it is cordoned, its taints, and its Ready condition. */
 export interface KubeNode extends KubeObject {
-  spec?: { unschedulable?: boolean };
+  spec?: { unschedulable?: boolean; taints?: Taint[] };
   status?: { conditions?: { type: string; status: string; reason?: string; lastHeartbeatTime?: string }[] };
 }
 

@@ -71,7 +71,7 @@ function stepRunners(plan: Plan, ctx: ApplyContext, lease: Lease, state: RunStat
   };
   return {
     "write-journal": async () => {
-      const journal = journalFor(plan, { holder: ctx.holder, by: ctx.by, now: ctx.now() });
+      const journal = journalFor(plan, { holder: ctx.holder, by: ctx.by, now: ctx.now(), ...(ctx.finish ? { finish: ctx.finish } : {}) });
       await lease.acquire(journal);
       progress.say(`saved the journal in secret/${lease.store.secretName} and ${lease.store.localPath}`);
     },

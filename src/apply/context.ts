@@ -3,6 +3,7 @@
 import type { KubeClient } from "../kube/client";
 import type { ClaimsContext } from "./resize";
 import type { Progress } from "./progress";
+import type { Journal } from "../plan/types";
 
 export interface ApplyContext extends ClaimsContext {
   client: KubeClient;
@@ -16,4 +17,6 @@ export interface ApplyContext extends ClaimsContext {
   by: string;
   /** Where the local copy of the journal goes. */
   journalDir: string;
+  /** This run's flags that a command finishing it repeats, saved in the journal (src/plan/finish.ts). */
+  finish?: Journal["finish"];
 }

@@ -7,7 +7,7 @@ import { isAlreadyExists } from "../kube/errors";
 import { getPod, waitPod } from "../kube/read";
 import type { Pod } from "../api/types";
 import { createClaim, createPod, deleteCopyPod } from "../kube/write";
-import { copyPod, copyPodDone, newVolumeClaim, parseCopyReport } from "../plan/migrate";
+import { copyPod, copyPodDone, newVolumeClaim, parseCopyReport, probePod, probeRefusal, probeTargets } from "../plan/migrate";
 import { copyPodTrouble, imageOf } from "../plan/move";
 import type { Plan } from "../plan/types";
 import { within } from "./deadline";
@@ -91,8 +91,83 @@ async function endOrTrouble(client: KubeClient, ns: string, name: string, signal
   }
 }
 
+/** How a pod of the tool's that runs to its end before anything changes ended: the pod as last seen, and how it could not start. */
+type ShortPodEnd = Awaited<ReturnType<typeof endOrTrouble>>;
+
 /**
- * Before a shrink (kubelet's stats may be a minute old, or not the claim's data): a pod per claim
+ * Runs one of the tool's short pods before anything changes (a shrink's measure, a copy image's
+ * proof): created, awaited until it ended or cannot start (bounded by --timeout), and removed,
+ * whatever happened. `refuse`: the refusal of a pod that cannot even be created.
+ */
+async function shortPod(
+  client: KubeClient,
+  ns: string,
+  body: Pod,
+  wait: { timeoutMs: number; signal: AbortSignal; progress: Progress },
+  timedOut: (name: string) => RefusedError,
+  refuse: (message: string) => RefusedError,
+): Promise<ShortPodEnd & { name: string }> {
+  let created: Pod | undefined;
+  try {
+    created = await createPod(client, ns, body);
+  } catch (e) {
+    if (!isAlreadyExists(e)) throw refuse(firstLine(e));
+  }
+  const name = created?.metadata.name ?? body.metadata.name!;
+  let end: ShortPodEnd | undefined;
+  try {
+    end = await within(
+      wait.signal,
+      wait.timeoutMs,
+      () => timedOut(name),
+      (signal) => endOrTrouble(client, ns, name, signal, () => wait.progress.elapsedSeconds()),
+    );
+  } finally {
+    const gone = end?.pod ?? created ?? (await getPod(client, ns, name));
+    if (gone?.metadata.uid) await deleteCopyPod(client, ns, name, gone.metadata.uid);
+  }
+  return { ...end, name };
+}
+
+/**
+ * The copy image starts on every node a copy pod of the plan will run on, proved before anything
+ * changes (after consent, before the journal is written): a short pod per node (probePod: the copy
+ * pod as it would be made, mounting no claim, running `exit 0`). One that cannot start (an image
+ * the node cannot pull, no room on the node, a runtime that refuses it) refuses the run with one
+ * line: nothing was changed. The pods are the tool's own and are removed.
+ */
+export async function proveCopyImage(client: KubeClient, plan: Plan, wait: { timeoutMs: number; signal: AbortSignal; progress: Progress }): Promise<void> {
+  const migration = plan.migration;
+  if (!migration) return;
+  const ns = plan.target.namespace;
+  const targets = probeTargets(migration);
+  if (!targets.length) return;
+  const image = migration.copyImage;
+  const nodes = targets.flatMap((m) => (m.node ? [m.node] : []));
+  wait.progress.say(`proving that the copy image ${image} starts${nodes.length ? ` on node${nodes.length > 1 ? "s" : ""} ${nodes.join(", ")}` : ""}, before anything changes`);
+  await Promise.all(
+    targets.map(async (m) => {
+      const where = m.node ? `on node ${m.node}` : `where claim ${m.claim}'s copy pods would run`;
+      const end = await shortPod(
+        client,
+        ns,
+        probePod(m, ns, plan.target.name, image),
+        wait,
+        (name) => new RefusedError(`the copy image ${image} did not start ${where} within ${wait.timeoutMs / 1000}s (pod ${name}: kubectl describe pod ${name} -n ${ns}); nothing was changed`),
+        (message) => new RefusedError(`could not start a pod of the copy image ${image} ${where}: ${message}; nothing was changed: ${admissionAdvice(ns, message)}`),
+      );
+      if (end.trouble) throw new RefusedError(probeRefusal(image, m, ns, end.name, { trouble: end.trouble }));
+      if (end.pod?.status?.phase !== "Succeeded") {
+        const why = end.pod?.status?.message ?? end.pod?.status?.reason ?? end.pod?.status?.containerStatuses?.[0]?.state?.terminated?.reason ?? "it failed";
+        throw new RefusedError(probeRefusal(image, m, ns, end.name, { failed: why }));
+      }
+    }),
+  );
+  wait.progress.say(`the copy image ${image} starts${nodes.length ? ` on ${nodes.join(", ")}` : ""}`);
+}
+
+/**
+ * Before a shrink (nothing read before consent says how much data a claim holds): a pod per claim
  * measures it (du), and a claim whose data does not fit the new size refuses the run, before
  * anything else changes. A pod that cannot start (an image the node cannot pull, no node for it)
  * refuses the run at once. The pods are the tool's own and are removed.
@@ -103,23 +178,17 @@ export async function measureShrinks(client: KubeClient, plan: Plan, wait: { tim
     const body = copyPod(m, ns, plan.target.name, "measure", plan.migration!.copyImage);
     const podName = body.metadata.name!;
     wait.progress.say(`claim ${m.claim}: measuring its data with pod ${podName}, before anything changes`);
-    let created: Pod | undefined;
-    try {
-      created = await createPod(client, ns, body);
-    } catch (e) {
-      if (!isAlreadyExists(e)) throw new RefusedError(`could not measure the data of claim ${m.claim}: ${firstLine(e)}; nothing was changed: ${admissionAdvice(ns, firstLine(e))}`);
-    }
-    const timedOut = () =>
-      new RefusedError(
-        `timed out after ${wait.timeoutMs / 1000}s measuring the data of claim ${m.claim} (pod ${podName} did not finish: kubectl describe pod ${podName} -n ${ns}); nothing was changed`,
-      );
-    let end: Awaited<ReturnType<typeof endOrTrouble>> | undefined;
-    try {
-      end = await within(wait.signal, wait.timeoutMs, timedOut, (signal) => endOrTrouble(client, ns, podName, signal, () => wait.progress.elapsedSeconds()));
-    } finally {
-      const gone = end?.pod ?? created ?? (await getPod(client, ns, podName));
-      if (gone?.metadata.uid) await deleteCopyPod(client, ns, podName, gone.metadata.uid);
-    }
+    const end = await shortPod(
+      client,
+      ns,
+      body,
+      wait,
+      () =>
+        new RefusedError(
+          `timed out after ${wait.timeoutMs / 1000}s measuring the data of claim ${m.claim} (pod ${podName} did not finish: kubectl describe pod ${podName} -n ${ns}); nothing was changed`,
+        ),
+      (message) => new RefusedError(`could not measure the data of claim ${m.claim}: ${message}; nothing was changed: ${admissionAdvice(ns, message)}`),
+    );
     if (end.trouble) {
       const image = (end.pod && imageOf(end.pod)) ?? plan.migration!.copyImage;
       throw new RefusedError(

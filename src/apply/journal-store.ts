@@ -15,6 +15,9 @@ import type { Journal, JournalSecretRef } from "../plan/types";
 import { describeHolder } from "../lock-holder";
 import { statefulSetRef } from "../refs";
 
+/** Another run holds the journal now: this run stops at once and changes nothing more (a move does not wind down either). */
+export class JournalTakenError extends StopError {}
+
 export function localJournalDir(env: Record<string, string | undefined>): string {
   const base = env["APPSTORAGE_STATE_DIR"] ?? join(env["XDG_STATE_HOME"] ?? join(homedir(), ".local", "state"), "kubectl-appstorage");
   return join(base, "journal");
@@ -84,12 +87,12 @@ export class JournalStore {
   async save(journal: Journal): Promise<void> {
     // Without the resourceVersion it read or wrote, an update would overwrite another run's lock.
     if (!this.secret?.resourceVersion) throw new Error("internal: journal saved before it was acquired");
-    const stop = (why: string) => new StopError(why);
+    const stop = (why: string) => new JournalTakenError(why);
     try {
       const written = await this.writeOrReadBack(journal, stop, () => updateSecret(this.client, this.namespace, journalSecret(journal, this.secret?.resourceVersion)));
       this.secret = this.remember(written);
     } catch (e) {
-      if (isConflict(e)) throw new StopError(`the journal of ${statefulSetRef(this.name)} was changed by another run; stopping so that only one run works on it`);
+      if (isConflict(e)) throw new JournalTakenError(`the journal of ${statefulSetRef(this.name)} was changed by another run; stopping so that only one run works on it`);
       throw e;
     }
     this.writeLocal(journal);

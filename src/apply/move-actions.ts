@@ -81,9 +81,10 @@ const executors: Executors = {
     run.ended = undefined;
     return record(a, o, x);
   },
-  "orphan-delete": async (a, _o, x) => {
+  "orphan-delete": async (a, _o, x, run) => {
     const { ctx, target, m } = x;
     const ref = statefulSetRef(target.name);
+    run.orphaned = true;
     try {
       await orphanDelete(ctx.client, target.namespace, target.name, { uid: a.uid, resourceVersion: a.resourceVersion });
       ctx.progress.say(`deleted ${ref} with propagationPolicy=Orphan (uid ${a.uid}), so nothing re-creates ${m.pod ?? "its pod"} while its claim moves`);
@@ -92,16 +93,16 @@ const executors: Executors = {
       if (!settled(e) && !isConflict(e)) throw new StopError(`could not orphan-delete ${ref} before stopping ${m.pod}: ${firstLine(e)}; run the same command again`);
     }
   },
-  evict: async (a, _o, x) => {
+  evict: async (a, _o, x, run) => {
     const { ctx, target } = x;
     x.clock.stoppedAt ??= seconds(x);
+    run.stopped = true;
     try {
       await evictPod(ctx.client, target.namespace, a.pod, a.uid);
       ctx.progress.say(`pod/${a.pod} evicted`);
     } catch (e) {
       if (settled(e)) return;
-      if ((e as { code?: number }).code !== 429)
-        throw new StopError(`could not evict ${a.pod}: ${firstLine(e)}; ${statefulSetRef(target.name)} is deleted with its pods orphaned: run the same command again`);
+      if ((e as { code?: number }).code !== 429) throw new StopError(`could not evict ${a.pod}: ${firstLine(e)}; run the same command again`);
       ctx.progress.say(`pod/${a.pod}: the eviction is not allowed now (${firstLine(e)}); trying again`);
       await sleep(evictRetryMs, ctx.signal);
     }
@@ -116,9 +117,11 @@ const executors: Executors = {
     ctx.progress.say(`volume ${a.volume} (claim ${m.claim}'s data) set to reclaim policy Retain and labelled: it is kept when its claim goes`);
   },
   "hold-new-volume": async (a, _o, x) => {
-    // Saved before the patch: a rerun after a kill right after it still gives the policy back.
-    x.m.newVolumePolicy = a.policy;
-    await x.save();
+    // Saved before the patch: a rerun after a kill right after it still gives the policy back (once: a patch tried again saves nothing new).
+    if (x.m.newVolumePolicy !== a.policy) {
+      x.m.newVolumePolicy = a.policy;
+      await x.save();
+    }
     await patchVolume(x.ctx.client, a.volume, { spec: { persistentVolumeReclaimPolicy: "Retain" } });
   },
   "delete-claim": async (a, _o, x) => {
@@ -158,7 +161,8 @@ const executors: Executors = {
       await x.save();
     }
     run.refused = undefined;
-    run.failure = { message: a.message, restore: a.restore };
+    const { kind: _kind, phase: _phase, ...failure } = a;
+    run.failure = failure;
   },
 };
 

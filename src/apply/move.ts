@@ -7,14 +7,15 @@ import { StopError } from "../errors";
 import { getClaim, getNode, getPod, getStatefulSet, getVolume, listPods, waitClaim, waitPodSeeingLast, waitPods, waitStatefulSetGone } from "../kube/read";
 import type { KubeNode, Pod } from "../api/types";
 import { copyPodName, newVolumeClaimName, phaseOrder } from "../plan/migrate";
-import { nextMoveAction, nodeNote } from "../plan/move";
+import { afterTrouble, nextMoveAction, nodeNote, noteCopyPod, swapBegun } from "../plan/move";
 import type { MoveAction, MoveObserved, MoveRun } from "../plan/move-types";
 import { labelSelector } from "../plan/objects";
 import type { Plan } from "../plan/types";
 import type { MigrationClaim } from "../plan/migration-types";
 import type { ApplyContext } from "./context";
-import { bounded, within } from "./deadline";
+import { bounded, sleep, within } from "./deadline";
 import { execute, type Move } from "./move-actions";
+import { JournalTakenError } from "./journal-store";
 
 export type { Move } from "./move-actions";
 
@@ -54,35 +55,102 @@ export async function observe(x: Move, run: MoveRun): Promise<MoveObserved> {
   const node = order[order.indexOf(m.phase) + 1] === "stopped" ? (pods.find((p) => p.metadata.name === m.pod)?.spec as { nodeName?: string } | undefined)?.nodeName : undefined;
   const cordoned = node && (await getNode(client, node).catch(() => undefined))?.spec?.unschedulable === true ? { replicaNodeCordoned: node } : {};
   const now = nowMs(x);
-  noteSeen(run, copyPod, now);
+  noteCopyPod(run, copyPod, now);
   return { target, m, statefulSet, pods, claim, newClaim, copyPod, oldVolume, newVolume, ...cordoned, run, now };
 }
 
-function noteSeen(run: MoveRun, pod: Pod | undefined, now: number): void {
-  if (pod?.metadata.uid && run.seen[pod.metadata.uid] === undefined) run.seen[pod.metadata.uid] = now;
+/** The replica is, or may be, down because of this move: this run evicted it, or the journal's phase is one it is stopped for. */
+function replicaMayBeDown(x: Move): boolean {
+  const order = phaseOrder(x.m);
+  const at = order.indexOf(x.m.phase);
+  return x.m.pod !== undefined && (x.clock.stoppedAt !== undefined || (at >= order.indexOf("stopped") && x.m.phase !== "done"));
 }
 
-/** Runs one claim's move until the machine says done; its stop is a StopError with the machine's message. */
+/**
+ * Runs one claim's move until the machine says done; its stop is a StopError with the machine's
+ * message. Once the replica may be down, a failure outside the machine (a wait that timed out, a
+ * write or read that failed) does not end the run there: it is handed to the machine
+ * (MoveRun.interrupted), which brings the replica back on its old volume while the claim is as
+ * it was; once the swap has begun, the way up is forward onto the verified new volume, tried again
+ * for up to --timeout. A failure while winding down is tried again a few times, then ends the run
+ * saying where the replica is. Ctrl-C with the replica down winds down the same way first (a
+ * second Ctrl-C ends the process at once); otherwise it ends the run at once.
+ */
 export async function runMove(x: Move): Promise<void> {
   const run: MoveRun = { created: [], told: {}, seen: {} };
   // An action other than a wait that the machine keeps choosing (an eviction a PodDisruptionBudget refuses) is bounded by --timeout too.
   let last = { key: "", since: 0 };
+  let seen: MoveObserved | undefined;
+  let trouble: { since: number; tries: number } | undefined;
+  let ctrlC = false;
   for (;;) {
     x.ctx.signal.throwIfAborted();
-    const o = await observe(x, run);
-    const action = nextMoveAction(o);
-    if (action.kind === "done") return;
-    if (action.kind === "stop") throw new StopError(action.message);
-    if (action.kind === "wait") {
-      await waitFor(action, o, x, run);
-      continue;
+    try {
+      const o = await observe(x, run);
+      seen = o;
+      const action = nextMoveAction(o);
+      if (action.kind === "done") return;
+      if (action.kind === "stop") throw new Finished(action.message);
+      if (action.kind === "wait") {
+        await waitFor(action, o, x, run);
+        continue;
+      }
+      const key = JSON.stringify(action);
+      if (key !== last.key) last = { key, since: o.now };
+      else if (o.now - last.since > x.ctx.timeoutMs)
+        throw new StopError(`timed out after ${x.ctx.timeoutMs / 1000}s: ${action.kind} of claim ${x.m.claim} did not take effect; run the same command again`);
+      await execute(action, o, x, run);
+    } catch (e) {
+      if (e instanceof Finished) {
+        // After Ctrl-C the run's own error says only that it was interrupted: where the replica is goes to stderr here.
+        if (ctrlC) x.ctx.progress.warn(e.message);
+        throw new StopError(e.message);
+      }
+      // Another run took the journal over: it works on the move now; this run writes nothing more.
+      if (e instanceof JournalTakenError) throw e;
+      const mayBeDown = replicaMayBeDown(x) || run.orphaned === true;
+      // Nothing is down and the StatefulSet was not deleted by this run: the run ends here, as before any change.
+      if (!mayBeDown) throw e;
+      if (x.ctx.signal.aborted) {
+        // Ctrl-C with the replica down: it is brought back first (a second Ctrl-C ends the process at once, leaving it down).
+        if (ctrlC) throw e;
+        ctrlC = true;
+        x.ctx = { ...x.ctx, signal: new AbortController().signal };
+        if (run.failure === undefined) run.interrupted ??= "interrupted (Ctrl-C)";
+        x.ctx.progress.warn(`interrupted (Ctrl-C): bringing ${x.m.pod} back up before stopping (Ctrl-C again stops at once and leaves it down)`);
+        continue;
+      }
+      const message = (e as Error).message.split("\n")[0] ?? String(e);
+      trouble ??= { since: nowMs(x), tries: 0 };
+      trouble.tries += 1;
+      const next = afterTrouble({
+        mayBeDown,
+        windingDown: run.failure !== undefined ? "failure" : run.interrupted !== undefined ? "interrupted" : false,
+        timedOut: e instanceof StopError,
+        tries: trouble.tries,
+        elapsedMs: nowMs(x) - trouble.since,
+        timeoutMs: x.ctx.timeoutMs,
+        swapBegun: seen !== undefined && swapBegun(seen),
+        phase: x.m.phase,
+      });
+      if (next === "end") throw e;
+      if (next === "down") throw new StopError(downMessage(x, run, message));
+      if (next === "back") run.interrupted = message;
+      x.ctx.progress.warn(
+        `claim ${x.m.claim}: ${message}; ${next === "forward" ? "trying again, onto the new volume" : next === "again" && run.failure ? "trying again" : `bringing ${x.m.pod} back up`}`,
+      );
+      await sleep(2000, x.ctx.signal);
     }
-    const key = JSON.stringify(action);
-    if (key !== last.key) last = { key, since: o.now };
-    else if (o.now - last.since > x.ctx.timeoutMs)
-      throw new StopError(`timed out after ${x.ctx.timeoutMs / 1000}s: ${action.kind} of claim ${x.m.claim} did not take effect; run the same command again`);
-    await execute(action, o, x, run);
   }
+}
+
+/** The machine's stop, carried through runMove's catch unchanged. */
+class Finished extends Error {}
+
+/** Where a move that could not bring its replica back leaves it: the failure, then what is down and what to run. */
+function downMessage(x: Move, run: MoveRun, last: string): string {
+  const first = run.failure?.message ?? run.interrupted;
+  return `${first !== undefined ? `${first}; then, bringing ${x.m.pod} back up: ` : ""}${last}; ${x.m.pod} may be down (kubectl get pod ${x.m.pod} -n ${x.target.namespace}); claim ${x.m.claim} is in phase ${x.m.phase} of its move, its old volume ${x.m.volume} is kept: fix the cause, then run the same command again to finish the move`;
 }
 
 /** A copy pod's wait looks again this often: whether it has been Unschedulable long enough, or told to go and not started. */
@@ -128,7 +196,9 @@ async function readNode(x: Move, node: string): Promise<KubeNode | undefined | "
 }
 
 async function waitBounded(action: Extract<MoveAction, { kind: "wait" }>, o: MoveObserved, x: Move, run: MoveRun, same: (seen: MoveObserved) => boolean): Promise<void> {
-  await bounded(x.ctx, `waiting for ${action.for}`, async (signal) => {
+  // A copy that runs is bounded by its progress (the machine stops one that moves no byte: stallSeconds), not by --timeout.
+  const bound = <T>(what: string, wait: (signal: AbortSignal) => Promise<T>) => (action.progress ? wait(x.ctx.signal) : bounded(x.ctx, what, wait));
+  await bound(`waiting for ${action.for}`, async (signal) => {
     if (action.on !== "copy-pod") return void (await watchOn(action.on, o, x, run, same, signal));
     for (;;) {
       try {
@@ -157,7 +227,7 @@ async function watchOn(on: Extract<MoveAction, { kind: "wait" }>["on"], o: MoveO
       const last = (p: Pod) => {
         if (run.told[p.metadata.uid!] !== undefined) run.ended = p;
       };
-      await waitPodSeeingLast(client, ns, copyPodName(x.m.claim), (p) => (noteSeen(run, p, nowMs(x)), seen({ copyPod: p, run })), last, signal);
+      await waitPodSeeingLast(client, ns, copyPodName(x.m.claim), (p) => (noteCopyPod(run, p, nowMs(x)), seen({ copyPod: p, run })), last, signal);
       return;
     }
     case "pods":

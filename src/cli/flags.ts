@@ -9,7 +9,7 @@ import type { DryRun } from "../api/types";
 import { parseGoDuration, parseRequestTimeout } from "../duration";
 import { UsageError } from "../errors";
 import { type PrintFlags, printFlags } from "../output/print-flags";
-import { defaultCopyImage } from "../plan/migration-types";
+import { copyImageNeeds, defaultCopyImage } from "../plan/migration-types";
 
 export const commandName = "kubectl appstorage";
 
@@ -155,8 +155,9 @@ function existingClaimFlagDefs(command: "set" | "diff"): FlagDef[] {
     {
       name: "copy-image",
       type: "string",
-      helpDefault: defaultCopyImage,
-      describe: "With --migrate-existing: the image of the copy pods, with busybox's tools or the same (sh, cp -a, find, stat -c, sha256sum, awk, sort, dd, du, df, among others)",
+      // The default is pinned by digest, too long for a help line of 100 columns: the help names its
+      // tag, and the plan prints it whole.
+      describe: `With --migrate-existing: the image of the copy pods, by default ${defaultCopyImage.split("@")[0]} pinned by digest; ${copyImageNeeds}`,
     },
   ];
 }

@@ -86,7 +86,7 @@ export function existingClaimsOptions(f: ExistingClaimFlags | undefined): Existi
   if (f.migrate) {
     if (f.resize || f.vac || waitResize)
       throw new UsageError("--migrate-existing moves the existing claims to new volumes of the new size and class: drop --resize-existing, --vac-existing, --wait-resize and --restart-pods");
-    if (f.copyImage !== undefined && f.copyImage.trim() === "") throw new UsageError("--copy-image needs an image, for example --copy-image docker.io/library/busybox:1.37.0");
+    if (f.copyImage !== undefined && f.copyImage.trim() === "") throw new UsageError("--copy-image needs an image, for example --copy-image docker.io/instrumentisto/rsync-ssh:alpine3.23-r3");
     return {
       resize: false,
       vac: false,

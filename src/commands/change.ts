@@ -5,7 +5,7 @@
 // is printed is the view's business, chosen once.
 import { applyPlan, type ApplyContext } from "../apply/apply";
 import { holderFor } from "../lock-holder";
-import { measureShrinks } from "../apply/copy-pods";
+import { measureShrinks, proveCopyImage } from "../apply/copy-pods";
 import { serverDryRun } from "../apply/dry-run";
 import { localJournalDir } from "../apply/journal-store";
 import { Progress } from "../apply/progress";
@@ -39,6 +39,7 @@ function applyContext(run: CompletedChange<ChangeView>, flags: ChangeFlags, deps
     holder: holderFor(deps.pid ?? 0),
     by: run.user,
     journalDir: localJournalDir(deps.env),
+    finish: run.finish,
   };
 }
 
@@ -127,8 +128,13 @@ export async function runChange(run: CompletedChange<ChangeView>, flags: ChangeF
   if (changing.length && !flags.yes) await confirmChange(run, changing, deps.streams);
   // Nothing is created before consent: every claim that shrinks has its data measured by a pod of
   // the tool's own now, the first step after it (the pod is removed; a claim whose data does not
-  // fit refuses the run, and nothing else has changed).
+  // fit refuses the run, and nothing else has changed); then a short pod on each node the copy
+  // pods will run on proves that the copy image starts there, before the journal is written.
   const wait = { timeoutMs: flags.timeoutMs, signal: deps.signal ?? new AbortController().signal, progress };
-  for (const plan of changing) if (plan.steps.includes("migrate")) await measureShrinks(run.client, plan, wait);
+  for (const plan of changing) {
+    if (!plan.steps.includes("migrate")) continue;
+    await measureShrinks(run.client, plan, wait);
+    await proveCopyImage(run.client, plan, wait);
+  }
   await applyEach(run, flags, deps, progress);
 }

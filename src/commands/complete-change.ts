@@ -4,6 +4,7 @@
 // where they act, and the view chosen once for the run. Bad input is refused here, before
 // the cluster is read; a plan that cannot be made is a refusal, translated here once.
 import { readFileSync } from "node:fs";
+import { resolve } from "node:path";
 import { RefusedError, UsageError } from "../errors";
 import type { KubeClient } from "../kube/client";
 import { listStatefulSets, whoAmI } from "../kube/read";
@@ -14,14 +15,15 @@ import { type Directive, DirectiveError, parseChangeWords } from "../plan/direct
 import { journalSecretName } from "../plan/journal";
 import { buildPlan, PlanError } from "../plan/plan";
 import { PlanFileError, plansOfDocument } from "../plan/seal";
-import type { Plan } from "../plan/types";
+import type { Journal, Plan } from "../plan/types";
+import { runFinish } from "../plan/finish";
 import type { ExistingClaimsOptions } from "../plan/existing-claims-types";
 import { buildUndoPlan } from "../plan/undo";
 import { whereLine } from "../output/plan";
 import { statefulSetIn } from "../refs";
 import { connectWith, type CommandDeps } from "./deps";
 import { type ManifestAsk, planManifests } from "./manifest";
-import { observe, observeMany } from "./observe";
+import { observeTargets } from "./observe";
 import { type DiffOptions, existingClaimsOptions, type SetOptions, type UndoOptions } from "./change-options";
 import { AccessAnswers } from "./preflight";
 
@@ -54,6 +56,20 @@ export interface CompletedChange<V> {
   access: AccessAnswers;
   /** Set when nothing matched: kubectl's "No resources found" line. */
   noResources?: string;
+  /** The flags of this run that a command finishing it repeats (src/plan/finish.ts), for its journal. */
+  finish: NonNullable<Journal["finish"]>;
+}
+
+/** This run's flags that a command finishing it repeats: -f files and the files of the connection flags as absolute paths (the line may be run elsewhere). */
+function finishOf(opts: ChangeCommand): NonNullable<Journal["finish"]> {
+  const f = opts.flags;
+  const abs = (p: string | undefined) => (p === undefined || p === "" ? p : resolve(p));
+  const filenames = opts.kind !== "undo" ? opts.filenames?.map((x) => (x === "-" ? x : resolve(x))) : undefined;
+  return runFinish({
+    ...(filenames ? { filenames } : {}),
+    ...("timeoutMs" in opts ? { timeoutMs: opts.timeoutMs } : {}),
+    connection: { ...f, kubeconfig: abs(f.kubeconfig), certificateAuthority: abs(f.certificateAuthority), clientCertificate: abs(f.clientCertificate), clientKey: abs(f.clientKey) },
+  });
 }
 
 /** The plan layer's errors as the command line reports them: translated here, once. */
@@ -170,33 +186,38 @@ const planFile: Planner<Of<"file">> = async (client, request) => {
   return { plans: request.plans, user: await whoAmI(client) };
 };
 
+// Every planner reads the cluster through the one observation stage (observeTargets): a StatefulSet
+// by name, by selector or from a manifest is read with the same reads for the same options.
 const planUndo: Planner<Of<"undo">> = async (client, { name, force, toRevision }, _access, deps) => {
-  const observed = await observe(client, { name, directives: [] }, deps);
-  return { plans: [buildUndoPlan(observed, { namespace: client.namespace, name, force, ...(toRevision !== undefined ? { toRevision } : {}) })], user: observed.user };
+  const [t] = await observeTargets(client, { scope: { kind: "names", targets: [{ namespace: client.namespace, name }] }, directives: [] }, deps);
+  return { plans: [buildUndoPlan(t!.observed, { namespace: client.namespace, name, force, ...(toRevision !== undefined ? { toRevision } : {}) })], user: t!.observed.user };
 };
 
 /** undo -l: each StatefulSet the selector matches goes back one change (and each interrupted one is put back). */
 const planUndoSelected: Planner<Of<"undoSelected">> = async (client, { selector, allNamespaces, force }, _access, deps) => {
-  const targets = await observeMany(client, { selector, allNamespaces, directives: [] }, deps);
+  const targets = await observeTargets(client, { scope: { kind: "selector", selector, allNamespaces }, directives: [] }, deps);
   return { plans: targets.map((t) => buildUndoPlan(t.observed, { namespace: t.namespace, name: t.name, force })), user: targets[0]?.observed.user ?? "unknown" };
 };
 
 const planByName: Planner<Of<"name">> = async (client, { name, ask, prefetchAccess }, access, deps) => {
   // The reviews of a fresh run do not depend on what is read: ask them meanwhile.
   if (prefetchAccess) for (const check of freshRunAccess(client.namespace, name)) void access.ask(check);
-  const observed = await observe(client, { name, directives: ask.directives, ...(ask.existing ? { existing: ask.existing } : {}) }, deps);
-  return { plans: [buildPlan(observed, { namespace: client.namespace, name, ...ask })], user: observed.user };
+  const [t] = await observeTargets(client, { scope: { kind: "names", targets: [{ namespace: client.namespace, name }] }, ...observeAsk(ask) }, deps);
+  return { plans: [buildPlan(t!.observed, { namespace: client.namespace, name, ...ask })], user: t!.observed.user };
 };
 
 const planBySelector: Planner<Of<"selector">> = async (client, { selector, allNamespaces, ask }, _access, deps) => {
-  const targets = await observeMany(client, { selector, allNamespaces, directives: ask.directives, ...(ask.existing ? { existing: ask.existing } : {}) }, deps);
+  const targets = await observeTargets(client, { scope: { kind: "selector", selector, allNamespaces }, ...observeAsk(ask) }, deps);
   return { plans: targets.map((t) => buildPlan(t.observed, { namespace: t.namespace, name: t.name, ...ask })), user: targets[0]?.observed.user ?? "unknown" };
 };
 
-/** One planner per kind of request: what it reads and how it plans. */
+/** What the observation stage is asked besides the scope: the directives and the work on existing claims. */
+const observeAsk = (ask: Pick<Ask, "directives" | "existing">) => ({ directives: ask.directives, ...(ask.existing ? { existing: ask.existing } : {}) });
+
 /** set -f, diff -f: every StatefulSet of the manifests, planned against the live object. */
 const planManifest: Planner<Of<"manifest">> = (client, { ask, namespaceFlag }, _access, deps) => planManifests(client, ask, namespaceFlag, deps);
 
+/** One planner per kind of request: what it reads and how it plans. */
 const planners: { [K in ChangeRequest["kind"]]: Planner<Of<K>> } = {
   file: planFile,
   manifest: planManifest,
@@ -227,6 +248,7 @@ export async function completeChange<V>(opts: ChangeCommand, deps: CommandDeps, 
         plans.map((p) => p.target.namespace),
       )}`,
       view: viewFor(many),
+      finish: finishOf(opts),
       ...(nothing
         ? { noResources: (request.kind === "selector" || request.kind === "undoSelected") && request.allNamespaces ? "No resources found" : `No resources found in ${client.namespace} namespace.` }
         : {}),

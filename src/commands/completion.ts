@@ -43,7 +43,7 @@ async function lookUp(opts: CompleteOptions, deps: CommandDeps): Promise<Answer>
   }
   // Never log requests into the completion answer: -v typed on the line is ignored here.
   const { verbosity: _ignored, ...flags } = request.flags;
-  const client = await connectWith(deps, flags, { requestTimeoutMs: completionRequestTimeoutMs });
+  const client = await connectWith(deps, flags, { requestTimeoutMs: completionRequestTimeoutMs, quiet: true });
   switch (request.kind) {
     case "statefulsets":
       return statefulSetAnswer(await listStatefulSets(client, client.namespace), request.prefix);

@@ -17,7 +17,8 @@ export interface CommandDeps {
   holderDead?: (holder: string) => boolean;
 }
 
-export function connectWith(deps: CommandDeps, flags: KubeFlags, defaults: { requestTimeoutMs?: number } = {}): Promise<KubeClient> {
+/** `quiet`: no line on stderr when a request is tried again (completion writes into the user's shell line). */
+export function connectWith(deps: CommandDeps, flags: KubeFlags, defaults: { requestTimeoutMs?: number; quiet?: boolean } = {}): Promise<KubeClient> {
   if (deps.connect) return deps.connect(flags);
   // APPSTORAGE_REQUEST_LOG=FILE appends one line per API request: how benchmarks count them.
   const log = deps.env["APPSTORAGE_REQUEST_LOG"];
@@ -26,6 +27,7 @@ export function connectWith(deps: CommandDeps, flags: KubeFlags, defaults: { req
     platform: deps.platform,
     ...(defaults.requestTimeoutMs !== undefined ? { defaultRequestTimeoutMs: defaults.requestTimeoutMs } : {}),
     log: (line) => deps.streams.errOut.write(`${line}\n`),
+    ...(defaults.quiet ? {} : { notice: (line: string) => deps.streams.errOut.write(`${line}\n`) }),
     ...(log ? { onRequest: (line: string) => appendFileSync(log, `${line}\n`) } : {}),
   });
 }

@@ -7,14 +7,14 @@ import { RefusedError, UsageError } from "../errors";
 import type { KubeClient } from "../kube/client";
 import type { ExistingClaimsOptions } from "../plan/existing-claims-types";
 import { journalIsStale } from "../plan/journal";
-import { existingClaimNotes, ManifestError, manifestChange, statefulSetsOf } from "../plan/manifest";
+import { existingClaimNotes, ManifestError, manifestChange, manifestReads, statefulSetsOf } from "../plan/manifest";
 import { claimTemplateNames } from "../plan/objects";
 import { buildPlan } from "../plan/plan";
 import type { Plan, PlanRequest } from "../plan/types";
 import { statefulSetIn } from "../refs";
 import type { Readable } from "../streams";
 import type { CommandDeps } from "./deps";
-import { observe } from "./observe";
+import { observeTargets } from "./observe";
 
 async function readStream(input: Readable): Promise<string> {
   let text = "";
@@ -59,44 +59,58 @@ export async function planManifests(client: KubeClient, ask: ManifestAsk, namesp
   const skipped = [...found.skipped.entries()].map(([kind, n]) => `${n} ${kind}`);
   if (skipped.length) deps.streams.errOut.write(`skipped ${skipped.join(", ")}: only StatefulSets' claim templates are changed\n`);
   if (!found.statefulSets.length) throw new RefusedError(`the manifest holds no StatefulSet (${ask.files.join(", ")}); nothing was changed`);
-  const plans = await Promise.all(
-    found.statefulSets.map(async (wanted) => {
-      const name = wanted.metadata.name!;
-      const namespace = wanted.metadata.namespace ?? client.namespace;
-      // As kubectl apply -f: an explicit -n must agree with the document's namespace.
-      if (namespaceFlag !== undefined && wanted.metadata.namespace !== undefined && wanted.metadata.namespace !== namespaceFlag) {
-        throw new UsageError(
-          `the namespace from the provided object "${wanted.metadata.namespace}" does not match the namespace "${namespaceFlag}". You must pass '--namespace=${wanted.metadata.namespace}' to perform this operation.`,
-        );
-      }
-      const observed = await observe(client, { name, namespace, directives: [] }, deps);
-      const live = observed.statefulSet;
-      if (!live && !observed.journal)
-        throw new RefusedError(`${statefulSetIn(name, namespace)} of the manifest is not in the cluster: install it with helm install or kubectl apply; nothing was changed`);
-      // An interrupted change is judged against the object it started from, so the same command
-      // asks for the same change again and finishes it (live may be gone, or already re-created).
-      const pending = observed.journal && !journalIsStale(observed.journal, live) ? observed.journal : undefined;
-      const base = pending?.original ?? live!;
-      const change = manifestChange(base, wanted);
-      const request: PlanRequest = {
-        namespace,
-        name,
-        directives: change.directives,
-        force: ask.force,
-        overwrite: true,
-        fromManifest: true,
-        ...(ask.existing ? { existing: ask.existing } : {}),
-        ...(change.templateSet ? { templateSet: change.templateSet } : {}),
-        ...(ask.pauseOwner ? { pauseOwner: true } : {}),
-      };
-      // The work on existing claims covers every template of the manifest that the cluster has, also one already equal to it.
-      if (!change.refusals.length) request.templates = claimTemplateNames(base).filter((n) => !change.templateSet?.removed.includes(n));
-      const plan = buildPlan({ ...observed }, request);
-      plan.refusals.push(...change.refusals.map((message) => ({ message, forceable: false })));
-      if (change.leftAlone.length) plan.warnings.push(`left for helm upgrade or your GitOps tool (the manifest changes them too): ${change.leftAlone.join(", ")}`);
-      if (!change.refusals.length) plan.warnings.push(...existingClaimNotes(plan, observed, ask.existing));
-      return { plan, user: observed.user };
-    }),
+  const targets = found.statefulSets.map((wanted) => {
+    const name = wanted.metadata.name!;
+    const namespace = wanted.metadata.namespace ?? client.namespace;
+    // As kubectl apply -f: an explicit -n must agree with the document's namespace.
+    if (namespaceFlag !== undefined && wanted.metadata.namespace !== undefined && wanted.metadata.namespace !== namespaceFlag) {
+      throw new UsageError(
+        `the namespace from the provided object "${wanted.metadata.namespace}" does not match the namespace "${namespaceFlag}". You must pass '--namespace=${wanted.metadata.namespace}' to perform this operation.`,
+      );
+    }
+    return { namespace, name, wanted };
+  });
+  // The one observation stage of set NAME and set -l, with the same options (--migrate-existing's
+  // nodes, cordons and budgets; --resize-existing's quotas), for every StatefulSet of the manifest
+  // at once; the classes it reads are those the manifest names.
+  const observedAll = await observeTargets(
+    client,
+    {
+      scope: { kind: "names", targets: targets.map(({ namespace, name }) => ({ namespace, name })) },
+      directives: found.statefulSets.flatMap(manifestReads),
+      ...(ask.existing ? { existing: ask.existing } : {}),
+    },
+    deps,
   );
+  const observedOf = new Map(observedAll.map((t) => [`${t.namespace}/${t.name}`, t.observed]));
+  const plans = targets.map(({ namespace, name, wanted }) => {
+    const observed = observedOf.get(`${namespace}/${name}`)!;
+    const live = observed.statefulSet;
+    if (!live && !observed.journal)
+      throw new RefusedError(`${statefulSetIn(name, namespace)} of the manifest is not in the cluster: install it with helm install or kubectl apply; nothing was changed`);
+    // An interrupted change is judged against the object it started from, so the same command
+    // asks for the same change again and finishes it (live may be gone, or already re-created).
+    const pending = observed.journal && !journalIsStale(observed.journal, live) ? observed.journal : undefined;
+    const base = pending?.original ?? live!;
+    const change = manifestChange(base, wanted);
+    const request: PlanRequest = {
+      namespace,
+      name,
+      directives: change.directives,
+      force: ask.force,
+      overwrite: true,
+      fromManifest: true,
+      ...(ask.existing ? { existing: ask.existing } : {}),
+      ...(change.templateSet ? { templateSet: change.templateSet } : {}),
+      ...(ask.pauseOwner ? { pauseOwner: true } : {}),
+    };
+    // The work on existing claims covers every template of the manifest that the cluster has, also one already equal to it.
+    if (!change.refusals.length) request.templates = claimTemplateNames(base).filter((n) => !change.templateSet?.removed.includes(n));
+    const plan = buildPlan({ ...observed }, request);
+    plan.refusals.push(...change.refusals.map((message) => ({ message, forceable: false })));
+    if (change.leftAlone.length) plan.warnings.push(`left for helm upgrade or your GitOps tool (the manifest changes them too): ${change.leftAlone.join(", ")}`);
+    if (!change.refusals.length) plan.warnings.push(...existingClaimNotes(plan, observed, ask.existing));
+    return { plan, user: observed.user };
+  });
   return { plans: plans.map((p) => p.plan), user: plans[0]?.user ?? "unknown" };
 }

@@ -36,15 +36,10 @@ async function readOwner(client: KubeClient, ref: OwnerResourceRef): Promise<Obs
   }
 }
 
-/** The owner objects the StatefulSet names, as read; undefined when it names none. */
-export async function observeOwners(client: KubeClient, sts: StatefulSet): Promise<ObservedOwner[] | undefined> {
-  const lookups = ownerLookups(sts);
-  return lookups.length ? Promise.all(lookups.map((ref) => readOwner(client, ref))) : undefined;
-}
-
 /**
- * The owner objects of many StatefulSets (-l), each read once however many StatefulSets name it
- * (an Application or a Kustomization usually applies several); by namespace/name of the StatefulSet.
+ * The owner objects of the StatefulSets in play (one, -l or -f), each read once however many
+ * StatefulSets name it (an Application or a Kustomization usually applies several); by
+ * namespace/name of the StatefulSet, none for a StatefulSet that names none.
  */
 export async function observeOwnersOfMany(client: KubeClient, statefulSets: readonly StatefulSet[]): Promise<Map<string, ObservedOwner[]>> {
   const key = (r: OwnerResourceRef) => JSON.stringify([r.group, r.resource, r.namespace ?? "", r.name]);

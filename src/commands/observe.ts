@@ -1,5 +1,5 @@
 // Reads everything a plan needs, all at once, in a number of requests that does not grow with the
-// StatefulSets: lists, and (for --migrate-existing) one list of pods, one of volumes and one stats read per node.
+// StatefulSets: lists, and (for --migrate-existing) one list of pods, one of volumes and one read per node.
 import { RefusedError } from "../errors";
 import type { KubeClient } from "../kube/client";
 import { isForbidden } from "../kube/errors";
@@ -17,16 +17,15 @@ import {
   listVolumeAttributesClassNames,
   listVolumes,
   namespaceExists,
-  volumeUsageOnNode,
   whoAmI,
 } from "../kube/read";
 import { labelSelector } from "../plan/objects";
 import { listJournals, readJournal } from "./journals";
-import { observeOwners, observeOwnersOfMany } from "./observe-owner";
-import type { PodDisruptionBudget, StatefulSet, StorageClass, VolumeStats } from "../api/types";
+import { observeOwnersOfMany } from "./observe-owner";
+import type { KubeNode, PodDisruptionBudget, ResourceQuota, StatefulSet, StorageClass } from "../api/types";
 import { matchesSelector } from "../plan/selector";
 import type { Directive } from "../plan/directive";
-import type { Observed } from "../plan/types";
+import type { Journal, JournalSecretRef, Observed } from "../plan/types";
 import type { ExistingClaimsObserved, ExistingClaimsOptions } from "../plan/existing-claims-types";
 
 const firstLine = (e: unknown) => (e as Error).message.split("\n")[0]!;
@@ -83,45 +82,25 @@ async function observeVolumeAttributesClasses(client: KubeClient, directives: re
   }
 }
 
-/**
- * Reads quotas (when claims may grow) and volume attributes classes (when a directive names
- * one), in parallel; nothing at all otherwise, so a plain `set` makes no extra request.
- */
-async function observeExistingClaims(client: KubeClient, ns: string, options: ExistingClaimsOptions | undefined, directives: readonly Directive[]): Promise<ExistingClaimsObserved | undefined> {
-  const quotas = options?.resize === true;
-  if (!quotas && !directives.some((d) => d.volumeAttributesClass !== undefined)) return undefined;
-  const [q, vacs] = await Promise.all([
-    quotas
-      ? listResourceQuotas(client, ns).then(
-          (resourceQuotas): ExistingClaimsObserved => ({ resourceQuotas }),
-          (e): ExistingClaimsObserved => {
-            if (!isForbidden(e)) throw e;
-            return { quotaError: firstLine(e) };
-          },
-        )
-      : {},
-    observeVolumeAttributesClasses(client, directives),
-  ]);
-  return { ...q, ...vacs };
-}
-
-type VolumesObserved = Pick<Observed, "volumeUsage" | "volumeCapacity" | "volumeUsageError" | "podNodes" | "persistentVolumes" | "cordonedNodes" | "disruptionBudgets">;
+type VolumesObserved = Pick<Observed, "podNodes" | "persistentVolumes" | "cordonedNodes" | "nodeTaints" | "disruptionBudgets">;
 
 /**
  * For --migrate-existing, once for all the StatefulSets in play: the node of each of their running
- * pods (their copy pods run there), the bytes used on each claim's volume and the size of the file
- * system they are of, from kubelet's volume stats (a shrink must fit), and the PersistentVolumes
- * (whether those stats are the claim's own data: not for a local or hostPath volume). One list of
- * pods, one of volumes and one stats read per node, side by side, however many StatefulSets there
- * are. Reading the stats needs get on nodes/proxy, the list of volumes list on persistentvolumes;
- * without them, the reason is kept, or the volumes are left out.
+ * pods (their copy pods run there), each such node's taints (the copy pods tolerate exactly those)
+ * and whether it is cordoned, and the PersistentVolumes (where an old volume can be used). One list
+ * of pods, one of volumes and one read per node, side by side, however many StatefulSets there are.
+ * Reading the nodes needs get on nodes, the list of volumes list on persistentvolumes; without
+ * them, the nodes' taints are not known (the copy pods tolerate none) or the volumes are left out.
+ * How much data a claim holds is never read from kubelet (its stats need nodes/proxy, which lets its
+ * holder run commands in any pod of the node): a shrink is measured by a pod once it is confirmed.
  */
-async function observeVolumes(client: KubeClient, ns: string | undefined, statefulSets: readonly StatefulSet[]): Promise<(sts: StatefulSet) => VolumesObserved> {
+async function observeVolumes(client: KubeClient, listed: string[] | undefined, statefulSets: readonly StatefulSet[]): Promise<(sts: StatefulSet) => VolumesObserved> {
   if (!statefulSets.length) return () => ({});
   // The full pods: the metadata list the plan reads has no node names.
   const namespaces = [...new Set(statefulSets.map((s) => s.metadata.namespace ?? ""))];
   const [pods, volumes, budgets] = await Promise.all([
-    listPods(client, ns),
+    // In the namespaces of the StatefulSets (listed: those of the scope; -A: all at once).
+    listIn(listed === undefined ? undefined : namespaces, (n) => listPods(client, n)),
     listVolumes(client).catch((e) => (isForbidden(e) ? undefined : Promise.reject(e))),
     // A budget that may not be read is not known: the move's eviction then says what it refuses.
     Promise.all(namespaces.map((n) => listDisruptionBudgets(client, n).catch(() => [] as PodDisruptionBudget[]))).then((l) => l.flat()),
@@ -131,94 +110,32 @@ async function observeVolumes(client: KubeClient, ns: string | undefined, statef
     return pods.filter((p) => p.metadata.namespace === sts.metadata.namespace && p.spec?.nodeName && p.status?.phase === "Running" && matchesSelector(p.metadata.labels, selector));
   };
   const nodes = [...new Set(statefulSets.flatMap((sts) => podsOf(sts).map((p) => p.spec!.nodeName!)))];
-  type Stats = { used: Map<string, VolumeStats> } | { error: string };
-  const cordoned: string[] = [];
-  const stats = new Map<string, Stats>(
-    await Promise.all(
-      nodes.map(async (node) => {
-        // Beside its stats: whether the node is cordoned (a replica moved there could not start again); a node that may not be read is left out.
-        const [read, seen] = await Promise.all([
-          volumeUsageOnNode(client, node).then(
-            (used): Stats => ({ used }),
-            // Forbidden, not served, or a node the API server will not proxy to (a loopback address): unknown.
-            (e): Stats => ({ error: firstLine(e) }),
-          ),
-          getNode(client, node).catch(() => undefined),
-        ]);
-        if (seen?.spec?.unschedulable === true) cordoned.push(node);
-        return [node, read] as [string, Stats];
-      }),
-    ),
-  );
+  // A node that may not be read is left out (a namespace admin may not read nodes).
+  const seen = new Map(await Promise.all(nodes.map(async (node) => [node, await getNode(client, node).catch(() => undefined)] as [string, KubeNode | undefined])));
   return (sts) => {
     const own = podsOf(sts);
     const podNodes: Record<string, string> = Object.fromEntries(own.map((p) => [p.metadata.name!, p.spec!.nodeName!]));
-    const mine = cordoned.filter((n) => Object.values(podNodes).includes(n)).sort();
-    const cordonedNodes = mine.length ? { cordonedNodes: mine } : {};
+    const mine = [...new Set(Object.values(podNodes))].sort();
+    const cordoned = mine.filter((n) => seen.get(n)?.spec?.unschedulable === true);
+    const nodeTaints = Object.fromEntries(mine.flatMap((n) => (seen.get(n) ? [[n, seen.get(n)!.spec?.taints ?? []]] : [])));
     const disruptionBudgets = budgets.filter((b) => b.metadata.namespace === sts.metadata.namespace);
-    const budgetsOf = disruptionBudgets.length ? { disruptionBudgets } : {};
     const persistentVolumes = volumes ? { persistentVolumes: volumes.filter((v) => v.spec.claimRef?.namespace === sts.metadata.namespace) } : {};
-    const prefix = `${sts.metadata.namespace}/`;
-    const volumeUsage: Record<string, number> = {};
-    const volumeCapacity: Record<string, number> = {};
-    for (const node of new Set(Object.values(podNodes))) {
-      const read = stats.get(node)!;
-      if ("error" in read) return { podNodes, ...cordonedNodes, ...budgetsOf, volumeUsageError: read.error, ...persistentVolumes };
-      for (const [key, v] of read.used) {
-        if (!key.startsWith(prefix)) continue;
-        volumeUsage[key.slice(prefix.length)] = v.usedBytes;
-        if (v.capacityBytes !== undefined) volumeCapacity[key.slice(prefix.length)] = v.capacityBytes;
-      }
-    }
-    return { podNodes, ...cordonedNodes, ...budgetsOf, volumeUsage, volumeCapacity, ...persistentVolumes };
+    return {
+      podNodes,
+      ...(cordoned.length ? { cordonedNodes: cordoned } : {}),
+      nodeTaints,
+      ...(disruptionBudgets.length ? { disruptionBudgets } : {}),
+      ...persistentVolumes,
+    };
   };
 }
+
+/** Which StatefulSets a command plans for: by name (set NAME, set -f: each document's, in its namespace), or every one a selector matches. */
+export type ObserveScope = { kind: "names"; targets: readonly { namespace: string; name: string }[] } | { kind: "selector"; selector: string; allNamespaces: boolean };
 
 export interface ObserveRequest {
-  name: string;
-  /** Where the StatefulSet is (set -f: a document's namespace); default: the client's. */
-  namespace?: string;
-  directives: readonly Directive[];
-  existing?: ExistingClaimsOptions;
-}
-
-export async function observe(client: KubeClient, request: ObserveRequest, deps: Pick<CommandDeps, "now" | "holderDead">): Promise<Observed> {
-  const now = deps.now();
-  const ns = request.namespace ?? client.namespace;
-  const [statefulSet, claims, pods, classes, found, user, existing] = await Promise.all([
-    getStatefulSet(client, ns, request.name),
-    listClaims(client, ns),
-    listPodMetadata(client, ns),
-    observeStorageClasses(client, request.directives),
-    observeJournal(client, ns, request.name),
-    whoAmI(client),
-    observeExistingClaims(client, ns, request.existing, request.directives),
-  ]);
-  const journal = found.journal;
-  if (!statefulSet && !journal && !(await namespaceExists(client, ns))) {
-    throw new RefusedError(`namespace "${ns}" not found; check -n, or list namespaces with: kubectl get namespaces`);
-  }
-  const volumes = request.existing?.migrate && statefulSet ? (await observeVolumes(client, ns, [statefulSet]))(statefulSet) : {};
-  // Argo CD or Flux, when the object names them: whether they sync on their own, and how to pause them.
-  const owners = statefulSet ? await observeOwners(client, statefulSet) : undefined;
-  return {
-    ...(owners ? { owners } : {}),
-    statefulSet,
-    claims,
-    pods,
-    ...classes,
-    ...found,
-    ...volumes,
-    ...(existing ? { existing } : {}),
-    holderGone: journal && deps.holderDead ? deps.holderDead(journal.holder) : false,
-    user,
-    now: now.toISOString(),
-  };
-}
-
-export interface ObserveManyRequest {
-  selector: string;
-  allNamespaces: boolean;
+  scope: ObserveScope;
+  /** What the plans will be asked (set -f: the manifest's classes): which storage classes and volume attributes classes are read. */
   directives: readonly Directive[];
   existing?: ExistingClaimsOptions;
 }
@@ -240,46 +157,117 @@ function byNamespace<T extends { metadata: { namespace?: string } }>(items: read
   return out;
 }
 
-/**
- * Everything the plans of `-l SELECTOR` (and `-A`) need, in the same lists (each paged) whatever
- * the number of StatefulSets: each matching StatefulSet, and each journal whose
- * StatefulSet an interrupted run deleted (matched on the labels it saved), gets its Observed.
- */
-export async function observeMany(client: KubeClient, request: ObserveManyRequest, deps: Pick<CommandDeps, "now" | "holderDead">): Promise<Target[]> {
-  const now = deps.now();
-  const ns = request.allNamespaces ? undefined : client.namespace;
-  const forbiddenAtClusterScope = (e: unknown) => {
+/** The journals found, and why those of a namespace could not be read (forbidden), by namespace ("" for all). */
+type Journals = { journals: { journal: Journal; secret: JournalSecretRef }[]; errors: Map<string, string> };
+type Quotas = { byNamespace: Map<string, ResourceQuota[]> } | { error: string } | undefined;
+
+/** What each scope reads of its own: the StatefulSets and their journals, and where the lists of claims and pods are taken. */
+interface ScopeReads {
+  statefulSets: Promise<{ namespace: string; name: string; statefulSet?: StatefulSet }[]>;
+  journals: Promise<Journals>;
+  /** The namespaces listed one by one, or undefined: every namespace at once (-A). */
+  namespaces?: string[];
+  /** A list that fails at cluster scope: as kubectl says it, with where to look instead. */
+  clusterScope: (e: unknown) => never;
+}
+
+function scopeReads(client: KubeClient, scope: ObserveScope): ScopeReads {
+  if (scope.kind === "names") {
+    const namespaces = [...new Set(scope.targets.map((t) => t.namespace))];
+    return {
+      namespaces,
+      statefulSets: Promise.all(scope.targets.map(async (t) => ({ ...t, statefulSet: await getStatefulSet(client, t.namespace, t.name) }))),
+      // One journal per StatefulSet, read by name (a user who may not read secrets still gets a plan, with a warning).
+      journals: Promise.all(scope.targets.map((t) => observeJournal(client, t.namespace, t.name))).then((found) => ({
+        journals: found.flatMap((f) => (f.journal && f.journalSecret ? [{ journal: f.journal, secret: f.journalSecret }] : [])),
+        errors: new Map(found.flatMap((f, i) => (f.journalError !== undefined ? [[scope.targets[i]!.namespace, f.journalError] as [string, string]] : []))),
+      })),
+      clusterScope: (e) => {
+        throw e;
+      },
+    };
+  }
+  const ns = scope.allNamespaces ? undefined : client.namespace;
+  const clusterScope = (e: unknown): never => {
     // As kubectl: the server's answer, and where a namespace admin can look instead.
     if (isForbidden(e) && ns === undefined) throw new RefusedError(`${firstLine(e)}; select in one namespace with -n NAMESPACE instead of -A`);
     throw e;
   };
+  return {
+    ...(ns !== undefined ? { namespaces: [ns] } : {}),
+    statefulSets: listStatefulSets(client, ns, scope.selector)
+      .then((all) => all.map((s) => ({ namespace: s.metadata.namespace ?? client.namespace, name: s.metadata.name!, statefulSet: s })))
+      .catch(clusterScope),
+    journals: listJournals(client, ns, () => undefined).then(
+      (journals): Journals => ({ journals, errors: new Map() }),
+      (e): Journals => {
+        if (!isForbidden(e)) throw e;
+        return { journals: [], errors: new Map([["", "you may not list secrets"]]) };
+      },
+    ),
+    clusterScope,
+  };
+}
+
+/** A list in each namespace of the scope (or in all at once), as one list. */
+async function listIn<T>(namespaces: string[] | undefined, list: (ns: string | undefined) => Promise<T[]>): Promise<T[]> {
+  if (namespaces === undefined) return list(undefined);
+  return (await Promise.all(namespaces.map((n) => list(n)))).flat();
+}
+
+/**
+ * The one observation stage of the change commands (set NAME, set -l, set -f, diff and undo alike):
+ * everything their plans need, read at once, in a number of requests that does not grow with the
+ * StatefulSets (per namespace in play: its claims, its pods' metadata and, for --resize-existing,
+ * its quotas; once: the storage classes, who the user is and, when a directive names one, the
+ * volume attributes classes; the Argo CD and Flux objects they name; for --migrate-existing the
+ * nodes, volumes and budgets of observeVolumes). Each StatefulSet, and each journal whose
+ * StatefulSet an interrupted run deleted (by name, or matched by a selector on the labels it
+ * saved), gets its Observed.
+ */
+export async function observeTargets(client: KubeClient, request: ObserveRequest, deps: Pick<CommandDeps, "now" | "holderDead">): Promise<Target[]> {
+  const now = deps.now();
+  const reads = scopeReads(client, request.scope);
   const quotas = request.existing?.resize === true;
-  const [statefulSets, claims, pods, classes, journals, user, resourceQuotas, vacs] = await Promise.all([
-    listStatefulSets(client, ns, request.selector).catch(forbiddenAtClusterScope),
-    listClaims(client, ns).catch(forbiddenAtClusterScope),
-    listPodMetadata(client, ns).catch(forbiddenAtClusterScope),
+  const vacsNamed = request.directives.some((d) => d.volumeAttributesClass !== undefined);
+  const [found, claims, pods, classes, journals, user, resourceQuotas, vacs] = await Promise.all([
+    reads.statefulSets,
+    listIn(reads.namespaces, (n) => listClaims(client, n)).catch(reads.clusterScope),
+    listIn(reads.namespaces, (n) => listPodMetadata(client, n)).catch(reads.clusterScope),
     observeStorageClasses(client, request.directives),
-    listJournals(client, ns, () => undefined).catch((e) => {
-      if (!isForbidden(e)) throw e;
-      return undefined;
-    }),
+    reads.journals,
     whoAmI(client),
-    quotas ? listResourceQuotas(client, ns).catch((e) => (isForbidden(e) ? firstLine(e) : Promise.reject(e))) : undefined,
+    quotas
+      ? listIn(reads.namespaces, (n) => listResourceQuotas(client, n)).then(
+          (all): Quotas => ({ byNamespace: byNamespace(all) }),
+          (e): Quotas => {
+            if (!isForbidden(e)) throw e;
+            return { error: firstLine(e) };
+          },
+        )
+      : undefined,
     observeVolumeAttributesClasses(client, request.directives),
   ]);
   const claimsIn = byNamespace(claims);
   const podsIn = byNamespace(pods);
-  const quotasIn = Array.isArray(resourceQuotas) ? byNamespace(resourceQuotas) : undefined;
-  const journalOf = new Map((journals ?? []).map((j) => [`${j.journal.namespace}/${j.journal.name}`, j]));
+  const journalOf = new Map(journals.journals.map((j) => [`${j.journal.namespace}/${j.journal.name}`, j]));
+  // By name, a StatefulSet that is not there and has no journal: is its namespace there at all?
+  if (request.scope.kind === "names") {
+    for (const t of found) {
+      if (!t.statefulSet && !journalOf.has(`${t.namespace}/${t.name}`) && !(await namespaceExists(client, t.namespace))) {
+        throw new RefusedError(`namespace "${t.namespace}" not found; check -n, or list namespaces with: kubectl get namespaces`);
+      }
+    }
+  }
+  // Quotas and volume attributes classes were read once for every namespace in play; each StatefulSet gets its namespace's.
+  const existingIn = (namespace: string): ExistingClaimsObserved | undefined => {
+    if (resourceQuotas) return { ...vacs, ...("error" in resourceQuotas ? { quotaError: resourceQuotas.error } : { resourceQuotas: resourceQuotas.byNamespace.get(namespace) ?? [] }) };
+    return vacsNamed ? vacs : undefined;
+  };
   const targets = new Map<string, Target>();
   const add = (namespace: string, name: string, statefulSet: StatefulSet | undefined) => {
     const j = journalOf.get(`${namespace}/${name}`);
-    // Quotas were listed once for every namespace in play; each StatefulSet gets its namespace's.
-    const existing: ExistingClaimsObserved | undefined = quotas
-      ? { ...vacs, ...(quotasIn ? { resourceQuotas: quotasIn.get(namespace) ?? [] } : { quotaError: resourceQuotas as string }) }
-      : request.directives.some((d) => d.volumeAttributesClass !== undefined)
-        ? vacs
-        : undefined;
+    const existing = existingIn(namespace);
     targets.set(`${namespace}/${name}`, {
       namespace,
       name,
@@ -289,7 +277,7 @@ export async function observeMany(client: KubeClient, request: ObserveManyReques
         pods: podsIn.get(namespace) ?? [],
         ...classes,
         ...(j ? { journal: j.journal, journalSecret: j.secret } : {}),
-        ...(journals === undefined ? { journalError: "you may not list secrets" } : {}),
+        ...((journalError) => (journalError !== undefined ? { journalError } : {}))(journals.errors.get(namespace) ?? journals.errors.get("")),
         ...(existing ? { existing } : {}),
         holderGone: j && deps.holderDead ? deps.holderDead(j.journal.holder) : false,
         user,
@@ -297,19 +285,26 @@ export async function observeMany(client: KubeClient, request: ObserveManyReques
       },
     });
   };
-  for (const s of statefulSets) add(s.metadata.namespace ?? client.namespace, s.metadata.name!, s);
-  // Argo CD and Flux objects the StatefulSets name, each read once.
+  for (const t of found) add(t.namespace, t.name, t.statefulSet);
+  const statefulSets = found.flatMap((t) => (t.statefulSet ? [t.statefulSet] : []));
+  // Argo CD and Flux objects the StatefulSets name (whether they sync on their own, how to pause them), each read once.
   for (const [key, owners] of await observeOwnersOfMany(client, statefulSets)) {
     const target = targets.get(key);
     if (target) target.observed.owners = owners;
   }
   if (request.existing?.migrate) {
-    const volumesOf = await observeVolumes(client, ns, statefulSets);
+    const volumesOf = await observeVolumes(client, reads.namespaces, statefulSets);
     for (const t of targets.values()) if (t.observed.statefulSet) Object.assign(t.observed, volumesOf(t.observed.statefulSet));
   }
   // A StatefulSet deleted by an interrupted run: only its journal knows it, with the labels it had.
-  for (const { journal } of journals ?? []) {
-    if (!targets.has(`${journal.namespace}/${journal.name}`) && matchesSelector(journal.original.metadata.labels, request.selector)) add(journal.namespace, journal.name, undefined);
+  if (request.scope.kind === "selector") {
+    const selector = request.scope.selector;
+    for (const { journal } of journals.journals) {
+      if (!targets.has(`${journal.namespace}/${journal.name}`) && matchesSelector(journal.original.metadata.labels, selector)) add(journal.namespace, journal.name, undefined);
+    }
   }
-  return [...targets.values()].sort((a, b) => (a.namespace < b.namespace ? -1 : a.namespace > b.namespace ? 1 : a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  const all = [...targets.values()];
+  // By name: in the order asked (set -f: the manifest's); by selector: by namespace, then name.
+  if (request.scope.kind === "names") return all;
+  return all.sort((a, b) => (a.namespace < b.namespace ? -1 : a.namespace > b.namespace ? 1 : a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
 }

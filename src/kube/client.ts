@@ -14,7 +14,7 @@ import { apiServerAddress, type ApiServerAddress } from "./api-server";
 import { ConfigError } from "./config-error";
 import type { ResolvedConfig } from "./kubeconfig";
 import { defaultBurst, defaultQps, RateLimiter } from "./rate-limit";
-import { withRetries } from "./retry";
+import { SilentServer, withRetries } from "./retry";
 import { transport, type Transport } from "./transport";
 import { watchEvents } from "./watch";
 import { sendWrite } from "./write-access";
@@ -37,6 +37,8 @@ export interface ConnectOptions {
   onRequest?: (line: string) => void;
   /** Where -v lines go (stderr); never given a credential. */
   log?: (line: string) => void;
+  /** Where a request that got no answer says it tries again (stderr). */
+  notice?: (line: string) => void;
   /** Without --request-timeout (default 30 s); completion asks for less. Not a flag: in-cluster still applies. */
   defaultRequestTimeoutMs?: number;
 }
@@ -70,7 +72,7 @@ export async function connect(flags: KubeFlags, options: ConnectOptions): Promis
   const timeoutMs = flags.requestTimeoutMs ?? options.defaultRequestTimeoutMs ?? 30_000;
   const limiter = new RateLimiter(defaultQps, defaultBurst);
   const wire = transport({ address, credentials, agentFor, timeoutMs, verbosity: flags.verbosity ?? 0, onRequest: options.onRequest, log: options.log, limiter });
-  return kubeClient(config, address, wire);
+  return kubeClient(config, address, wire, new SilentServer(options.notice));
 }
 
 /** The proxy that Go's rules (proxy-url, then HTTPS_PROXY/HTTP_PROXY/NO_PROXY) choose, if any. */
@@ -85,17 +87,17 @@ async function proxyRoute(address: ApiServerAddress, config: ResolvedConfig, env
   return url ? { url, tunnel } : undefined;
 }
 
-function kubeClient(config: ResolvedConfig, address: ApiServerAddress, wire: Transport): KubeClient {
+function kubeClient(config: ResolvedConfig, address: ApiServerAddress, wire: Transport, silent: SilentServer): KubeClient {
   return {
     namespace: config.namespace,
     target: targetOf(config, address),
     request<T>(spec: RequestSpec): Promise<T> {
       assertReadOnly(spec);
-      return withRetries(spec, () => wire.send<T>(spec));
+      return withRetries(spec, (first) => wire.send<T>(spec, first), silent);
     },
     watch: (path, query, onEvent, signal) => watchEvents(wire, path, query, onEvent, signal),
     [sendWrite]<T>(spec: WriteRequest): Promise<T> {
-      return withRetries(spec, () => wire.send<T>(spec));
+      return withRetries(spec, (first) => wire.send<T>(spec, first), silent);
     },
   };
 }

@@ -18,6 +18,16 @@ export class ApiError extends Error {
 /** The server could not be reached, or did not answer in time. */
 export class UnreachableError extends Error {}
 
+/** The server took the request and sent no answer within --request-timeout (a hung server, a proxy that holds it). */
+export class NoAnswerError extends UnreachableError {
+  constructor(
+    readonly server: string,
+    readonly timeoutMs: number,
+  ) {
+    super(`the server ${server} did not answer within ${timeoutMs / 1000}s; check the server or raise --request-timeout`);
+  }
+}
+
 export const isNotFound = (e: unknown): e is ApiError => e instanceof ApiError && e.code === 404;
 export const isConflict = (e: unknown): e is ApiError => e instanceof ApiError && e.code === 409 && e.reason === "Conflict";
 export const isAlreadyExists = (e: unknown): e is ApiError => e instanceof ApiError && e.code === 409 && e.reason === "AlreadyExists";

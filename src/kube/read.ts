@@ -17,7 +17,6 @@ import {
   type ResourceQuota,
   type StatefulSet,
   type StorageClass,
-  type VolumeStats,
 } from "../api/types";
 import { claimsPath, customObjectsPath, eventsPath, podsPath, resourceQuotasPath, secretsPath, statefulSetsPath, volumesPath } from "./paths";
 
@@ -321,22 +320,6 @@ export async function waitClaim(
 ): Promise<PersistentVolumeClaim | undefined> {
   const claims = await waitList<PersistentVolumeClaim>(client, claimsPath(ns), undefined, (all) => check(all.get(name)), signal, `metadata.name=${name}`);
   return claims.get(name);
-}
-
-/** Bytes used on the volumes of a node's pods and the size of the file system each is on, by namespace/claim (kubelet's stats summary, through the API server's node proxy). */
-export async function volumeUsageOnNode(client: KubeClient, node: string): Promise<Map<string, VolumeStats>> {
-  const summary = await client.request<{ pods?: { volume?: ({ pvcRef?: { name?: string; namespace?: string } } & Partial<VolumeStats>)[] }[] }>({
-    method: "GET",
-    path: `/api/v1/nodes/${encodeURIComponent(node)}/proxy/stats/summary`,
-  });
-  const used = new Map<string, VolumeStats>();
-  for (const pod of summary.pods ?? []) {
-    for (const v of pod.volume ?? []) {
-      if (v.pvcRef?.name && v.usedBytes !== undefined)
-        used.set(`${v.pvcRef.namespace}/${v.pvcRef.name}`, { usedBytes: v.usedBytes, ...(v.capacityBytes !== undefined ? { capacityBytes: v.capacityBytes } : {}) });
-    }
-  }
-  return used;
 }
 
 /** One custom object (an Argo CD Application, a Flux Kustomization); undefined when it, or its resource, does not exist. */

@@ -8,7 +8,7 @@ import type { AgentFor } from "./agents";
 import { shown, type ApiServerAddress } from "./api-server";
 import type { Credentials, RequestCredentials } from "./credentials";
 import type { RateLimiter } from "./rate-limit";
-import { apiErrorFromBody, UnreachableError } from "./errors";
+import { apiErrorFromBody, NoAnswerError, UnreachableError } from "./errors";
 
 export interface TransportOptions {
   address: ApiServerAddress;
@@ -26,11 +26,20 @@ export interface TransportOptions {
 
 export interface Transport {
   readonly timeoutMs: number;
-  /** Sends the request and resolves with the answer's head; timeout 0: none (watches). */
+  /** The server as its errors name it. */
+  readonly server: string;
+  /**
+   * Sends the request and resolves with the answer's head, which must come within timeoutMs (0:
+   * no limit); the answer's body is the caller's (a watch's stream is bounded by its own idle timer).
+   */
   open(spec: WireRequest, timeoutMs: number, signal?: AbortSignal): Promise<http.IncomingMessage>;
   readAll(res: http.IncomingMessage): Promise<string>;
-  /** One attempt: the decoded JSON answer, or the server's error as an ApiError. */
-  send<T>(spec: WireRequest): Promise<T>;
+  /**
+   * One attempt, within --request-timeout: the decoded JSON answer, or the server's error as an
+   * ApiError. `first`: it goes before the requests that wait for a place on the wire (a retry
+   * that tells whether a silent server answers again).
+   */
+  send<T>(spec: WireRequest, first?: boolean): Promise<T>;
 }
 
 /**
@@ -43,13 +52,13 @@ export interface Transport {
  */
 export const maxRequestsInFlight = 3;
 
-/** A counting semaphore: `run` waits for a free slot, in the order asked. */
-function slots(size: number): <T>(work: () => Promise<T>) => Promise<T> {
+/** A counting semaphore: `run` waits for a free slot, in the order asked (`first`: before the others). */
+function slots(size: number): <T>(work: () => Promise<T>, first?: boolean) => Promise<T> {
   let free = size;
   const waiting: (() => void)[] = [];
-  return async (work) => {
+  return async (work, first = false) => {
     if (free > 0) free--;
-    else await new Promise<void>((resolve) => waiting.push(resolve));
+    else await new Promise<void>((resolve) => (first ? waiting.unshift(resolve) : waiting.push(resolve)));
     try {
       return await work();
     } finally {
@@ -64,16 +73,41 @@ export function transport(options: TransportOptions): Transport {
   const inFlight = slots(maxRequestsInFlight);
   const t: Transport = {
     timeoutMs: options.timeoutMs,
+    server: options.address.server,
     open: (spec, timeoutMs, signal) => open(options, spec, timeoutMs, signal),
     readAll: (res) => readAll(options.address, res),
-    send<T>(spec: WireRequest): Promise<T> {
-      return inFlight(async () => {
-        const res = await t.open(spec, options.timeoutMs);
-        return answer<T>(res, await t.readAll(res));
-      });
+    send<T>(spec: WireRequest, first = false): Promise<T> {
+      // --request-timeout bounds the whole exchange, head and body, as kubectl's http.Client.Timeout does.
+      return inFlight(
+        () =>
+          withinRequestTimeout(options.address.server, options.timeoutMs, async (signal) => {
+            const res = await t.open(spec, 0, signal);
+            return answer<T>(res, await t.readAll(res));
+          }),
+        first,
+      );
     },
   };
   return t;
+}
+
+/**
+ * Runs one exchange under a deadline of its own: a timer from the start, not the socket's idle
+ * timeout (Node arms that one only once the socket connects, and again for TLS, so a server that
+ * accepts and never answers was given twice the time). On the deadline the exchange is aborted
+ * and fails with NoAnswerError.
+ */
+async function withinRequestTimeout<T>(server: string, timeoutMs: number, exchange: (signal: AbortSignal | undefined) => Promise<T>): Promise<T> {
+  if (timeoutMs <= 0) return exchange(undefined);
+  const controller = new AbortController();
+  const timer = setTimeout(() => controller.abort(new NoAnswerError(server, timeoutMs)), timeoutMs);
+  try {
+    return await exchange(controller.signal);
+  } catch (e) {
+    throw controller.signal.aborted ? controller.signal.reason : e;
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 async function open(options: TransportOptions, spec: WireRequest, timeoutMs: number, signal?: AbortSignal): Promise<http.IncomingMessage> {
@@ -95,11 +129,14 @@ async function open(options: TransportOptions, spec: WireRequest, timeoutMs: num
       logLine(`${res.statusCode} ${http.STATUS_CODES[res.statusCode ?? 0] ?? ""}`);
       resolve(res);
     });
-    if (timeoutMs > 0) {
-      req.setTimeout(timeoutMs, () => req.destroy(new UnreachableError(`the server ${address.server} did not answer within ${timeoutMs / 1000}s; check the server or raise --request-timeout`)));
-    }
+    // The answer's head within timeoutMs (a watch's: its stream may then stay open as long as it runs).
+    const head = timeoutMs > 0 ? setTimeout(() => req.destroy(new NoAnswerError(address.server, timeoutMs)), timeoutMs) : undefined;
+    req.on("response", () => clearTimeout(head));
+    req.on("close", () => clearTimeout(head));
     req.on("error", (e: NodeJS.ErrnoException) => {
-      if (e.name !== "AbortError") logLine(`(no answer: ${e.code ?? e.message})`);
+      const reason = signal?.aborted ? signal.reason : e;
+      if (reason instanceof NoAnswerError) logLine(`(no answer within ${reason.timeoutMs / 1000}s)`);
+      else if (e.name !== "AbortError") logLine(`(no answer: ${e.code ?? e.message})`);
       reject(connectionError(address, e));
     });
     req.end(bodyText(spec));

@@ -14,7 +14,8 @@ export async function watchEvents<T>(transport: Transport, path: string, query: 
   const onAbort = () => local.abort();
   signal?.addEventListener("abort", onAbort, { once: true });
   try {
-    const res = await transport.open({ method: "GET", path, query: { ...query, watch: 1, allowWatchBookmarks: true } }, 0, local.signal);
+    // The head within --request-timeout (the API server sends it at once), then the stream's own idle timer.
+    const res = await transport.open({ method: "GET", path, query: { ...query, watch: 1, allowWatchBookmarks: true } }, transport.timeoutMs, local.signal);
     const code = res.statusCode ?? 0;
     if (code < 200 || code >= 300) throw apiErrorFromBody(code, await transport.readAll(res));
     return await readEvents(res, onEvent, local, transport.timeoutMs);

@@ -3,6 +3,7 @@
 import type { Target } from "../api/types";
 import type { Plan, Step, TemplateChange, TemplateSide } from "../plan/types";
 import type { MoveStepView } from "../plan/move-types";
+import type { MigrationClaim } from "../plan/migration-types";
 import { classLines } from "./classes";
 import { claimsKeptSmaller, type KeptSmaller } from "../plan/resize";
 import { existingAfter, existingStepText, relabelAfter, renderExisting } from "./resize";
@@ -126,22 +127,23 @@ export function statefulSetVerb(plan: Plan): "recreated" | "unchanged" {
   return plan.steps.some((s) => s === "create" || s === "verify" || s === "roll-pods") ? "recreated" : "unchanged";
 }
 
+/** The taints a claim's copy pods tolerate (its node's own), as kubectl describe node prints them; "<none>" for none. */
+const tolerated = (ts: MigrationClaim["tolerations"]) => (ts?.length ? ts.map((t) => `${t.key}${t.value ? `=${t.value}` : ""}:${t.effect ?? ""}`).join(",") : "<none>");
+
 /** --migrate-existing: each claim that moves, in the order it moves, and how far an interrupted run got. */
 export function renderMigration(plan: Plan): string {
   const m = plan.migration;
   if (!m) return "";
   const side = (s: { size?: string; storageClass?: string }) => `${s.size ?? "?"} ${s.storageClass ?? "<default>"}`;
-  const rows = m.claims.map((c) => [c.claim, String(c.ordinal), c.pod ?? "<none>", c.node ?? "", side(c.from), side(c.to), c.usedBytes !== undefined ? String(c.usedBytes) : "", c.volume, c.phase]);
+  const rows = m.claims.map((c) => [c.claim, String(c.ordinal), c.pod ?? "<none>", c.node ?? "", side(c.from), side(c.to), tolerated(c.tolerations), c.volume, c.phase]);
   const offline = m.claims.filter((c) => c.offline).map((c) => c.claim);
   const measured = m.claims.filter((c) => c.measure && c.phase === "pending").map((c) => c.claim);
   const left = (plan.moves ?? []).filter((v) => v.left.length).map((v) => `  ${v.claim} (${v.phase}): ${v.left.map(moveStepText).join(", ")}\n`);
   return `claims moved to new volumes with their data (one at a time, in this order; copy image ${m.copyImage}):\n${renderTable(
-    ["claim", "ordinal", "pod", "node", "from", "to", "used bytes", "old volume (kept, Retain)", "phase"],
+    ["claim", "ordinal", "pod", "node", "from", "to", "copy pods tolerate", "old volume (kept, Retain)", "phase"],
     rows,
   )}${left.length ? `the actions each move has left, in order (waits left out; the new volume's Retain is held and given back only when its class deletes volumes):\n${left.join("")}` : ""}${offline.length ? `ReadWriteOncePod: ${offline.join(", ")} cannot be copied while the pod runs; the replica is down for the whole copy\n` : ""}${
-    measured.length
-      ? `smaller: a pod measures the data of ${measured.join(", ")} (du) once the change is confirmed, before anything changes (used bytes are kubelet's volume stats, which can be a minute old)\n`
-      : ""
+    measured.length ? `smaller: a pod measures the data of ${measured.join(", ")} (du) once the change is confirmed, before anything changes\n` : ""
   }`;
 }
 

@@ -1,6 +1,7 @@
 // `kubectl appstorage rbac`: the least-privilege Role this tool needs in a namespace, the optional
-// ClusterRole for storage classes, and the Role and ClusterRole --migrate-existing adds, each with a
-// binding template, as YAML for `kubectl apply -f -`;
+// ClusterRole for storage classes, and the Role and the ClusterRoles (one per cluster-scoped resource:
+// persistentvolumes, nodes) --migrate-existing adds, each with a binding template, as YAML for
+// `kubectl apply -f -`;
 // and the README's permission table. Both are made from the one permission table (src/plan/access.ts).
 import type { Permission } from "../plan/access";
 
@@ -38,6 +39,35 @@ function rulesYaml(rs: readonly Rule[]): string {
     .join("");
 }
 
+/**
+ * Why each verb of a ClusterRole is there, as annotations (rbac.appstorage.kubectl.io/VERB.RESOURCE):
+ * they stay on the object a cluster admin applies and reads back, where comments do not.
+ */
+function whyAnnotations(rs: readonly Rule[]): string {
+  const lines = rs.flatMap((r) =>
+    r.verbs.map((v) => {
+      const key = `rbac.appstorage.kubectl.io/${v}.${r.resource.replace("/", "-")}${r.group ? `.${r.group}` : ""}`;
+      return `    ${key}: ${q(r.uses.get(v)!.join("; "))}\n`;
+    }),
+  );
+  return `  annotations:\n${lines.join("")}`;
+}
+
+/** The header comment of each cluster-scoped role that --migrate-existing adds, by resource. */
+const migrateClusterHeaders: Record<string, string> = {
+  persistentvolumes: [
+    "# Only for set --migrate-existing, at cluster scope (a cluster admin grants it): PersistentVolumes belong to no",
+    "# namespace, so no Role can hold these. Each verb says why it is there (the annotations say it too). RBAC cannot",
+    "# narrow them to the volumes of one namespace (a provisioner names them), so whoever holds this role may read",
+    "# and patch every PersistentVolume of the cluster: bind it while claims move and delete the binding after.",
+  ].join("\n"),
+  nodes: [
+    "# Optional, only for set --migrate-existing, at cluster scope (a cluster admin grants it): read-only, never",
+    "# nodes/proxy (which would let its holder run commands in any pod of the node). Without it the copy pods",
+    "# tolerate no taint, and a replica on a cordoned node is not refused up front.",
+  ].join("\n"),
+};
+
 export function renderRbac(perms: readonly Permission[], namespace: string): string {
   const name = "kubectl-appstorage";
   const base = perms.filter((x) => !x.feature);
@@ -47,16 +77,30 @@ export function renderRbac(perms: readonly Permission[], namespace: string): str
   const moving = `${name}-migrate`;
   const binding = (kind: "RoleBinding" | "ClusterRoleBinding", roleKind: "Role" | "ClusterRole", bound: string) =>
     `apiVersion: rbac.authorization.k8s.io/v1\nkind: ${kind}\nmetadata:\n  name: ${bound}\n${kind === "RoleBinding" ? `  namespace: ${namespace}\n` : ""}roleRef:\n  apiGroup: rbac.authorization.k8s.io\n  kind: ${roleKind}\n  name: ${bound}\nsubjects:\n  # Replace with the user (or kind: Group) who changes storage here.\n  - apiGroup: rbac.authorization.k8s.io\n    kind: User\n    name: CHANGE-ME\n`;
+  const clusterRole = (header: string, role: string, rs: readonly Rule[]) =>
+    `${header}\napiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata:\n  name: ${role}\n${whyAnnotations(rs)}rules:\n${rulesYaml(rs)}`;
   const classes = `${name}-storage-classes`;
+  // One ClusterRole per cluster-scoped resource --migrate-existing uses, named after it.
+  const order = Object.keys(migrateClusterHeaders);
+  const rank = (r: string) => (order.includes(r) ? order.indexOf(r) : order.length);
+  const byResource = [...new Set(migrate.filter((x) => x.scope === "cluster").map((x) => x.resource))].sort((a, b) => rank(a) - rank(b));
+  const migrateCluster = byResource.flatMap((resource) => {
+    const role = `${name}-${resource}`;
+    const header = migrateClusterHeaders[resource] ?? "# Only for set --migrate-existing, at cluster scope (a cluster admin grants it).";
+    return [clusterRole(header, role, rules(migrate.filter((x) => x.scope === "cluster" && x.resource === resource))), `# Bind it.\n${binding("ClusterRoleBinding", "ClusterRole", role)}`];
+  });
   return [
     `# The least privilege kubectl appstorage needs in namespace ${namespace}: show, diff, set (and its resume).\n# Each rule names the commands and steps that use it. Apply with: kubectl appstorage rbac -n ${namespace} | kubectl apply -f -\napiVersion: rbac.authorization.k8s.io/v1\nkind: Role\nmetadata:\n  name: ${name}\n  namespace: ${namespace}\nrules:\n${rulesYaml(namespaced)}`,
     `# Bind the Role.\n${binding("RoleBinding", "Role", name)}`,
-    `# Optional, at cluster scope (a cluster admin grants it): without it, a size-only change still works,\n# with a warning; a change of storage class needs --force, and show cannot tell default classes.\napiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata:\n  name: ${classes}\nrules:\n${rulesYaml(cluster)}`,
+    clusterRole(
+      "# Optional, at cluster scope (a cluster admin grants it): without it, a size-only change still works,\n# with a warning; a change of storage class needs --force, and show cannot tell default classes.",
+      classes,
+      cluster,
+    ),
     `# Bind the optional ClusterRole.\n${binding("ClusterRoleBinding", "ClusterRole", classes)}`,
     `# Only for set --migrate-existing (copy pods, the claims re-created on new volumes), in addition to the Role above.\napiVersion: rbac.authorization.k8s.io/v1\nkind: Role\nmetadata:\n  name: ${moving}\n  namespace: ${namespace}\nrules:\n${rulesYaml(rules(migrate.filter((x) => x.scope === "namespace")))}`,
     `# Bind it.\n${binding("RoleBinding", "Role", moving)}`,
-    `# Only for set --migrate-existing, at cluster scope (a cluster admin grants it): the old volumes are set to\n# Retain and labelled, the new ones bound to the claims; kubelet's volume stats tell whether a shrink fits.\napiVersion: rbac.authorization.k8s.io/v1\nkind: ClusterRole\nmetadata:\n  name: ${moving}\nrules:\n${rulesYaml(rules(migrate.filter((x) => x.scope === "cluster")))}`,
-    `# Bind it.\n${binding("ClusterRoleBinding", "ClusterRole", moving)}`,
+    ...migrateCluster,
   ].join("---\n");
 }
 

@@ -25,7 +25,7 @@ export interface Permission {
   /** The commands and steps that use it, and what happens without an optional one. */
   usedBy: string;
   without?: string;
-  /** migrate: only --migrate-existing needs it (its moves, its reads, show's kept volumes); rbac prints it in a Role and ClusterRole of their own. */
+  /** migrate: only --migrate-existing needs it (its moves, its reads, show's kept volumes); rbac prints it in a Role of its own, and its cluster-scoped rights in a ClusterRole per resource. */
   feature?: "migrate";
 }
 
@@ -78,8 +78,14 @@ const stepPermissions: Record<Step, Permission[]> = {
     p("", "pods", "create", "set --migrate-existing: evict", { subresource: "eviction", feature: "migrate" }),
     p("apps", "statefulsets", "delete", "set --migrate-existing: orphan-delete while a claim moves", { named: "statefulset", feature: "migrate" }),
     p("apps", "statefulsets", "create", "set --migrate-existing: re-create after a claim moved", { feature: "migrate" }),
-    p("", "persistentvolumes", "get", "set --migrate-existing", { scope: "cluster", feature: "migrate" }),
-    p("", "persistentvolumes", "patch", "set --migrate-existing: Retain and label the old volume, bind the new one", { scope: "cluster", feature: "migrate" }),
+    p("", "persistentvolumes", "get", "set --migrate-existing: read each claim's old and new volume, before and after each change to them", { scope: "cluster", feature: "migrate" }),
+    p(
+      "",
+      "persistentvolumes",
+      "patch",
+      "set --migrate-existing: set the old volume to reclaim policy Retain and label it before its claim is deleted (its data outlives the claim); hold the new volume (Retain) while its claims change, bind it to the claim re-created under its name (claimRef), then give it its class's reclaim policy back",
+      { scope: "cluster", feature: "migrate" },
+    ),
   ],
   "resume-owner": [],
   "remove-journal": [p("", "secrets", "delete", "set: remove-journal", { named: "journal" })],
@@ -107,17 +113,13 @@ const readPermissions: Permission[] = [
     without: "a size-only change goes on with a warning; a named class needs --force",
   }),
   p("storage.k8s.io", "volumeattributesclasses", "list", "diff, set with vac=", { scope: "cluster", optional: true, without: "the server checks the class name" }),
-  p("", "nodes", "get", "diff, set --migrate-existing: how much data each claim holds (kubelet's volume stats)", {
-    scope: "cluster",
-    subresource: "proxy",
-    optional: true,
-    without: "diff cannot tell early that a shrink does not fit (a pod measures the data once the change is confirmed)",
-    feature: "migrate",
-  }),
-  p("", "nodes", "get", "set --migrate-existing: whether a replica's node is cordoned (it could not start there again), and why a move waits on a node", {
+  // Never nodes/proxy: it lets its holder run commands in any pod of the node (kubernetes#136550). How
+  // much data a shrink must fit is measured by a pod once the change is confirmed.
+  p("", "nodes", "get", "diff, set --migrate-existing: each replica's node: its taints (its copy pods tolerate exactly those), whether it is cordoned, why a move waits on it", {
     scope: "cluster",
     optional: true,
-    without: "a replica on a cordoned node is not refused up front, and a move that times out on a node says where to look",
+    without:
+      "the copy pods tolerate no taint (on a tainted node they cannot start, and the move stops saying so); a replica on a cordoned node is not refused up front; a move that times out on a node says where to look",
     feature: "migrate",
   }),
   p("policy", "poddisruptionbudgets", "list", "diff, set --migrate-existing: a budget that would allow no eviction while the StatefulSet is orphan-deleted", {
@@ -125,18 +127,12 @@ const readPermissions: Permission[] = [
     without: "such a budget is found only when the move's eviction is refused",
     feature: "migrate",
   }),
-  p(
-    "",
-    "persistentvolumes",
-    "list",
-    "show: what each claim's volume is, and those kept by --migrate-existing; diff, set --migrate-existing: which volumes are local or hostPath (kubelet's stats are not their data)",
-    {
-      scope: "cluster",
-      optional: true,
-      without: "show does not say what the volumes are nor list the kept ones; a shrink's data is judged by the stats' size alone before it is measured",
-      feature: "migrate",
-    },
-  ),
+  p("", "persistentvolumes", "list", "show: what each claim's volume is, and those kept by --migrate-existing; diff, set --migrate-existing: where each old volume can be used (its node affinity)", {
+    scope: "cluster",
+    optional: true,
+    without: "show does not say what the volumes are nor list the kept ones; a move to a class that binds at once does not name the replica's node for its new volume",
+    feature: "migrate",
+  }),
 ];
 
 /** Every permission, reads first, then the steps in their order. */

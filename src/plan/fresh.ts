@@ -21,8 +21,9 @@ export class PlanError extends Error {}
 
 /**
  * The claims and pods of one namespace filed by name, made once per pair of lists: the plans of
- * `-l` over many StatefulSets share their namespace's lists (observeMany), and filing them again
- * for each plan made planning quadratic in the namespace's size. The lists are never mutated.
+ * `-l` or `-f` over many StatefulSets share their namespace's lists (observeTargets), and filing
+ * them again for each plan made planning quadratic in the namespace's size. The lists are never
+ * mutated.
  */
 const indexes = new WeakMap<readonly PersistentVolumeClaim[], WeakMap<readonly Pod[], ObjectIndex>>();
 function planIndex(observed: Pick<Observed, "claims" | "pods">): ObjectIndex {

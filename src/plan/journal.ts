@@ -6,7 +6,9 @@
 import type { KubeObject, StatefulSet } from "../api/types";
 import { sameClaimTemplates } from "./objects";
 import { apiVersion, type Journal, type Plan } from "./types";
-import type { ExistingClaimsOptions, ExistingClaimsPlan, JournalExistingClaims } from "./existing-claims-types";
+import type { ExistingClaimsPlan, JournalExistingClaims } from "./existing-claims-types";
+
+export { existingClaimsFlags, finishCommand } from "./finish";
 
 export const journalSecretPrefix = "appstorage-journal-";
 export const journalDataKey = "journal.json";
@@ -53,20 +55,6 @@ export function journalSecret(journal: Journal, resourceVersion?: string): KubeO
   };
 }
 
-/** The flags of a run that was changing existing claims. */
-export function existingClaimsFlags(o: ExistingClaimsOptions): string {
-  return [o.resize && "--resize-existing", o.vac && "--vac-existing", o.migrate && "--migrate-existing", o.relabel && "--relabel-existing"].filter(Boolean).join(" ");
-}
-
-/** The command that finishes an interrupted change: its set (or undo) again, with the flags that change claims. */
-export function finishCommand(journal: Journal): string {
-  if (journal.command === "undo") return `kubectl appstorage undo ${journal.name} -n ${journal.namespace}`;
-  // Templates added or removed come only from a manifest: the same one finishes the change.
-  if (journal.roll) return `kubectl appstorage set -f MANIFEST -n ${journal.namespace} (MANIFEST: the one that ${journal.request.join(" ")} came from)`;
-  const flags = journal.existing ? ` ${existingClaimsFlags(journal.existing.options)}` : journal.migration ? " --migrate-existing" : "";
-  return `kubectl appstorage set ${journal.name} ${journal.request.join(" ")}${flags} -n ${journal.namespace}`;
-}
-
 /**
  * The journal decides the work only while its change is half done: the original object is being
  * deleted or gone, or was re-created with the new templates. Otherwise (nothing destructive
@@ -103,6 +91,8 @@ export interface RunIdentity {
   /** The user the server sees. */
   by: string;
   now: Date;
+  /** This run's flags that a command finishing it repeats (./finish.ts); a rerun's replace the journal's. */
+  finish?: Journal["finish"];
 }
 
 /**
@@ -114,7 +104,15 @@ export function journalFor(plan: Plan, run: RunIdentity): Journal {
   const lease = new Date(run.now.getTime() + leaseSeconds * 1000).toISOString();
   // A resume's moves are the plan's: its journal's, with this run's --copy-image when given.
   if (plan.mode !== "fresh" && plan.journal)
-    return { ...plan.journal, ...(plan.journal.migration && plan.migration ? { migration: plan.migration } : {}), holder: run.holder, by: run.by, leaseExpires: lease, updatedAt: now };
+    return {
+      ...plan.journal,
+      ...(plan.journal.migration && plan.migration ? { migration: plan.migration } : {}),
+      ...(run.finish ? { finish: run.finish } : {}),
+      holder: run.holder,
+      by: run.by,
+      leaseExpires: lease,
+      updatedAt: now,
+    };
   return {
     apiVersion,
     kind: "Journal",
@@ -139,6 +137,7 @@ export function journalFor(plan: Plan, run: RunIdentity): Journal {
     ...(plan.roll ? { roll: plan.roll } : {}),
     // Saved before the owner is paused: a run killed right after pausing it still has it resumed by the rerun.
     ...(plan.ownerPause ? { owner: { pause: plan.ownerPause, paused: false } } : {}),
+    ...(run.finish ? { finish: run.finish } : {}),
   };
 }
 

@@ -40,6 +40,19 @@ export function statefulSetsOf(documents: readonly unknown[]): { statefulSets: S
 
 const names = (sts: StatefulSet) => (sts.spec.volumeClaimTemplates ?? []).map((t) => t.metadata.name ?? "");
 
+/**
+ * What reading the cluster for a manifest's StatefulSet needs to know before the live object is
+ * read: the storage classes and volume attributes classes its claim templates name, as directives
+ * (the plan's own directives come from comparing it with the live object: manifestChange).
+ */
+export function manifestReads(wanted: StatefulSet): Directive[] {
+  return (wanted.spec.volumeClaimTemplates ?? []).map((t) => ({
+    claim: t.metadata.name ?? "",
+    ...(t.spec.storageClassName !== undefined ? { storageClass: t.spec.storageClassName } : {}),
+    ...(t.spec.volumeAttributesClassName !== undefined ? { volumeAttributesClass: t.spec.volumeAttributesClassName } : {}),
+  }));
+}
+
 export interface ManifestChange {
   directives: Directive[];
   refusals: string[];

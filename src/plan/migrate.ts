@@ -4,7 +4,7 @@
 // copy pods' script is in ./copy-script.ts, each claim's move as a state machine in ./move.ts, the
 // work in src/apply/migrate.ts and src/apply/move.ts.
 import { createHash } from "node:crypto";
-import type { PersistentVolumeClaim, Pod } from "../api/types";
+import type { PersistentVolumeClaim, Pod, Taint, Toleration } from "../api/types";
 import { statefulSetRef } from "../refs";
 import { copyScript } from "./copy-script";
 import type { ExistingClaimsBase } from "./resize";
@@ -13,9 +13,9 @@ import { defaultStorageClass, templateSize } from "./objects";
 import { selectedNodeAnnotation } from "./pending";
 import { budgetBlocksMoves } from "./budgets";
 import { volumeTopology } from "./classes";
-import { bytesOf as quantityBytes, compareQuantities, parseQuantity, sameQuantity } from "./quantity";
+import { compareQuantities, parseQuantity, sameQuantity } from "./quantity";
 import type { Observed, PlanRequest, Refusal, Step } from "./types";
-import type { CopyReport, Migration, MigrationClaim, MigrationPhase } from "./migration-types";
+import { type CopyReport, copyImageNeeds, type Migration, type MigrationClaim, type MigrationPhase } from "./migration-types";
 
 export type { CopyReport } from "./migration-types";
 
@@ -58,8 +58,6 @@ export const newVolumeClaimName = (claim: string) => bounded("appstorage-new-", 
 /** The copy pod of one claim (one at a time: the first copy, then the final copy with the verification). */
 export const copyPodName = (claim: string) => bounded("appstorage-copy-", claim);
 
-const bytesOf = (q: string) => Number(quantityBytes(q) ?? 0n);
-
 /**
  * Plans the move of every existing claim of the named templates whose class or size differs
  * from its new template: highest ordinal first. Refused before anything changes: block volumes,
@@ -81,6 +79,7 @@ export function planMigration(base: ExistingClaimsBase, observed: Observed, requ
   const claimsByName = new Map(observed.claims.map((c) => [c.metadata.name ?? "", c]));
   const defaultClass = defaultStorageClass(observed.storageClasses);
   const claims: MigrationClaim[] = [];
+  const unreadNodes = new Set<string>();
   for (const effect of base.claims) {
     if (!named.has(effect.template)) continue;
     const claim = claimsByName.get(effect.name);
@@ -93,8 +92,7 @@ export function planMigration(base: ExistingClaimsBase, observed: Observed, requ
       continue;
     }
     const pod = effect.leftover ? undefined : effect.pod;
-    const usage = statsUsage(claim, observed, pod !== undefined && observed.podNodes?.[pod] !== undefined);
-    const refusal = claimRefusal(claim, to.size, usage, ref);
+    const refusal = claimRefusal(claim, ref);
     if (refusal) {
       refusals.push(refusal);
       continue;
@@ -103,17 +101,22 @@ export function planMigration(base: ExistingClaimsBase, observed: Observed, requ
     if ((claim.spec.accessModes ?? []).includes("ReadWriteOncePod")) {
       warnings.push(`claim ${effect.name} is ReadWriteOncePod: no second pod may mount it while its pod runs, so its replica is down for the whole copy, not only the final one`);
     }
-    const used = "bytes" in usage ? usage.bytes : undefined;
-    // Every shrink is measured by a pod once the change is confirmed: kubelet's stats may be a
-    // minute old (it computes them once a minute), so they only refuse early, never let through.
+    // How much data a smaller volume must hold is measured by a pod (du) once the change is
+    // confirmed, before anything else changes: kubelet's volume stats are not read (they need
+    // nodes/proxy, which lets its holder run commands in any pod of the node).
     const shrinks = compareQuantities(parseQuantity(to.size), parseQuantity(claim.status?.capacity?.["storage"] ?? effect.request ?? to.size)) < 0;
-    if (shrinks && "unknown" in usage) {
-      warnings.push(
-        `claim ${effect.name} shrinks to ${to.size}: kubelet's volume stats could not tell how much data it holds (${usage.unknown}), so set measures it with a pod once the change is confirmed, before anything else changes`,
-      );
+    if (shrinks) {
+      warnings.push(`claim ${effect.name} shrinks to ${to.size}: set measures its data with a pod once the change is confirmed, and refuses before anything else changes if it does not fit`);
     }
     const node = pod ? observed.podNodes?.[pod] : undefined;
     if (node && pod && !cordonCheck(node, pod, effect.name, observed, request, refusals, warnings)) continue;
+    const taints = node ? observed.nodeTaints?.[node] : undefined;
+    if (node && !taints && !unreadNodes.has(node)) {
+      unreadNodes.add(node);
+      warnings.push(
+        `node ${node} could not be read (get nodes, cluster scope), so its taints are not known: the copy pods there tolerate no taint, and if it has any they cannot start (the move then stops and says so); kubectl appstorage rbac prints a ClusterRole that allows it`,
+      );
+    }
     const immediate = to.storageClass !== undefined && bindsAtOnce(observed.storageClasses, to.storageClass);
     const where = immediate ? volumeWhere(observed, claim.spec.volumeName) : undefined;
     if (immediate && where && !node) {
@@ -132,9 +135,9 @@ export function planMigration(base: ExistingClaimsBase, observed: Observed, requ
       accessModes: claim.spec.accessModes ?? ["ReadWriteOnce"],
       ...(pod ? { pod } : {}),
       ...(node ? { node } : {}),
+      ...(taints?.length ? { tolerations: tolerationsOf(taints) } : {}),
       from: { ...(effect.request ? { size: effect.request } : {}), ...(claim.spec.storageClassName ? { storageClass: claim.spec.storageClassName } : {}) },
       to: { size: to.size, ...(to.storageClass ? { storageClass: to.storageClass } : {}) },
-      ...(used !== undefined ? { usedBytes: used } : {}),
       ...(shrinks ? { measure: true } : {}),
       offline: (claim.spec.accessModes ?? []).includes("ReadWriteOncePod"),
       // Only where the old volume is tied to a place (its PV's node affinity): a provisioner that
@@ -175,52 +178,21 @@ function budgetChecks(base: ExistingClaimsBase, observed: Observed, request: Pla
   }
 }
 
-/** How much data a claim holds as kubelet's volume stats tell it, or why they cannot tell. */
-export type StatsUsage = { bytes: number } | { unknown: string };
-
-/**
- * kubelet's usedBytes is the used space of the file system the volume is on (statfs), which is the
- * claim's data only when that file system is the claim's own. kubelet (1.37's pkg/volume) has no
- * stats for a hostPath volume (MetricsNil) and, for a `local` volume, reports statfs of its path:
- * the whole host file system's usage when the path is a folder on it (local-path-provisioner's
- * volumeType local). Any file system larger than the claim is shared with other data (a folder on
- * a host disk, a subfolder of an NFS export), so its usage says nothing about the claim.
- * `podRuns`: the claim's pod runs on a node whose stats were read.
- */
-export function statsUsage(claim: PersistentVolumeClaim, observed: Pick<Observed, "volumeUsage" | "volumeCapacity" | "volumeUsageError" | "persistentVolumes">, podRuns: boolean): StatsUsage {
-  const name = claim.metadata.name ?? "";
-  const pv = observed.persistentVolumes?.find((v) => v.metadata.name === claim.spec.volumeName);
-  const local = pv?.spec["local"] as { path?: string } | undefined;
-  if (local) return { unknown: `a local volume (${local.path ?? "a host path"}): kubelet reports the usage of the whole file system it is on` };
-  if (pv?.spec["hostPath"]) return { unknown: "a hostPath volume: kubelet has no stats for it" };
-  const used = observed.volumeUsage?.[name];
-  if (used === undefined) return { unknown: observed.volumeUsageError ?? (podRuns ? "kubelet reports none for its volume yet" : "its pod is not running") };
-  const fileSystem = observed.volumeCapacity?.[name];
-  const own = Math.max(...[claim.status?.capacity?.["storage"], claim.spec.resources?.requests?.["storage"], pv?.spec.capacity?.["storage"]].map((q) => (q ? bytesOf(q) : 0)));
-  // 10% above the claim's size: a driver may round a volume up a little beyond what the claim says.
-  if (fileSystem !== undefined && own > 0 && fileSystem > own * 1.1) {
-    return { unknown: `kubelet's stats are of a file system of ${fileSystem} bytes, larger than the claim's ${own}: one shared with other data` };
-  }
-  return { bytes: used };
+/** Why one claim cannot move, or undefined. */
+function claimRefusal(claim: PersistentVolumeClaim, ref: string): Refusal | undefined {
+  if (claim.spec.volumeMode !== "Block") return undefined;
+  return {
+    message: `claim ${claim.metadata.name ?? ""} of ${ref} is a block volume (volumeMode Block): --migrate-existing copies files and does not support block volumes yet`,
+    forceable: false,
+  };
 }
 
-/** Why one claim cannot move, or undefined. */
-function claimRefusal(claim: PersistentVolumeClaim, size: string, usage: StatsUsage, ref: string): Refusal | undefined {
-  const name = claim.metadata.name ?? "";
-  if (claim.spec.volumeMode === "Block") {
-    return { message: `claim ${name} of ${ref} is a block volume (volumeMode Block): --migrate-existing copies files and does not support block volumes yet`, forceable: false };
-  }
-  const capacity = claim.status?.capacity?.["storage"] ?? claim.spec.resources?.requests?.["storage"];
-  if (capacity && compareQuantities(parseQuantity(size), parseQuantity(capacity)) >= 0) return undefined;
-  // A smaller volume: the data must fit, measured by a pod before anything changes; stats that
-  // already show more refuse here, so diff says so too.
-  if ("bytes" in usage && usage.bytes > bytesOf(size)) {
-    return {
-      message: `claim ${name} holds ${usage.bytes} bytes (kubelet's volume stats), more than the new size ${size} (${bytesOf(size)} bytes): choose a size of at least ${usage.bytes} bytes`,
-      forceable: false,
-    };
-  }
-  return undefined;
+/**
+ * The tolerations of a copy pod: exactly the taints of the replica's node (which its replica
+ * tolerates, or it would not run there), each by key, value and effect; never a blanket one.
+ */
+export function tolerationsOf(taints: readonly Taint[]): Toleration[] {
+  return taints.map((t) => ({ key: t.key, operator: t.value ? "Equal" : "Exists", ...(t.value ? { value: t.value } : {}), effect: t.effect }));
 }
 
 const managedBy = { [journalLabel.key]: journalLabel.value };
@@ -308,10 +280,55 @@ export const startAnnotation = "appstorage.kubectl.io/start";
 export const syncGraceSeconds = 86_400;
 
 /**
+ * What each copy pod may do beyond an unprivileged process, and no more (every other capability is
+ * dropped). A copy that keeps everything (rsync -aHAXS --numeric-ids, as root) needs: CHOWN (every
+ * entry's owner and group, by number), DAC_OVERRIDE (read every file and write into any directory
+ * whatever their modes), FOWNER (modes, times, ACLs and xattrs of entries it does not own), FSETID
+ * (keep setuid and setgid bits through a chown and a write), SETFCAP (file capabilities, the xattr
+ * security.capability) and MKNOD (device nodes): all of them in the Pod Security Standards' baseline
+ * profile. Measuring the data (du) only reads: DAC_OVERRIDE (DAC_READ_SEARCH would do, but baseline
+ * does not allow adding it).
+ * Not among them, so never kept: SYS_ADMIN, which trusted.* xattrs need (the copy cannot even see
+ * them) and which security.* xattrs other than capabilities need where no security module decides
+ * (setting one then fails, and so does the copy: loudly, never silently).
+ */
+export const copyCapabilities: Record<CopyMode, string[]> = {
+  copy: ["CHOWN", "DAC_OVERRIDE", "FOWNER", "FSETID", "MKNOD", "SETFCAP"],
+  sync: ["CHOWN", "DAC_OVERRIDE", "FOWNER", "FSETID", "MKNOD", "SETFCAP"],
+  measure: ["DAC_OVERRIDE"],
+};
+
+/**
+ * How a copy pod tells that its bytes keep moving: a readiness probe that sums what every process
+ * of the pod has read and written (rchar and wchar of /proc/PID/io: files, pipes, everything the
+ * copy and the verification read and write), itself left out, and is Ready only when the sum
+ * changed since its last run, periodSeconds before. So the pod is Ready while bytes move, and not
+ * Ready after a whole period without a byte (src/plan/move.ts stops a copy that stays so for
+ * stallSeconds). Only the shell's builtins run (no process of its own to count). Where no
+ * process's counters can be read at all, progress cannot be told: it says Ready (the copy is then
+ * bounded by nothing but its end, as a copy with no stall).
+ */
+export const progressProbe = String.raw`s=0; n=0
+for f in /proc/[0-9]*/io; do
+  [ "$f" = "/proc/$$/io" ] && continue
+  { while read -r k v; do case $k in rchar:|wchar:) s=$((s + v)); n=1;; esac; done < "$f"; } 2>/dev/null
+done
+[ "$n" = 1 ] || exit 0
+last=; { read -r last < /tmp/.appstorage-progress; } 2>/dev/null
+echo "$s" > /tmp/.appstorage-progress
+[ "$s" != "$last" ]`;
+
+/** The probe's period: a copy pod without a byte moved for this long is not Ready. */
+export const progressPeriodSeconds = 10;
+
+/**
  * A copy pod: the claim mounted read-only at /src, the new volume at /dst, on the node of the
- * claim's pod (a ReadWriteOnce volume can be mounted by two pods there), tolerating every taint,
- * as root (to keep owners). It reports in its termination message (parseCopyReport). A sync pod
- * created with `start` "wait" waits for SIGTERM (its deletion) before it reads anything.
+ * claim's pod (a ReadWriteOnce volume can be mounted by two pods there), tolerating that node's
+ * taints and no other, as root (to keep owners) but not privileged: every capability dropped but
+ * those the copy needs (copyCapabilities), no privilege escalation, the runtime's default seccomp
+ * profile, no service account token, a read-only root file system (its scratch space an emptyDir at
+ * /tmp). It reports in its termination message (parseCopyReport). A sync pod created with `start`
+ * "wait" waits for SIGTERM (its deletion) before it reads anything.
  */
 export function copyPod(m: MigrationClaim, ns: string, statefulSet: string, mode: CopyMode, image: string, start: "wait" | "go" = "go"): Pod {
   const sync = mode === "sync";
@@ -320,6 +337,7 @@ export function copyPod(m: MigrationClaim, ns: string, statefulSet: string, mode
     ...(m.copiedSince !== undefined ? [{ name: "SINCE", value: String(m.copiedSince) }] : []),
     ...(sync && start === "wait" ? [{ name: "WAIT", value: "sigterm" }] : []),
   ];
+  const seccompProfile = { type: "RuntimeDefault" };
   return {
     apiVersion: "v1",
     kind: "Pod",
@@ -331,12 +349,14 @@ export function copyPod(m: MigrationClaim, ns: string, statefulSet: string, mode
     },
     spec: {
       restartPolicy: "Never",
+      automountServiceAccountToken: false,
+      enableServiceLinks: false,
       ...(sync ? { terminationGracePeriodSeconds: syncGraceSeconds } : {}),
       ...(m.node
         ? { affinity: { nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [{ matchFields: [{ key: "metadata.name", operator: "In", values: [m.node] }] }] } } } }
         : {}),
-      tolerations: [{ operator: "Exists" }],
-      securityContext: { runAsUser: 0, runAsGroup: 0 },
+      ...(m.tolerations?.length ? { tolerations: m.tolerations } : {}),
+      securityContext: { runAsUser: 0, runAsGroup: 0, seccompProfile },
       containers: [
         {
           name: "copy",
@@ -345,15 +365,100 @@ export function copyPod(m: MigrationClaim, ns: string, statefulSet: string, mode
           command: ["/bin/sh", "-c", copyScript],
           env,
           terminationMessagePolicy: "File",
-          volumeMounts: [{ name: "src", mountPath: "/src", readOnly: true }, ...(mode === "measure" ? [] : [{ name: "dst", mountPath: "/dst" }])],
+          securityContext: {
+            privileged: false,
+            allowPrivilegeEscalation: false,
+            readOnlyRootFilesystem: true,
+            capabilities: { drop: ["ALL"], add: copyCapabilities[mode] },
+            seccompProfile,
+          },
+          // A copy's progress (progressProbe): a copy is bounded by it, not by --timeout. It keeps
+          // its last count in /tmp, the emptyDir (the root file system is read-only).
+          ...(mode === "measure"
+            ? {}
+            : {
+                readinessProbe: {
+                  exec: { command: ["/bin/sh", "-c", progressProbe] },
+                  periodSeconds: progressPeriodSeconds,
+                  timeoutSeconds: progressPeriodSeconds,
+                  successThreshold: 1,
+                  failureThreshold: 1,
+                },
+              }),
+          volumeMounts: [{ name: "src", mountPath: "/src", readOnly: true }, ...(mode === "measure" ? [] : [{ name: "dst", mountPath: "/dst" }]), { name: "tmp", mountPath: "/tmp" }],
         },
       ],
       volumes: [
         { name: "src", persistentVolumeClaim: { claimName: m.claim, readOnly: true } },
         ...(mode === "measure" ? [] : [{ name: "dst", persistentVolumeClaim: { claimName: newVolumeClaimName(m.claim) } }]),
+        { name: "tmp", emptyDir: {} },
       ],
     },
   };
+}
+
+/** The pods that prove, before anything changes, that the copy image starts on a replica's node. */
+export const probePodPrefix = "appstorage-probe-";
+
+/**
+ * A pod that proves the copy image starts where a claim's copy pods will run, before anything
+ * changes: the copy pod as it would be made (the same image, node, tolerations and security
+ * settings, so the node, admission and the runtime answer as they will), but mounting no claim
+ * and running only `exit 0` in the image's shell. One per node (generateName).
+ */
+export function probePod(m: MigrationClaim, ns: string, statefulSet: string, image: string): Pod {
+  const body = copyPod(m, ns, statefulSet, "measure", image);
+  const claims = new Set((body.spec?.volumes ?? []).filter((v) => v.persistentVolumeClaim).map((v) => v.name));
+  const { name: _name, ...metadata } = body.metadata;
+  const containers = (body.spec!["containers"] as Record<string, unknown>[]).map((c) => ({
+    ...c,
+    command: ["/bin/sh", "-c", "exit 0"],
+    env: [],
+    volumeMounts: ((c["volumeMounts"] as { name: string }[] | undefined) ?? []).filter((v) => !claims.has(v.name)),
+  }));
+  return {
+    ...body,
+    metadata: { ...metadata, generateName: probePodPrefix, annotations: { "appstorage.kubectl.io/copy": "probe" } },
+    spec: { ...body.spec, containers, volumes: (body.spec?.volumes ?? []).filter((v) => !claims.has(v.name)) },
+  };
+}
+
+/**
+ * The claims whose copy pods are still to run (their move is before its final copy), one per node:
+ * where the probe pods prove that the copy image starts, before the journal is written. A claim
+ * whose replica does not run has no node ("": where the scheduler puts its copy pods).
+ */
+export function probeTargets(migration: Pick<Migration, "claims">): MigrationClaim[] {
+  const byNode = new Map<string, MigrationClaim>();
+  for (const m of migration.claims) if (["pending", "copied", "stopped"].includes(m.phase) && !byNode.has(m.node ?? "")) byNode.set(m.node ?? "", m);
+  return [...byNode.values()];
+}
+
+/** The taints a claim's copy pods tolerate (its replica's node's, as planned), as a message says them. */
+export const toleratedTaints = (m: Pick<MigrationClaim, "tolerations">): string => (m.tolerations?.length ? m.tolerations.map((t) => `${t.key}:${t.effect ?? ""}`).join(", ") : "none");
+
+/**
+ * Why a probe pod (probePod) shows that the copy image cannot run where the claim's copy pods
+ * would, and what to do, as the one line that refuses the run: `trouble`, kubelet's or the
+ * scheduler's reason it did not start; `failed`, why it did not run its shell. Nothing was changed.
+ */
+export function probeRefusal(
+  image: string,
+  m: Pick<MigrationClaim, "claim" | "node" | "tolerations">,
+  ns: string,
+  pod: string,
+  end: { trouble: { reason: string; message?: string } } | { failed: string },
+): string {
+  const where = m.node ? `on node ${m.node}` : `where claim ${m.claim}'s copy pods would run`;
+  if ("failed" in end)
+    return `the copy image ${image} does not run its shell (/bin/sh) ${where}: ${end.failed}; the pod was removed and nothing was changed: pass --copy-image with an image that has sh (${copyImageNeeds})`;
+  const { reason, message } = end.trouble;
+  const advice = /Image/.test(reason)
+    ? `pass --copy-image with an image the node can pull or already has (${copyImageNeeds})`
+    : reason === "Unschedulable"
+      ? `the copy pods must run ${where}, where the claim's replica runs, and tolerate only the taints that node had when the change was planned (${toleratedTaints(m)}): make room there (or lower the namespace's LimitRange defaults)`
+      : `let the namespace's policies allow the copy pods (kubectl get events -n ${ns} --field-selector involvedObject.name=${pod})`;
+  return `the copy image ${image} cannot start ${where}: ${reason}${message ? ` (${message})` : ""}; the pod was removed and nothing was changed: ${advice}, then run the same command again`;
 }
 
 /** The report of a finished copy pod (Succeeded or Failed), from its termination message. */

@@ -1,5 +1,6 @@
 // --migrate-existing's data: its options, each claim's move and phase as the journal saves it, and what
 // it did. Apart from the Plan/Journal core (./types.ts), which holds a Migration as an optional part.
+import type { Toleration } from "../api/types";
 
 /** --migrate-existing with --copy-image. (Consent, --yes or the prompt, is the run's, never the plan's.) */
 export interface MigrateOptions {
@@ -29,8 +30,8 @@ export interface MigrationClaim {
   node?: string;
   from: { size?: string; storageClass?: string };
   to: { size: string; storageClass?: string };
-  /** Bytes used on the volume (kubelet's volume stats), when read and they are the claim's own data. */
-  usedBytes?: number;
+  /** The taints of that node as planned, tolerated by its copy pods (and nothing else). */
+  tolerations?: Toleration[];
   /** A shrink: a pod measures the data once the change is confirmed, before anything changes. */
   measure?: boolean;
   /** The claim's labels, given to it again when it is re-created on the new volume. */
@@ -103,5 +104,20 @@ export interface CopyReport {
   error?: string;
 }
 
-/** The default --copy-image: busybox has every tool the copy script uses (sh, cp, dd, cat, find, stat, sha256sum, awk, sort, du, df, among others). */
-export const defaultCopyImage = "docker.io/library/busybox:1.37.0";
+/** What a --copy-image must have, for the messages that name it (the copy script checks it before it reads anything). */
+export const copyImageNeeds =
+  "it needs rsync 3.1.3 or later and sh, find, stat, xargs, sha256sum, awk, sort, sed, tr, dd, du, df, cut, wc, grep and diff, which busybox has; with getfattr, xattrs and ACLs are also in the manifests";
+
+/**
+ * The default --copy-image, pinned by digest: instrumentisto/rsync-ssh, Alpine Linux with Alpine's
+ * rsync package (3.4 in Alpine 3.23) beside busybox's tools, which are every tool the copy script
+ * uses. Chosen as a small, single-purpose image that its maintainers rebuild on every Alpine release
+ * (its CHANGELOG lists each), for several platforms, from a Dockerfile of a few lines. It has no getfattr: xattrs and ACLs are then compared by rsync's own dry run
+ * (src/plan/copy-script.ts).
+ *
+ * The digest was NOT checked against the registry from the machine this was written on (it has no
+ * registry access): it is the digest public code pins for the tag alpine3.23-r3
+ * (keatsfonam/kubectl-shrink-pvc, its default image). Check it before a release:
+ *   crane digest docker.io/instrumentisto/rsync-ssh:alpine3.23-r3
+ */
+export const defaultCopyImage = "docker.io/instrumentisto/rsync-ssh:alpine3.23-r3@sha256:6cbad37c2fbdca4ac7ad9d1c1bb8990af9efd4dc76321b349935876cbb1e9e4a";

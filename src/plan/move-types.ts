@@ -31,7 +31,27 @@ export interface MoveRun {
   ended?: Pod;
   /** The server refused this run's copy pod (admission: quota, Pod Security): its message. */
   refused?: string;
-  failure?: { message: string; restore: boolean };
+  /** Copy pods (uid -> ms) as this run first saw them running, and last saw them Ready (bytes moving: progressProbe). */
+  running?: Record<string, number>;
+  progress?: Record<string, number>;
+  /** This run evicted the replica (it is down because of this run). */
+  stopped?: boolean;
+  /** This run orphan-deleted the StatefulSet (nothing re-creates a pod until it is back). */
+  orphaned?: boolean;
+  /** Something outside the machine stopped this run (a wait that timed out, a write that failed): its message; the move brings the replica back. */
+  interrupted?: string;
+  failure?: MoveFailure;
+}
+
+/** Why a run fails, and how it winds down (src/plan/move.ts, windDown). */
+export interface MoveFailure {
+  message: string;
+  /** The claim is as it was: the StatefulSet is re-created if it is gone, and the replica comes back on its old volume. */
+  restore: boolean;
+  /** The move had stopped the replica: the run waits until it is Ready again before it stops. */
+  replicaDown?: boolean;
+  /** What the copy put on the new volume is kept for the next run (a copy that stalled), even before its first copy was recorded. */
+  keepCopy?: boolean;
 }
 
 /** What was read of one claim's move, and this run's memory of it. */
@@ -91,9 +111,10 @@ export type MoveAction =
   | { kind: "create-moved-claim"; volume: string }
   | { kind: "restore-new-volume-policy"; volume: string; policy: string }
   | { kind: "create-statefulset" }
-  | { kind: "wait"; on: WaitOn; for: string }
-  /** This run failed (said in message): the journal goes back to `phase` when given; the move winds down, the StatefulSet re-created when `restore`. */
-  | { kind: "fail"; message: string; restore: boolean; phase?: MigrationPhase }
+  /** `progress`: a copy that runs: bounded by its progress (stallSeconds), not by --timeout. */
+  | { kind: "wait"; on: WaitOn; for: string; progress?: true }
+  /** This run failed (said in message): the journal goes back to `phase` when given; the move winds down (MoveFailure). */
+  | ({ kind: "fail"; phase?: MigrationPhase } & MoveFailure)
   /** The end of a failed run: nothing more is done. */
   | { kind: "stop"; message: string }
   | { kind: "done" };

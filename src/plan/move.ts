@@ -17,20 +17,32 @@
 // re-created by someone) sends the move back to stopping it: the final copy is made again.
 import type { KubeNode, Pod, PersistentVolumeClaim } from "../api/types";
 import { statefulSetRef } from "../refs";
-import { copyPodDone, copyPodName, labelValue, migrationLabels, newVolumeClaimName, parseCopyReport, phaseOrder, startAnnotation } from "./migrate";
-import type { MigrationClaim, MigrationPhase } from "./migration-types";
-import type { MoveAction, MoveObserved, MoveStepView, MoveView } from "./move-types";
+import { copyPodDone, copyPodName, labelValue, migrationLabels, newVolumeClaimName, parseCopyReport, phaseOrder, startAnnotation, toleratedTaints } from "./migrate";
+import { copyImageNeeds, type MigrationClaim, type MigrationPhase } from "./migration-types";
+import type { MoveAction, MoveFailure, MoveObserved, MoveRun, MoveStepView, MoveView } from "./move-types";
 import { controlledBy, isReady, ordinalStart, replicasOf, sameClaimTemplates } from "./objects";
 
 /** How long a copy pod may stay Unschedulable before the run stops (a claim of an Immediate class binds meanwhile, resources may free up). */
 export const unschedulableSeconds = 20;
+
+/**
+ * How long a running copy may move no byte before the run stops it: its pod not Ready (progressProbe,
+ * ./migrate.ts: no read or write by any of its processes over a probe period of 10 s) for this long,
+ * as this run sees it. A copy that keeps moving bytes is not cut by --timeout, however long it
+ * takes. Two minutes: far more than a healthy copy is ever quiet (between two files, the
+ * verification's sorts and the sync of what it wrote are all reads and writes; the longest quiet
+ * time is a sync waiting on a slow disk), and short enough that a copy that hangs (a volume that
+ * stopped answering, a node whose kubelet died: its pods go not Ready some 40 s later) gives the
+ * replica back within about three minutes.
+ */
+export const stallSeconds = 120;
 
 const deleting = (o: { metadata: { deletionTimestamp?: string } } | undefined) => !!o?.metadata.deletionTimestamp;
 /** A copy pod whose container ended (a deleted pod's may end before its phase says so). */
 const ended = (p: Pod) => copyPodDone(p) || (p.status?.containerStatuses ?? []).some((c) => c.state?.terminated !== undefined);
 const modeOf = (p: Pod) => p.metadata.annotations?.["appstorage.kubectl.io/copy"];
 export const imageOf = (p: Pod) => ((p.spec?.["containers"] as { image?: string }[] | undefined) ?? [])[0]?.image;
-const wait = (on: Extract<MoveAction, { kind: "wait" }>["on"], what: string): MoveAction => ({ kind: "wait", on, for: what });
+const wait = (on: Extract<MoveAction, { kind: "wait" }>["on"], what: string, progress = false): MoveAction => ({ kind: "wait", on, for: what, ...(progress ? { progress } : {}) });
 const remove = (p: Pod, warn?: string): MoveAction => ({ kind: "remove-copy-pod", uid: p.metadata.uid!, ...(warn ? { warn } : {}) });
 
 /** The phase a move goes to next. */
@@ -48,10 +60,62 @@ const backPhase = (m: MigrationClaim): MigrationPhase => (m.offline ? "pending" 
 const replicaOf = (o: MoveObserved) => (o.m.pod ? o.pods.find((p) => p.metadata.name === o.m.pod) : undefined);
 const original = (o: MoveObserved): PersistentVolumeClaim | undefined => (o.claim?.metadata.uid === o.m.uid ? o.claim : undefined);
 
-/** A failure of this run: when the replica is down for it and its claim untouched, the StatefulSet comes back and the move goes back a phase. */
-function failHere(o: MoveObserved, message: string, back: MigrationPhase = backPhase(o.m)): MoveAction {
-  const restore = mustBeDown(o.m) && original(o) !== undefined;
-  return { kind: "fail", message, restore, ...(restore ? { phase: back } : {}) };
+/**
+ * A failure of this run. While the claim is as it was (the swap has not begun), the move winds back:
+ * the StatefulSet comes back if it is gone, the replica on its old volume (Ready again before the
+ * run stops, when the move had stopped it), and the journal goes back a phase when the replica had
+ * to be down for the one it was in. A move never leaves its replica down.
+ */
+function failHere(o: MoveObserved, message: string, back: MigrationPhase = backPhase(o.m), keepCopy = false): MoveAction {
+  const old = original(o);
+  const restore = old !== undefined && !deleting(old);
+  const down = mustBeDown(o.m) || o.run.stopped === true;
+  return {
+    kind: "fail",
+    message,
+    restore,
+    ...(restore && o.m.pod && down ? { replicaDown: true } : {}),
+    ...(restore && mustBeDown(o.m) ? { phase: back } : {}),
+    ...(keepCopy ? { keepCopy } : {}),
+  };
+}
+
+/**
+ * The swap has begun (or is over): the claim is no longer the original (deleted, or being deleted);
+ * the way up is forward, onto the new volume. A move that is done is past it: an interruption the
+ * run saw before the swap went on (a delete of the claim whose answer was lost, which the server
+ * did) must not fail the move that finished.
+ */
+export const swapBegun = (o: MoveObserved): boolean => {
+  const old = original(o);
+  return o.m.phase === "swapped" || o.m.phase === "done" || (o.m.phase === "verified" && (old === undefined || deleting(old)));
+};
+
+/** The readiness probe says the copy's bytes move (progressProbe); a told final copy is a deleted pod, so not isReady's question. */
+const moving = (p: Pod) => p.status?.conditions?.some((c) => c.type === "Ready" && c.status === "True") === true;
+
+/** What this run learns of a copy pod each time it sees one: when it first saw it, first saw it run, last saw its bytes move. */
+export function noteCopyPod(run: MoveRun, p: Pod | undefined, now: number): void {
+  const uid = p?.metadata.uid;
+  if (!p || !uid) return;
+  if (run.seen[uid] === undefined) run.seen[uid] = now;
+  if (p.status?.phase !== "Running") return;
+  run.running ??= {};
+  if (run.running[uid] === undefined) run.running[uid] = now;
+  if (moving(p)) (run.progress ??= {})[uid] = now;
+}
+
+/**
+ * A running copy that moved no byte for stallSeconds, as this run saw it (from when it saw it run,
+ * was told to go, or last saw its bytes move): why the run stops it; undefined while it moves.
+ */
+function stalled(o: MoveObserved, p: Pod): string | undefined {
+  const uid = p.metadata.uid!;
+  if (p.status?.phase !== "Running" || ended(p) || moving(p)) return undefined;
+  const from = Math.max(o.run.running?.[uid] ?? o.now, o.run.told[uid] ?? Number.NEGATIVE_INFINITY, o.run.progress?.[uid] ?? Number.NEGATIVE_INFINITY);
+  const quiet = (o.now - from) / 1000;
+  if (quiet < stallSeconds) return undefined;
+  return `claim ${o.m.claim}: copy pod ${p.metadata.name} moved no byte for ${Math.round(quiet)}s (a copy may be quiet for ${stallSeconds}s; see kubectl describe pod ${p.metadata.name} -n ${o.target.namespace} and its node); the copy was stopped, and what it copied is kept on claim ${newVolumeClaimName(o.m.claim)} for the next run: run the same command again`;
 }
 
 /** The next action of one claim's move. */
@@ -61,6 +125,8 @@ export function nextMoveAction(observed: MoveObserved): MoveAction {
   const o = !observed.copyPod && observed.run.ended && goalOf(observed.m) === "verified" ? { ...observed, copyPod: observed.run.ended } : observed;
   if (o.run.failure) return windDown(o, o.run.failure);
   if (o.run.refused) return failHere(o, refusedMessage(o, o.run.refused));
+  // Stopped from outside (a wait that timed out, a write that failed): wound back, unless the swap has begun (then only forward leads up).
+  if (o.run.interrupted !== undefined && !swapBegun(o)) return failHere(o, o.run.interrupted);
   if (o.m.phase === "done") return { kind: "done" };
   const sts = o.statefulSet;
   const replica = replicaOf(o);
@@ -81,16 +147,73 @@ export function nextMoveAction(observed: MoveObserved): MoveAction {
   }
 }
 
-/** Once failed: the copy pod removed, the StatefulSet back when asked, then the stop with the failure's message. */
-function windDown(o: MoveObserved, failure: NonNullable<MoveObserved["run"]["failure"]>): MoveAction {
+/** How many times a failure while the replica is down is tried again before the move gives up on the way it was going. */
+export const triesWhileDown = 3;
+
+/** A failure outside the machine (a wait that timed out, a request that failed), as runMove saw it. */
+export interface Trouble {
+  /** The replica is, or may be, down because of this move, or this run orphan-deleted the StatefulSet. */
+  mayBeDown: boolean;
+  /** The machine is winding down already: this run failed (`failure`), or was interrupted before. */
+  windingDown: "failure" | "interrupted" | false;
+  /** A wait that ran out of --timeout (the run's own stop), not a request that failed. */
+  timedOut: boolean;
+  /** The failures this run has seen, this one included, and how long since the first of them. */
+  tries: number;
+  elapsedMs: number;
+  timeoutMs: number;
+  /** The swap has begun (swapBegun): the only way up is forward. */
+  swapBegun: boolean;
+  phase: MigrationPhase;
+}
+
+/**
+ * What a run does after a failure outside the machine: `end` it there (nothing is down because of
+ * it), end it saying where the replica is (`down`: winding down failed too, or forward ran out of
+ * --timeout), try again onto the verified new volume (`forward`), hand it to the machine, which
+ * brings the replica back on its old volume (`back`: MoveRun.interrupted), or, winding down, try
+ * that `again`. A move never leaves its replica down while a way up is left to try.
+ */
+export function afterTrouble(t: Trouble): "end" | "down" | "forward" | "back" | "again" {
+  if (!t.mayBeDown) return "end";
+  if (t.windingDown) return t.timedOut || t.tries > triesWhileDown ? "down" : "again";
+  if (t.swapBegun) {
+    // Forward only: a wait that timed out says where things are (the machine's own words); a
+    // request that failed is tried again for up to --timeout.
+    if (t.timedOut) return "end";
+    return t.elapsedMs > t.timeoutMs ? "down" : "forward";
+  }
+  // With the copy verified, forward onto the new volume is tried first, a few times; else back onto the old one.
+  if (t.phase === "verified" && !t.timedOut && t.tries <= triesWhileDown && t.elapsedMs <= t.timeoutMs) return "forward";
+  return "back";
+}
+
+/** A copy pod deleted with a long grace period: a final copy told to go (it may still be copying). */
+const told = (p: Pod) => deleting(p) && Number(p.metadata["deletionGracePeriodSeconds"] ?? 0) > 30;
+
+/**
+ * Once failed: the replica first (the StatefulSet back, when the claim is as it was), then the copy
+ * pod removed (a told one too), the tool's claim removed when it holds nothing worth keeping, the
+ * replica Ready again when the move had stopped it, then the stop with the failure's message.
+ */
+function windDown(o: MoveObserved, failure: MoveFailure): MoveAction {
+  const ref = statefulSetRef(o.target.name);
+  const old = original(o);
+  const back = failure.restore && old !== undefined && !deleting(old);
+  if (back && !o.statefulSet) return { kind: "create-statefulset" };
+  if (back && deleting(o.statefulSet)) return wait("statefulset", `${ref} to be deleted before it is created again`);
   const pod = o.copyPod;
-  if (pod) return deleting(pod) ? wait("copy-pod", `copy pod ${pod.metadata.name} to be removed`) : remove(pod);
-  // Before (or back before) its first copy, the tool's claim holds nothing worth keeping: the next run copies anew.
+  if (pod) return deleting(pod) && !told(pod) ? wait("copy-pod", `copy pod ${pod.metadata.name} to be removed`) : remove(pod);
+  // Before (or back before) its first copy, the tool's claim holds nothing worth keeping unless a copy ran into it: the next run copies anew.
   const copy = o.newClaim;
-  if (o.m.phase === "pending" && copy)
+  if (o.m.phase === "pending" && copy && !failure.keepCopy)
     return deleting(copy) ? wait("new-claim", `claim ${copy.metadata.name} to be removed`) : { kind: "delete-claim", name: copy.metadata.name!, uid: copy.metadata.uid! };
-  if (failure.restore && !o.statefulSet) return { kind: "create-statefulset" };
-  if (failure.restore && deleting(o.statefulSet)) return wait("statefulset", `${statefulSetRef(o.target.name)} to be deleted before it is created again`);
+  if (back && failure.replicaDown && o.m.pod) {
+    const p = replicaOf(o);
+    const up = p !== undefined && !deleting(p) && isReady(p) && mountsClaim(p, o.m.claim) && o.statefulSet !== undefined && controlledBy(p, o.statefulSet.metadata.uid!);
+    if (!up) return wait("pods", `${o.m.pod} to be Ready again on its old volume ${o.m.volume} (claim ${o.m.claim} as it was)`);
+    return { kind: "stop", message: `${failure.message}; ${o.m.pod} is Ready again on its old volume ${o.m.volume}` };
+  }
   return { kind: "stop", message: failure.message };
 }
 
@@ -106,10 +229,10 @@ function cannotStart(o: MoveObserved, p: Pod): string | undefined {
 }
 
 function troubleAdvice(reason: string, o: MoveObserved): string {
-  if (/Image/.test(reason)) return "pass --copy-image with an image the node can pull or already has (it needs sh, cp, dd, cat, find, stat, sha256sum, awk, sort, du and df; busybox has them all)";
+  if (/Image/.test(reason)) return `pass --copy-image with an image the node can pull or already has (${copyImageNeeds})`;
   if (reason === "Unschedulable")
-    return `the copy pod must run on ${o.m.node ? `node ${o.m.node}, ` : ""}where the claim's replica runs, and tolerates every taint: make room there (or lower the namespace's LimitRange defaults), or choose a class whose volumes that node can use`;
-  return `the copy pods run as root with the claim and the new volume mounted: let the namespace's policies allow them (kubectl describe pod ${o.copyPod?.metadata.name ?? copyPodName(o.m.claim)} -n ${o.target.namespace})`;
+    return `the copy pod must run on ${o.m.node ? `node ${o.m.node}, ` : ""}where the claim's replica runs, and tolerates only the taints that node had when the change was planned (${toleratedTaints(o.m)}): make room there (or lower the namespace's LimitRange defaults), or choose a class whose volumes that node can use`;
+  return `the copy pods run as root (not privileged; capabilities CHOWN, DAC_OVERRIDE, FOWNER, FSETID, MKNOD and SETFCAP) with the claim and the new volume mounted: let the namespace's policies allow them (kubectl describe pod ${o.copyPod?.metadata.name ?? copyPodName(o.m.claim)} -n ${o.target.namespace})`;
 }
 
 /** kubelet's and the scheduler's reasons a pod will not start by waiting: the run stops rather than wait out --timeout. */
@@ -174,7 +297,13 @@ function firstCopy(o: MoveObserved): MoveAction {
   }
   const stuck = cannotStart(o, pod);
   if (stuck) return failHere(o, stuck);
-  return wait("copy-pod", `copy pod ${pod.metadata.name} (the first copy); see kubectl describe pod ${pod.metadata.name} -n ${o.target.namespace}, then run the same command again`);
+  const stall = stalled(o, pod);
+  if (stall) return failHere(o, stall, backPhase(m), true);
+  return wait(
+    "copy-pod",
+    `copy pod ${pod.metadata.name} (the first copy); see kubectl describe pod ${pod.metadata.name} -n ${o.target.namespace}, then run the same command again`,
+    pod.status?.phase === "Running",
+  );
 }
 
 /** Every replica but this claim's Ready (never two down). */
@@ -261,7 +390,13 @@ function finalCopy(o: MoveObserved): MoveAction {
       "pending",
     );
   }
-  return wait("copy-pod", `copy pod ${pod.metadata.name} (the final copy and verification); see kubectl describe pod ${pod.metadata.name} -n ${o.target.namespace}, then run the same command again`);
+  const stall = stalled(o, pod);
+  if (stall) return failHere(o, stall, backPhase(m), true);
+  return wait(
+    "copy-pod",
+    `copy pod ${pod.metadata.name} (the final copy and verification); see kubectl describe pod ${pod.metadata.name} -n ${o.target.namespace}, then run the same command again`,
+    pod.status?.phase === "Running",
+  );
 }
 
 /** The old volume as a kept volume: Retain, and labelled with its claim. */

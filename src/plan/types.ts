@@ -2,7 +2,7 @@
 // `set` share. Plain JSON-serialisable data and the step order; no logic. Every module that
 // needs these types imports them from here (the work on existing claims' from ./existing-claims-types.ts,
 // the migration's from ./migration-types.ts), so modules depend on data, not on each other.
-import type { PersistentVolume, PersistentVolumeClaim, Pod, PodDisruptionBudget, StatefulSet, StorageClass } from "../api/types";
+import type { PersistentVolume, PersistentVolumeClaim, Pod, PodDisruptionBudget, StatefulSet, StorageClass, Taint } from "../api/types";
 import type { ClassView } from "./classes";
 import type { Directive } from "./directive";
 import type { ExistingClaimsObserved, ExistingClaimsOptions, ExistingClaimsPlan, ExistingClaimsResult, JournalExistingClaims } from "./existing-claims-types";
@@ -83,6 +83,8 @@ export interface Journal {
   roll?: TemplateRoll;
   /** --pause-owner: how the owner was paused and is put back; a rerun after a kill resumes it. */
   owner?: JournalOwner;
+  /** The run's own flags that the command finishing it repeats (src/plan/finish.ts): its -f files, and the other flags' words. */
+  finish?: { filenames?: string[]; flags: string[] };
 }
 
 /** The journal's Secret as it was read: the lock is taken against exactly this version. */
@@ -112,18 +114,14 @@ export interface Observed {
   /** Why the journal could not be read (forbidden): an interrupted change may be pending. */
   journalError?: string;
   journalSecret?: JournalSecretRef;
-  /** With --migrate-existing: bytes used on each claim's volume (kubelet's volume stats), by claim name. */
-  volumeUsage?: Record<string, number>;
-  /** The size in bytes of the file system those stats are of, by claim name: larger than the claim, it is shared. */
-  volumeCapacity?: Record<string, number>;
   /** With --migrate-existing: the PersistentVolumes bound to claims of the namespace (undefined: they could not be listed). */
   persistentVolumes?: PersistentVolume[];
-  /** Why the usage could not be read (a shrink is then refused: the data might not fit). */
-  volumeUsageError?: string;
   /** With --migrate-existing: the node each running pod of the StatefulSet is on, by pod name. */
   podNodes?: Record<string, string>;
   /** With --migrate-existing: those nodes that are cordoned (spec.unschedulable), as far as they could be read (a namespace admin may not). */
   cordonedNodes?: string[];
+  /** With --migrate-existing: the taints of those nodes, by node name, for those that could be read (the copy pods tolerate exactly these). */
+  nodeTaints?: Record<string, Taint[]>;
   /** With --migrate-existing: the namespace's PodDisruptionBudgets (undefined: they could not be listed). */
   disruptionBudgets?: PodDisruptionBudget[];
   /** Quotas and volume attributes classes, read only for work on existing claims. */

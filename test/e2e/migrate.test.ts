@@ -13,6 +13,8 @@ import { describe, type TestContext, test } from "node:test";
 import { sts } from "../fixtures/builders";
 import { apply, claims, eventually, getSts, kubeconfig, kubectl, kubectlTry, markReady, namespace, plugin, runPlugin, settled, storageClassFor, uids, userKubeconfig } from "../shared/harness";
 import { grantStorageClasses } from "../shared/rbac";
+import { defaultCopyImage } from "../../src/plan/migration-types";
+import { copyPod } from "../../src/plan/migrate";
 
 /** Two replicas whose claims are bound to prepared volumes; `mode` and `access` as the claim template asks. */
 async function boundDb(t: TestContext, ns: string, cls: string, opts: { mode?: "Block"; access?: string; name?: string; template?: string } = {}): Promise<void> {
@@ -69,13 +71,14 @@ function unchangedFrom(ns: string): () => void {
   };
 }
 
-/** The plugin with `args` in ns (as `kubeconfig`'s user) refuses: exit 1, stderr matching each pattern, nothing changed. */
-async function assertRefused(ns: string, args: string[], stderr: RegExp[], kubeconfig?: string): Promise<void> {
+/** The plugin with `args` in ns (as `kubeconfig`'s user) refuses: exit 1, stderr matching each pattern, nothing changed; its stderr. */
+async function assertRefused(ns: string, args: string[], stderr: RegExp[], kubeconfig?: string): Promise<string> {
   const assertNothingChanged = unchangedFrom(ns);
   const r = await runPlugin([...args, "-n", ns], { kubeconfig });
   assert.equal(r.code, 1, r.stderr);
   for (const pattern of stderr) assert.match(r.stderr, pattern);
   assertNothingChanged();
+  return r.stderr;
 }
 
 /** set --migrate-existing of db's data onto the storage class `to`, confirmed. */
@@ -85,11 +88,36 @@ describe("set --migrate-existing: refused before anything changes", () => {
   test("a namespace whose Pod Security refuses root pods: found by a dry run of the copy pod", async (t) => {
     const { ns, other } = await prepared(t);
     kubectl(["label", "namespace", ns, "pod-security.kubernetes.io/enforce=restricted"]);
-    await assertRefused(ns, moveTo(other), [
+    const stderr = await assertRefused(ns, moveTo(other), [
       new RegExp(
         `^error: the copy pods of --migrate-existing run as root \\(to keep every file's owner\\), and namespace ${ns} refuses them: .*violates PodSecurity "restricted:latest".*; nothing was changed: allow them while the claims move, for example with kubectl label namespace ${ns} pod-security.kubernetes.io/enforce=baseline --overwrite\\n$`,
       ),
     ]);
+    // What restricted objects to is only what keeping owners needs (root, and capabilities beyond
+    // NET_BIND_SERVICE): never privilege, escalation, seccomp or the volumes.
+    const violations = /violates PodSecurity "restricted:latest": (.*?); nothing was changed/.exec(stderr)?.[1] ?? "";
+    assert.match(violations, /runAsNonRoot/);
+    assert.doesNotMatch(violations, /privileged|allowPrivilegeEscalation|seccompProfile|restricted volume types|host/, violations);
+    // The baseline profile admits every copy pod as the tool makes it (a server dry run of each mode).
+    kubectl(["label", "namespace", ns, "pod-security.kubernetes.io/enforce=baseline", "--overwrite"]);
+    const m = {
+      claim: "data-db-0",
+      template: "data",
+      ordinal: 0,
+      uid: "u",
+      volume: "pv",
+      accessModes: ["ReadWriteOnce"],
+      from: {},
+      to: { size: "1Gi" },
+      offline: false,
+      phase: "pending" as const,
+      copiedSince: 1,
+    };
+    for (const mode of ["copy", "sync", "measure"] as const) {
+      const admitted = kubectlTry(["create", "--dry-run=server", "-n", ns, "-f", "-"], { input: JSON.stringify(copyPod(m, ns, "db", mode, defaultCopyImage, "wait")) });
+      assert.equal(admitted.code, 0, `${mode}: ${admitted.stderr}`);
+      assert.doesNotMatch(admitted.stderr, /Warning/, mode);
+    }
   });
 
   test("a ResourceQuota with no room for a copy pod, or for the claim of a new volume: found by dry runs, said with what to do", async (t) => {
@@ -161,12 +189,11 @@ describe("set --migrate-existing: refused before anything changes", () => {
   test("a shrink whose data cannot be measured here (no node runs the measuring pod), a block volume, ReadWriteOncePod without consent", async (t) => {
     const { ns, cls, other } = await prepared(t);
     // No node here: the pod that would measure the data never runs, and the run stops at --timeout.
-    // (The claims are bound to hostPath volumes the test made, for which kubelet has no stats.)
     await assertRefused(
       ns,
       ["set", "db", "data=512Mi", "--migrate-existing", "--timeout", "5s", "--yes"],
       [
-        /Warning: claim data-db-1 shrinks to 512Mi: kubelet's volume stats could not tell how much data it holds \(a hostPath volume: kubelet has no stats for it\), so set measures it with a pod once the change is confirmed, before anything else changes\n/,
+        /Warning: claim data-db-1 shrinks to 512Mi: set measures its data with a pod once the change is confirmed, and refuses before anything else changes if it does not fit\n/,
         /\nerror: timed out after 5s measuring the data of claim data-db-1 \(pod appstorage-measure-data-db-1 did not finish: kubectl describe pod appstorage-measure-data-db-1 -n [\w-]+\); nothing was changed\n$/,
       ],
     );
@@ -196,7 +223,7 @@ describe("set --migrate-existing: refused before anything changes", () => {
     const assertNothingChanged = unchangedFrom(ns);
     const r = await runPlugin(["diff", "db", `data=1Gi,${other}`, "--migrate-existing", "-n", ns]);
     assert.equal(r.code, 1, r.stderr);
-    assert.match(r.stderr, /claims moved to new volumes with their data \(one at a time, in this order; copy image docker\.io\/library\/busybox:1\.37\.0\):\n/);
+    assert.ok(r.stderr.includes(`claims moved to new volumes with their data (one at a time, in this order; copy image ${defaultCopyImage}):\n`), r.stderr);
     const rows = r.stderr.split("\n").filter((l) => /^data-db-\d /.test(l) && / pending$/.test(l));
     assert.deepEqual(
       rows.map((l) => l.split(/\s+/)[0]),
@@ -250,7 +277,7 @@ describe("--migrate-existing reads a constant number of requests", () => {
     }
   }
 
-  test("set -l over three StatefulSets on one node makes the requests set -l over one makes: one list of pods, one stats read per node", async (t) => {
+  test("set -l over three StatefulSets on one node makes the requests set -l over one makes: one list of pods, one read of the node, none through its proxy", async (t) => {
     const ns = namespace(t, "migreq");
     const node = `appstorage-${ns}`;
     kubectl(["create", "-f", "-"], { input: JSON.stringify({ apiVersion: "v1", kind: "Node", metadata: { name: node } }) });
@@ -267,11 +294,15 @@ describe("--migrate-existing reads a constant number of requests", () => {
     const one = await requests("one");
     const many = await requests("many");
     assert.equal(many.r.code, one.r.code, `${one.r.stderr}\n${many.r.stderr}`);
-    const stats = (lines: string[]) => lines.filter((l) => l.includes(`/api/v1/nodes/${node}/proxy/stats/summary`)).length;
-    // One stats read of the node however many StatefulSets run there (it is sent again as any read
-    // is when the API server answers 503, as it does for a node it cannot reach).
-    assert.ok(stats(one.lines) >= 1, one.lines.join("\n"));
-    assert.equal(stats(many.lines), stats(one.lines), many.lines.join("\n"));
+    const nodeReads = (lines: string[]) => lines.filter((l) => l === `GET /api/v1/nodes/${node}`).length;
+    // One read of the node (its taints, whether it is cordoned) however many StatefulSets run there;
+    // never its proxy (kubelet's stats need nodes/proxy, which lets its holder run commands in its pods).
+    assert.equal(nodeReads(one.lines), 1, one.lines.join("\n"));
+    assert.equal(nodeReads(many.lines), 1, many.lines.join("\n"));
+    assert.deepEqual(
+      [...one.lines, ...many.lines].filter((l) => l.includes("/proxy")),
+      [],
+    );
     const podLists = (lines: string[]) => lines.filter((l) => l.startsWith(`GET /api/v1/namespaces/${ns}/pods?`)).length;
     assert.equal(podLists(many.lines), 2, "the plan's list of pod metadata and one list of pods for their nodes");
     assert.equal(many.lines.length, one.lines.length, `over three:\n${many.lines.join("\n")}\nover one:\n${one.lines.join("\n")}`);

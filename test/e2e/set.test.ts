@@ -288,7 +288,7 @@ describe("set: interrupted and concurrent runs", () => {
     const uidsBefore = uids(ns);
     const allow = await denyStatefulSetCreate(t, ns);
 
-    const denied = await runPlugin(["set", "db", "data=2Gi", "-n", ns, "--yes"]);
+    const denied = await runPlugin(["set", "db", "data=2Gi", "-n", ns, "--yes", "--timeout", "90s"]);
     assert.equal(denied.code, 1);
     assert.match(denied.stderr, /could not re-create statefulset.apps\/db: .*denied by test policy.*run the same command again/);
     assert.equal(kubectlTry(["get", "statefulset", "db", "-n", ns]).code, 1, "deleted (orphan)");
@@ -297,11 +297,16 @@ describe("set: interrupted and concurrent runs", () => {
 
     const other = await runPlugin(["set", "db", "data=3Gi", "-n", ns, "--yes"]);
     assert.equal(other.code, 1);
-    assert.match(other.stderr, /interrupted change of statefulset.apps\/db is pending \(data=2Gi.*kubectl appstorage set db data=2Gi/);
+    // The line that finishes it repeats the run's flags (--timeout, the --kubeconfig runPlugin adds).
+    assert.ok(
+      other.stderr.includes(`interrupted change of statefulset.apps/db is pending (data=2Gi`) &&
+        other.stderr.endsWith(`; finish it first with: kubectl appstorage set db data=2Gi --timeout 90s --kubeconfig ${kubeconfig()} -n ${ns}\n`),
+      other.stderr,
+    );
 
     await allow();
     // The failed run released its lock: the rerun need not wait for the lease to expire.
-    const rerun = await runPlugin(["set", "db", "data=2Gi", "-n", ns, "--yes"]);
+    const rerun = await runPlugin(["set", "db", "data=2Gi", "-n", ns, "--yes", "--timeout", "90s"]);
     assert.equal(rerun.code, 0, rerun.stderr);
     assert.match(rerun.stderr, /an earlier run deleted it .* re-creating it now/);
     assert.equal(templateSize(getSts(ns, "db")), "2Gi");

@@ -10,7 +10,7 @@ import { join } from "node:path";
 import { describe, test, type TestContext } from "node:test";
 import type { StatefulSet } from "../../src/api/types";
 import { sts } from "../fixtures/builders";
-import { apply, claims, denyStatefulSetCreate, getSts, kubectl, kubectlTry, namespace, plugin, runPlugin, settled, uids, userKubeconfig } from "../shared/harness";
+import { apply, claims, denyStatefulSetCreate, getSts, kubeconfig, kubectl, kubectlTry, namespace, plugin, runPlugin, settled, uids, userKubeconfig } from "../shared/harness";
 
 const template = (s: StatefulSet) => s.spec.volumeClaimTemplates![0]!;
 
@@ -209,9 +209,9 @@ describe("set -f has every guarantee set has", () => {
     assert.equal(failed.code, 1);
     assert.match(failed.stderr, /could not re-create statefulset\.apps\/db: .*no 2Gi claims here; its pods keep running without a controller and the journal is kept/);
     assert.equal(kubectlTry(["get", "statefulset", "db", "-n", ns]).code, 1, "deleted, not re-created");
-    // The command that finishes it is a command line (the manifest's change, as words).
+    // The command that finishes it is a command line (the manifest's change, as words; its -f - cannot be read again), with the run's --kubeconfig.
     const show = await runPlugin(["show", "db", "-n", ns]);
-    assert.match(show.stdout, new RegExp(`finish it with: kubectl appstorage set db data=2Gi --template-label=data:tier=gold -n ${ns}\\n`));
+    assert.ok(show.stdout.includes(`finish it with: kubectl appstorage set db data=2Gi --template-label=data:tier=gold --kubeconfig ${kubeconfig()} -n ${ns}\n`), show.stdout);
     await lift();
     const resumed = await runPlugin(["set", "-f", "-", "--yes"], { input: v2 });
     assert.equal(resumed.code, 0, resumed.stderr);

@@ -1,7 +1,7 @@
 // --migrate-existing on the real node: a 3-replica StatefulSet whose pods keep writing moves to
 // the second storage class (appstorage-csi-b), then shrinks, each claim copied by copy pods on the
-// node through the real CSI driver and sidecars; a shrink below the data is refused, by the pod that
-// measures it or by kubelet's volume stats once they show the data; and 3 replicas each onto, off and
+// node through the real CSI driver and sidecars (the tests' copy image: rsync); a shrink below the
+// data is refused by the pod that measures it; and 3 replicas each onto, off and
 // within the classes users already have: appstorage-csi to rancher's local-path (bigger), minikube's
 // standard to appstorage-csi (bigger), local-path to local-path (smaller), each copied on its node.
 //
@@ -24,8 +24,25 @@ import { join } from "node:path";
 import { kubeconfig, kubectlJson, namespace, root, runPlugin, uids } from "../shared/harness";
 import { startFaultProxy } from "../shared/faultproxy";
 import type { PersistentVolume, PersistentVolumeClaim } from "../../src/api/types";
-import { aboutGiB, affinityNodes, allReady, create, deleteKeptVolumes, exec, fsBytes, GiB, maxDown, payloadSha, watchCopyPods, watchPods, whenTwoDown, workload, workloadImage } from "../shared/node";
-import { assertLogMoved, keptTreesAndLogs, makeBigFile, makeTree, statInPod, touchBlocks, withUidWriter } from "../shared/move";
+import {
+  aboutGiB,
+  affinityNodes,
+  allReady,
+  copyImage,
+  create,
+  deleteKeptVolumes,
+  exec,
+  fsBytes,
+  GiB,
+  maxDown,
+  payloadSha,
+  watchCopyPods,
+  watchPods,
+  watchToolPods,
+  whenTwoDown,
+  workload,
+} from "../shared/node";
+import { assertHardened, assertLogMoved, keptTreesAndLogs, makeBigFile, makeTree, statInPod, touchBlocks, withUidWriter } from "../shared/move";
 
 const names = ["db-0", "db-1", "db-2"];
 
@@ -59,11 +76,12 @@ async function move(ns: string, directive: string, expectClass: string, expectSi
   const data = Object.fromEntries(names.map((n) => [n, payloadSha(ns, n)]));
   const claims = Object.fromEntries(names.map((n) => [n, claimOf(ns, `data-${n}`)]));
   const watch = watchPods(ns);
+  const tools = watchToolPods(ns);
   // The re-create's orphan delete is the first; the first move's (data-db-2, once its first copy is done) the second.
   const proxy = await startFaultProxy(kubeconfig(), opts.meanwhile ? [{ kind: "hold", signature: "delete statefulsets", nth: 1 }] : []);
   let r: Awaited<ReturnType<typeof runPlugin>>;
   try {
-    const running = runPlugin(["set", "db", directive, "--migrate-existing", "--copy-image", workloadImage, "--timeout", "240s", "-n", ns, "--yes"], { kubeconfig: proxy.kubeconfig });
+    const running = runPlugin(["set", "db", directive, "--migrate-existing", "--copy-image", copyImage, "--timeout", "240s", "-n", ns, "--yes"], { kubeconfig: proxy.kubeconfig });
     if (opts.meanwhile) {
       const held = await proxy.nextHeld(240_000);
       opts.meanwhile();
@@ -74,7 +92,11 @@ async function move(ns: string, directive: string, expectClass: string, expectSi
     await proxy.close();
   }
   await watch.stop();
+  await tools.stop();
   assert.equal(r.code, 0, r.stderr);
+  // Every pod the move created (copy pods, measuring pods), hardened; the node has no taint.
+  assert.ok(tools.pods.size >= 6, `the copy pods were seen: ${[...tools.pods.values()].map((p) => p.metadata.name).join(", ")}`);
+  for (const p of tools.pods.values()) assertHardened(p, copyImage, []);
   // One run's output, for the README (the section says at which commit it was made).
   writeFileSync(join(root, "dist", `node-migrate-${directive.replace(/[^\w]+/g, "-")}.txt`), `$ kubectl appstorage set db ${directive} --migrate-existing --yes\n${r.stdout}${r.stderr}`);
   // One at a time, highest ordinal first, each copied while its pod ran, then verified.
@@ -136,19 +158,18 @@ describe("node: --migrate-existing", { timeout: 1_500_000 }, () => {
     await move(ns, "data=512Mi,appstorage-csi-b", "appstorage-csi-b", "512Mi");
     for (const n of names) assert.ok(fsBytes(ns, n) < 0.6 * GiB, `${n}: df shows the smaller file system`);
 
-    // A shrink below the data is refused before anything changes. Just after the write, kubelet's
-    // stats (computed once a minute) may not show it yet: then the pod that measures every shrink
-    // refuses it once the change is confirmed; once they show it, the plan itself does, with no pod.
+    // A shrink below the data is refused before anything changes: the pod that measures every shrink
+    // refuses it once the change is confirmed (kubelet's stats are never read: they need nodes/proxy).
     exec(ns, "db-0", "head -c 380000000 /dev/zero > /data/big && sync");
     const before = uids(ns);
     const stsBefore = kubectlJson<{ metadata: { resourceVersion: string } }>(["get", "statefulset", "db", "-n", ns]).metadata.resourceVersion;
-    const shrink = ["set", "db", "data=350Mi,appstorage-csi-b", "--migrate-existing", "--copy-image", workloadImage, "-n", ns, "--yes"];
+    const shrink = ["set", "db", "data=350Mi,appstorage-csi-b", "--migrate-existing", "--copy-image", copyImage, "-n", ns, "--yes"];
     const tooSmall = (source: string) =>
       new RegExp(`error: claim data-db-0 holds (\\d+) bytes \\((?:${source})\\), more than the new size 350Mi \\(367001600 bytes\\): choose a size of at least \\d+ bytes(; nothing was changed)?\n$`);
     const refused = await runPlugin(shrink);
     t.diagnostic(`right after the write: ${refused.stderr}`);
     assert.equal(refused.code, 1, refused.stderr);
-    const m = tooSmall("measured|kubelet's volume stats").exec(refused.stderr);
+    const m = tooSmall("measured").exec(refused.stderr);
     assert.ok(m && Number(m[1]) >= 380_000_000, refused.stderr);
     assert.deepEqual(uids(ns), before, "nothing changed");
     assert.equal(kubectlJson<{ metadata: { resourceVersion: string } }>(["get", "statefulset", "db", "-n", ns]).metadata.resourceVersion, stsBefore, "the StatefulSet was not touched");

@@ -16,7 +16,7 @@
 // (and requests timed out by the plugin would reach the server late, as if repeated).
 import { createHash } from "node:crypto";
 import { isMainThread, parentPort, Worker, workerData } from "node:worker_threads";
-import { readFileSync, writeFileSync } from "node:fs";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import * as https from "node:https";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
@@ -55,6 +55,12 @@ export interface Fault {
    * e.g. "delete secrets": what comes after the journal is removed), not from the start.
    */
   after?: string;
+  /**
+   * Counts occurrences only from the first request that names this object on, that request
+   * included (by its path, or a create by its body's metadata.name): one claim's move of
+   * --migrate-existing begins with the create of its claim of a new volume.
+   */
+  afterObject?: string;
   /** The request it landed on, once it really acted. */
   landed?: SeenRequest;
 }
@@ -70,6 +76,8 @@ export interface SeenRequest {
   /** "statefulsets", "secrets", "pods", "selfsubjectaccessreviews", ... (with "/subresource"). */
   resource: string;
   name?: string;
+  /** A create's object: its body's metadata.name (a POST's path names only the collection). */
+  object?: string;
   /** A server-side dry run (dryRun=All). */
   dryRun: boolean;
   /** "verb resource": what the request is, e.g. "update secrets", "dry-run patch persistentvolumeclaims". */
@@ -218,7 +226,7 @@ export function startFaultProxy(upstreamKubeconfig: string, faults: Fault[] = []
   // eval: the worker loads this TypeScript file through the same require hook (test/register.cjs).
   const worker = new Worker(`require(${JSON.stringify(__filename)})`, {
     eval: true,
-    workerData: { upstreamKubeconfig, faults: faults.map((f) => ({ kind: f.kind, signature: f.signature, nth: f.nth ?? 0, after: f.after ?? "" })), options },
+    workerData: { upstreamKubeconfig, faults: faults.map((f) => ({ kind: f.kind, signature: f.signature, nth: f.nth ?? 0, after: f.after ?? "", afterObject: f.afterObject ?? "" })), options },
   });
   const requests: SeenRequest[] = [];
   const heldQueue: Held[] = [];
@@ -274,11 +282,13 @@ async function runProxy(upstreamKubeconfig: string, faults: Required<Omit<Fault,
   const port = parentPort!;
   const post = (m: FromWorker) => port.postMessage(m);
   const creds = credentials(upstreamKubeconfig);
-  const pki = join(dirname(upstreamKubeconfig), "pki");
+  // The cluster's certificates: beside the admin kubeconfig, or one folder up for a user's (scripts/cluster user NAME writes users/NAME.kubeconfig).
+  const pki = [join(dirname(upstreamKubeconfig), "pki"), join(dirname(upstreamKubeconfig), "..", "pki")].find((d) => existsSync(join(d, "apiserver.crt"))) ?? join(dirname(upstreamKubeconfig), "pki");
   const requests: SeenRequest[] = [];
   const matched = new Map<number, number>();
   const landed = new Set<number>();
   const signaturesSeen = new Set<string>();
+  const objectsSeen = new Set<string>();
   /** The last journal write per Secret (namespace path and name) that the server recorded: renewals are told apart against it. */
   const lastJournal = new Map<string, JournalWrite>();
   const releases = new Map<number, () => void>();
@@ -303,11 +313,13 @@ async function runProxy(upstreamKubeconfig: string, faults: Required<Omit<Fault,
       const journalKey = journalKeyOf(url, secretName(body) ?? what.name ?? "");
       const journal = what.resource === "secrets" && isWrite(what) ? journalWrite(body, lastJournal.get(journalKey)) : undefined;
       if (journal && journal.kind !== "step") what.signature = `${journal.kind === "renewal" ? "renew" : "release"} secrets`;
+      const created = req.method === "POST" ? secretName(body) : undefined;
       const seen: SeenRequest = {
         index: requests.length,
         method: req.method ?? "GET",
         path: url,
         ...what,
+        ...(created ? { object: created } : {}),
         bodyHash: createHash("sha256").update(body).digest("hex"),
         reachedServer: false,
         eventsDelivered: 0,
@@ -316,8 +328,9 @@ async function runProxy(upstreamKubeconfig: string, faults: Required<Omit<Fault,
       };
       requests.push(seen);
       let fault: number | undefined;
+      for (const o of [seen.name, seen.object]) if (o) objectsSeen.add(o);
       faults.forEach((f, i) => {
-        if (landed.has(i) || f.signature !== seen.signature || (f.after && !signaturesSeen.has(f.after))) return;
+        if (landed.has(i) || f.signature !== seen.signature || (f.after && !signaturesSeen.has(f.after)) || (f.afterObject && !objectsSeen.has(f.afterObject))) return;
         const n = matched.get(i) ?? 0;
         matched.set(i, n + 1);
         if (n === f.nth && fault === undefined) fault = i;

@@ -47,8 +47,11 @@ export function procState(pid: number): string | undefined {
   }
 }
 
-/** The request to kill at: its signature and occurrence (counted from the first `after` request on, if given). */
-export type KillTarget = { signature: string; nth: number; after?: string };
+/**
+ * The request to kill at: its signature and occurrence (counted from the first `after` request on,
+ * if given; or from the first request naming `afterObject`, that one included).
+ */
+export type KillTarget = { signature: string; nth: number; after?: string; afterObject?: string };
 
 /** A plugin run stopped at its held request, alive there. */
 interface HeldRun {
@@ -67,7 +70,7 @@ interface HeldRun {
  * before, or the request is not held within `holdMs`. The caller ends the run and closes the proxy.
  */
 async function runToHeld(args: string[], x: KillTarget, when: "hold" | "hold-after", env: Record<string, string>, started?: (proxy: FaultProxy) => void, holdMs = 60_000): Promise<HeldRun> {
-  const fault: Fault = { kind: when, nth: x.nth, signature: x.signature, ...(x.after ? { after: x.after } : {}) };
+  const fault: Fault = { kind: when, nth: x.nth, signature: x.signature, ...(x.after ? { after: x.after } : {}), ...(x.afterObject ? { afterObject: x.afterObject } : {}) };
   const proxy = await startFaultProxy(kubeconfig(), [fault]);
   started?.(proxy);
   const child = spawn(plugin, [...args, "--kubeconfig", proxy.kubeconfig], {
@@ -144,10 +147,19 @@ export function phaseTargets(baseline: SeenRequest[], after = afterJournal): Pha
   });
 }
 
-/** The held request is the intended one: its signature, and its occurrence after the phase's start. */
-export function assertHeldIntended(log: SeenRequest[], at: SeenRequest, x: PhaseTarget, context: string): void {
-  const from = log.findIndex((r) => r.signature === x.after);
+/** Whether a request names this object (by its path, or a create by its body). */
+export const names = (r: SeenRequest, object: string) => r.name === object || r.object === object;
+
+/** The held request is the intended one: its signature, and its occurrence after the phase's start (or from the object that begins it). */
+export function assertHeldIntended(log: SeenRequest[], at: SeenRequest, x: KillTarget & { after?: string }, context: string): void {
   assert.equal(at.signature, x.signature, context);
+  if (x.afterObject) {
+    const from = log.findIndex((r) => names(r, x.afterObject!));
+    assert.ok(from >= 0 && at.index >= from, `${context}: held before ${x.afterObject}`);
+    assert.equal(log.filter((r) => r.signature === x.signature && r.index >= from && r.index < at.index).length, x.nth, `${context}: held another occurrence`);
+    return;
+  }
+  const from = log.findIndex((r) => r.signature === x.after);
   assert.ok(from >= 0 && at.index > from, `${context}: held before ${x.after}`);
   assert.equal(log.filter((r) => r.signature === x.signature && r.index > from && r.index < at.index).length, x.nth, `${context}: held another occurrence`);
 }

@@ -193,3 +193,61 @@ export function makeBigFile(ns: string, pod: string, mib: number): void {
 export function touchBlocks(ns: string, pod: string, blocks: number[]): void {
   exec(ns, pod, `${blocks.map((b) => `dd if=/dev/urandom of=/data/big bs=1048576 seek=${b * 16} count=1 conv=notrunc 2>/dev/null`).join(" && ")} && sync`);
 }
+
+/** The capabilities a copy pod may add (a faithful copy's needs), and the tolerations admission adds to every pod. */
+const copyCapabilitiesAllowed = ["CHOWN", "DAC_OVERRIDE", "DAC_READ_SEARCH", "FOWNER", "FSETID", "SETFCAP", "MKNOD"];
+const admissionTolerations = ["node.kubernetes.io/not-ready", "node.kubernetes.io/unreachable"];
+
+/**
+ * A pod of the tool's, as admitted, is hardened: not privileged, capabilities dropped (ALL) but
+ * those a faithful copy needs, no privilege escalation, RuntimeDefault seccomp, no service account
+ * token (and no token volume), the claim mounted read-only (a probe pod mounts none), the image asked for, and tolerations of
+ * exactly `taints` (beside the not-ready and unreachable ones DefaultTolerationSeconds gives every
+ * pod), never a blanket one.
+ */
+export function assertHardened(pod: Pod, image: string, taints: { key: string; value?: string; effect: string }[]): void {
+  const name = pod.metadata.name ?? pod.metadata.generateName ?? "";
+  const probe = pod.metadata.annotations?.["appstorage.kubectl.io/copy"] === "probe";
+  const spec = pod.spec as {
+    automountServiceAccountToken?: boolean;
+    securityContext?: { seccompProfile?: { type?: string } };
+    tolerations?: { key?: string; operator?: string; value?: string; effect?: string }[];
+    containers: {
+      image: string;
+      securityContext?: { privileged?: boolean; allowPrivilegeEscalation?: boolean; capabilities?: { drop?: string[]; add?: string[] }; seccompProfile?: { type?: string } };
+      volumeMounts?: { name: string; readOnly?: boolean }[];
+    }[];
+    initContainers?: unknown[];
+    volumes?: { name: string; persistentVolumeClaim?: { readOnly?: boolean }; projected?: unknown }[];
+  };
+  assert.equal(spec.automountServiceAccountToken, false, `${name}: no service account token`);
+  assert.ok(!(spec.volumes ?? []).some((v) => v.projected !== undefined), `${name}: no token volume: ${JSON.stringify(spec.volumes)}`);
+  assert.equal(spec.initContainers, undefined, `${name}: no init container`);
+  for (const c of spec.containers) {
+    const sc = c.securityContext ?? {};
+    assert.equal(c.image, image, `${name}: image`);
+    assert.equal(sc.privileged, false, `${name}: not privileged`);
+    assert.equal(sc.allowPrivilegeEscalation, false, `${name}: no privilege escalation`);
+    assert.deepEqual(sc.capabilities?.drop, ["ALL"], `${name}: every capability dropped`);
+    assert.ok(
+      (sc.capabilities?.add ?? []).every((x) => copyCapabilitiesAllowed.includes(x)),
+      `${name}: only a faithful copy's capabilities: ${JSON.stringify(sc.capabilities?.add)}`,
+    );
+    assert.equal(sc.seccompProfile?.type ?? spec.securityContext?.seccompProfile?.type, "RuntimeDefault", `${name}: seccomp RuntimeDefault`);
+    if (probe) continue;
+    const src = (c.volumeMounts ?? []).find((m) => m.name === "src");
+    assert.equal(src?.readOnly, true, `${name}: the claim mounted read-only`);
+  }
+  // A probe pod (it proves the copy image starts on the node, before the journal) mounts no claim at all.
+  if (probe)
+    assert.deepEqual(
+      (spec.volumes ?? []).filter((v) => v.persistentVolumeClaim),
+      [],
+      `${name}: a probe mounts no claim`,
+    );
+  else assert.equal(spec.volumes?.find((v) => v.name === "src")?.persistentVolumeClaim?.readOnly, true, `${name}: the claim's volume read-only`);
+  const tolerations = (spec.tolerations ?? []).filter((t) => !admissionTolerations.includes(t.key ?? ""));
+  assert.ok(!tolerations.some((t) => !t.key), `${name}: no blanket toleration: ${JSON.stringify(spec.tolerations)}`);
+  const expected = taints.map((t) => ({ key: t.key, operator: t.value ? "Equal" : "Exists", ...(t.value ? { value: t.value } : {}), effect: t.effect }));
+  assert.deepEqual(tolerations, expected, `${name}: exactly its node's taints tolerated`);
+}

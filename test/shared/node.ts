@@ -4,10 +4,23 @@
 import type { PersistentVolume, Pod, StatefulSet } from "../../src/api/types";
 import assert from "node:assert/strict";
 import { type ChildProcess, execFileSync, spawn } from "node:child_process";
+import { createHash } from "node:crypto";
 import { after, type TestContext } from "node:test";
 import { apply, eventually, kubeconfig, kubectl, kubectlJson, kubectlTry, pods, runPlugin, uids } from "./harness";
 
 export const workloadImage = "appstorage.local/workload:1";
+/** The tests' --copy-image: busybox's applets and Debian's rsync, getfattr and getfacl (lab/node/images.sh). */
+export const copyImage = "appstorage.local/copy:1";
+
+/**
+ * The one node's kubelet root on the host, as lab/cluster's kubelet_root names it: out of the
+ * cluster's folder (a CSI socket below a long HOME would be too long), one per cluster folder.
+ */
+export function kubeletRoot(): string {
+  const state = process.env["APPSTORAGE_CLUSTER_DIR"];
+  assert.ok(state, "APPSTORAGE_CLUSTER_DIR names the cluster (node scripts/test.mjs node sets it)");
+  return `/var/lib/kubectl-appstorage/kubelet-${createHash("sha256").update(state).digest("hex").slice(0, 8)}`;
+}
 export interface WorkloadOptions {
   replicas?: number;
   size?: string;
@@ -291,6 +304,41 @@ export function atMountClass(t: TestContext, ns: string): string {
   return name;
 }
 
+/**
+ * Every pod of the tool's (label appstorage.kubectl.io/claim) in the namespace, as the API server
+ * first gave it to a watch (its spec as admitted), by uid: what the test checks of every pod a move
+ * creates, however short its life.
+ */
+export function watchToolPods(ns: string): { pods: Map<string, Pod>; stop: () => Promise<void> } {
+  const child = tracked(
+    spawn("kubectl", ["--kubeconfig", kubeconfig(), "get", "--raw", `/api/v1/namespaces/${ns}/pods?watch=1&labelSelector=appstorage.kubectl.io%2Fclaim`], {
+      stdio: ["ignore", "pipe", "ignore"],
+    }),
+  );
+  const seen = new Map<string, Pod>();
+  let buf = "";
+  child.stdout.on("data", (d: Buffer) => {
+    buf += d.toString();
+    let i: number;
+    while ((i = buf.indexOf("\n")) >= 0) {
+      const line = buf.slice(0, i);
+      buf = buf.slice(i + 1);
+      if (!line.trim()) continue;
+      const event = JSON.parse(line) as { type: string; object: Pod };
+      if (event.object.metadata?.uid && !seen.has(event.object.metadata.uid)) seen.set(event.object.metadata.uid, event.object);
+    }
+  });
+  return {
+    pods: seen,
+    stop: () =>
+      new Promise((res) => {
+        if (child.exitCode !== null || child.signalCode !== null) return res();
+        child.on("close", () => res());
+        child.kill();
+      }),
+  };
+}
+
 /** Watches the copy pods of the namespace (label appstorage.kubectl.io/claim): the node each was put on. */
 export function watchCopyPods(ns: string): { nodes: Map<string, string>; stop: () => Promise<void> } {
   const child = tracked(
@@ -318,47 +366,6 @@ export function watchCopyPods(ns: string): { nodes: Map<string, string>; stop: (
         child.kill();
       }),
   };
-}
-
-/** A volume of a pod in kubelet's stats summary, as the API server's node proxy serves it (what the plugin reads). */
-export interface KubeletVolumeStats {
-  /** The pod's name for the volume. */
-  name: string;
-  /** The claim, for a claim's volume. */
-  claim?: string;
-  usedBytes?: number;
-  capacityBytes?: number;
-  time?: string;
-}
-
-/** The volumes kubelet has stats for of one pod; undefined until kubelet has computed the pod's (once a minute). */
-export function kubeletPodVolumes(ns: string, pod: string, node: string): KubeletVolumeStats[] | undefined {
-  // Straight from kubelet on 127.0.0.1 (its port is the cluster's base + 5), with the admin client
-  // certificate: the API server does not proxy nodes/proxy to a loopback address, and the test node
-  // serves on loopback only. (The node name is kubelet's own; kept for the callers' messages.)
-  void node;
-  const dir = process.env["APPSTORAGE_CLUSTER_DIR"]!;
-  const port = Number(process.env["APPSTORAGE_PORT_BASE"]) + 5;
-  const raw = execFileSync("curl", ["-fsS", "--max-time", "10", "-k", "--cert", `${dir}/pki/admin.crt`, "--key", `${dir}/pki/admin.key`, `https://127.0.0.1:${port}/stats/summary`], {
-    encoding: "utf8",
-  });
-  const summary = JSON.parse(raw) as {
-    pods?: { podRef?: { name?: string; namespace?: string }; volume?: { name: string; pvcRef?: { name?: string }; usedBytes?: number; capacityBytes?: number; time?: string }[] }[];
-  };
-  const own = summary.pods?.find((p) => p.podRef?.namespace === ns && p.podRef.name === pod);
-  if (!own?.volume?.length) return undefined;
-  return own.volume.map((v) => ({ name: v.name, ...(v.pvcRef?.name ? { claim: v.pvcRef.name } : {}), usedBytes: v.usedBytes, capacityBytes: v.capacityBytes, time: v.time }));
-}
-
-/** Waits (reading every 2 s) until kubelet's volume stats of the pod satisfy `ok`. */
-export async function awaitPodVolumes(ns: string, pod: string, node: string, ok: (v: KubeletVolumeStats[]) => boolean, timeoutMs = 150_000): Promise<KubeletVolumeStats[]> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const last = kubeletPodVolumes(ns, pod, node);
-    if (last && ok(last)) return last;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs / 1000}s waiting for kubelet's volume stats of pod ${ns}/${pod} (last read: ${JSON.stringify(last)})`);
-    await new Promise((r) => setTimeout(r, 2000));
-  }
 }
 
 /** The whole tree's checksums, one line per file ("sha256  ./path"), sorted: in a pod's /data or in a host folder. */

@@ -9,7 +9,7 @@ import { canICommand, describeAccess, permissionTable, requiredAccess } from "..
 import { parseDirectives } from "../../src/plan/directive";
 import { buildPlan } from "../../src/plan/plan";
 import type { Observed } from "../../src/plan/types";
-import { permissionsMarkdown, renderRbac } from "../../src/output/rbac";
+import { permissionsMarkdown, rbacObjects, renderRbac } from "../../src/output/rbac";
 import { claim, pod, storageClass, sts } from "../fixtures/builders";
 import { assertGolden } from "../fixtures/golden";
 
@@ -104,6 +104,31 @@ describe("the preflight's checks come from the plan's steps", () => {
 });
 
 describe("rbac and the permission table of docs/reference.md, from the same table", () => {
+  test("never nodes/proxy; the cluster-scoped rights of --migrate-existing in ClusterRoles of their own, each verb said why as an annotation", () => {
+    assert.ok(!permissionTable().some((p) => p.subresource === "proxy"), "no permission through a node's proxy");
+    const objects = rbacObjects(renderRbac(permissionTable(), "team-a")).items as {
+      kind: string;
+      metadata: { name: string; annotations?: Record<string, string> };
+      rules?: { apiGroups: string[]; resources: string[]; verbs: string[] }[];
+    }[];
+    const role = (name: string) => objects.find((o) => o.metadata.name === name && o.kind.endsWith("Role"))!;
+    assert.deepEqual(
+      objects.filter((o) => o.kind === "ClusterRole").map((o) => o.metadata.name),
+      ["kubectl-appstorage-storage-classes", "kubectl-appstorage-persistentvolumes", "kubectl-appstorage-nodes"],
+    );
+    assert.deepEqual(role("kubectl-appstorage-persistentvolumes").rules, [{ apiGroups: [""], resources: ["persistentvolumes"], verbs: ["get", "list", "patch"] }]);
+    assert.deepEqual(role("kubectl-appstorage-nodes").rules, [{ apiGroups: [""], resources: ["nodes"], verbs: ["get"] }]);
+    assert.deepEqual(Object.keys(role("kubectl-appstorage-persistentvolumes").metadata.annotations ?? {}), [
+      "rbac.appstorage.kubectl.io/get.persistentvolumes",
+      "rbac.appstorage.kubectl.io/list.persistentvolumes",
+      "rbac.appstorage.kubectl.io/patch.persistentvolumes",
+    ]);
+    assert.match(role("kubectl-appstorage-persistentvolumes").metadata.annotations!["rbac.appstorage.kubectl.io/patch.persistentvolumes"]!, /Retain/);
+    // Every printed rule is a permission of the table, and every permission of the table is printed.
+    const printed = new Set(objects.flatMap((o) => (o.rules ?? []).flatMap((r) => r.resources.flatMap((res) => r.verbs.map((v) => `${v} ${res}.${r.apiGroups[0]}`)))));
+    const table = new Set(permissionTable().map((p) => `${p.verb} ${p.resource}${p.subresource ? `/${p.subresource}` : ""}.${p.group}`));
+    assert.deepEqual([...printed].sort(), [...table].sort());
+  });
   test("the Role, its binding and the optional ClusterRole (golden)", () => assertGolden("rbac.yaml", renderRbac(permissionTable(), "team-a")));
   test("docs/reference.md's permission table is the one the table makes", () => {
     const page = join(__dirname, "..", "..", "docs", "reference.md");

@@ -1,9 +1,13 @@
 // The copy pods' script (src/plan/copy-script.ts), run here with busybox's sh and applets (the
-// default copy image's userland) on two local directories: the first copy, then what changes
-// while the "pod" still writes (contents of the same size in the same second, new, removed,
-// renamed, chmod, chown, symlinks retargeted, a directory that became a file), the final copy,
-// and the verification. Pure file work: no cluster is involved. Needs busybox (Debian's
-// busybox-static, which .ci/run installs) and root (chown).
+// default copy image's userland) and the machine's rsync (and getfattr, as the test node's copy
+// image has them) on two local directories: the first copy, then what changes while the "pod"
+// still writes (contents of the same size in the same second, new, removed, renamed, chmod, chown,
+// symlinks retargeted, a directory that became a file), the final copy, and the verification; a
+// tree of every kind of entry (hard links, a sparse file, xattrs, ACLs, setuid and sticky bits,
+// nanosecond times, a dangling symlink, a fifo, a device node, names with a newline and a
+// backslash, the root's own mode and owner) compared from outside. Pure file work: no cluster is
+// involved. Needs busybox (Debian's busybox-static), rsync, acl and attr (scripts/setup installs
+// them) and root (chown, mknod, mount).
 import assert from "node:assert/strict";
 import { execFileSync, spawn, spawnSync } from "node:child_process";
 import {
@@ -28,14 +32,20 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { describe, test } from "node:test";
 import { copyScript } from "../../src/plan/copy-script";
+import { assertSameTree, hostTree, makeExactTree, treeNames } from "../shared/tree";
 
 const busybox = ["/usr/bin/busybox", "/bin/busybox"].find((p) => existsSync(p));
 
-/** A PATH of busybox's applets only, so the script meets the same tools as in the copy image. */
-function appletPath(): string {
-  assert.ok(busybox, "busybox is missing: apt-get install busybox-static (.ci/run does)");
+/** A PATH of busybox's applets, rsync and (unless `xattrs` is false) getfattr, so the script meets the same tools as in the copy image. */
+function appletPath(xattrs = true): string {
+  assert.ok(busybox, "busybox is missing: apt-get install busybox-static (scripts/setup does)");
   const dir = mkdtempSync(join(tmpdir(), "appstorage-bb-"));
   execFileSync(busybox!, ["--install", "-s", dir]);
+  for (const tool of ["rsync", ...(xattrs ? ["getfattr"] : [])]) {
+    const found = ["/usr/bin", "/bin"].map((d) => join(d, tool)).find((p) => existsSync(p));
+    assert.ok(found, `${tool} is missing: apt-get install rsync attr (scripts/setup does)`);
+    symlinkSync(found!, join(dir, tool));
+  }
   return dir;
 }
 
@@ -45,11 +55,11 @@ interface Run {
   stderr: string;
 }
 
-function run(env: Record<string, string>, dirs: { src: string; dst: string; work: string }): Run {
+function run(env: Record<string, string>, dirs: { src: string; dst: string; work: string }, path = bin): Run {
   const out = join(dirs.work, "termination-log");
   rmSync(out, { force: true });
-  const r = spawnSync(join(bin, "sh"), ["-c", copyScript], {
-    env: { PATH: bin, SRC: dirs.src, DST: dirs.dst, OUT: out, TMPDIR: dirs.work, ...env },
+  const r = spawnSync(join(path, "sh"), ["-c", copyScript], {
+    env: { PATH: path, SRC: dirs.src, DST: dirs.dst, OUT: out, TMPDIR: dirs.work, ...env },
     encoding: "utf8",
   });
   return { code: r.status ?? -1, report: existsSync(out) ? JSON.parse(readFileSync(out, "utf8")) : {}, stderr: r.stderr };
@@ -65,10 +75,11 @@ function fresh(): { src: string; dst: string; work: string } {
   return dirs;
 }
 
+/** Gives `to` the modification time of `from`, to the nanosecond (coreutils' touch). */
+const sameTime = (from: string, to: string) => execFileSync("touch", ["-h", "-r", from, to]);
+
 function populate(src: string): void {
   mkdirSync(join(src, "base/sub"), { recursive: true });
-  mkdirSync(join(src, "lost+found"));
-  writeFileSync(join(src, "lost+found/#123"), "the file system's own");
   writeFileSync(join(src, "base/a.dat"), "a".repeat(10_000));
   writeFileSync(join(src, "base/sub/b.dat"), "b".repeat(5000));
   writeFileSync(join(src, "same-size.txt"), "0123456789");
@@ -115,7 +126,7 @@ describe("copy script", () => {
     assert.equal(sync.code, 0, `${sync.stderr} ${JSON.stringify(sync.report)}`);
     assert.equal(sync.report["src"], sync.report["dst"]);
     assert.match(String(sync.report["src"]), /^[0-9a-f]{64}$/);
-    // Regular files, lost+found left out: a.dat, b.dat, same-size, empty, new, dir-to-file, renamed/kept.
+    // Regular files: a.dat, b.dat, same-size, empty, new, dir-to-file, renamed/kept.
     assert.equal(sync.report["files"], 7);
     assert.equal(sync.report["bytes"], 10_000 + 5000 + 10 + 0 + 23 + 10 + 21);
     assert.equal(readFileSync(join(dirs.dst, "same-size.txt"), "utf8"), "9876543210");
@@ -124,12 +135,134 @@ describe("copy script", () => {
       readFileSync(join(dirs.work, `${side}.fresh`), "utf8")
         .trim()
         .split("\n")
+        .map((l) => l.slice(l.indexOf("|") + 1))
         .sort();
     assert.deepEqual(reread("src"), ["./dir-to-file", "./empty", "./new.txt", "./renamed/kept.txt", "./same-size.txt", "./base/sub/b.dat"].sort());
     assert.deepEqual(reread("dst"), ["./dir-to-file", "./empty", "./new.txt", "./renamed/kept.txt", "./same-size.txt", "./base/sub/b.dat"].sort());
     assert.ok(!existsSync(join(dirs.dst, ".kubectl-appstorage-verify")), "the hashes' folder is gone from the new volume");
     assert.equal(readFileSync(join(dirs.dst, "renamed/kept.txt"), "utf8"), "kept through a rename");
     assert.ok(!existsSync(join(dirs.dst, "gone.txt")) && !existsSync(join(dirs.dst, "rename-me")));
+  });
+
+  test("every kind of entry kept exactly, through changes after the first copy, and verified: the test's own stat, sha256 and getfattr of both sides agree", () => {
+    const dirs = fresh();
+    makeExactTree(dirs.src);
+    execFileSync("sleep", ["2"]);
+    const first = run({ MODE: "copy" }, dirs);
+    assert.equal(first.code, 0, first.stderr);
+    // The first copy's own folder of hashes is on the new volume until the final copy: the tree below it only.
+    const below = (m: ReturnType<typeof hostTree>) => new Map([...m].filter(([p]) => p.startsWith("tree")));
+    assertSameTree(below(hostTree(dirs.dst)), below(hostTree(dirs.src)), "after the first copy");
+    // While the "pod" still runs: a new hard link, an xattr and an ACL changed (the file's time kept),
+    // a name with a newline renamed, a fifo gone, a new sparse file, the root's mode.
+    const t = join(dirs.src, "tree");
+    execFileSync("ln", [join(t, "links/a"), join(t, "links/d")]);
+    execFileSync("setfattr", ["-n", "user.color", "-v", "green", join(t, "xattrs")]);
+    execFileSync("setfacl", ["-m", "u:777:r--", join(t, "acl/file")]);
+    renameSync(join(t, treeNames.newline), join(t, "renamed\nagain"));
+    unlinkSync(join(t, "fifo"));
+    execFileSync("truncate", ["-s", "10M", join(t, "sparse-2")]);
+    chmodSync(dirs.src, 0o750);
+    const sync = run({ MODE: "sync", SINCE: String(first.report["since"]) }, dirs);
+    assert.equal(sync.code, 0, `${sync.stderr} ${JSON.stringify(sync.report)}`);
+    assert.equal(sync.report["src"], sync.report["dst"]);
+    assert.equal(sync.report["xattrs"], "getfattr");
+    const after = hostTree(dirs.dst);
+    assertSameTree(after, hostTree(dirs.src), "after the final copy");
+    // What the comparison holds, said once more by name.
+    assert.equal(after.get("tree/links/d")!.linkGroup, "tree/links/a");
+    assert.equal(after.get("tree/sparse")!.sparse, true);
+    assert.equal(after.get("tree/sparse-2")!.sparse, true);
+    assert.ok(after.get("tree/xattrs")!.xattrs.includes(`user.color=0x${Buffer.from("green").toString("hex")}`));
+    assert.ok(after.get("tree/acl/file")!.xattrs.some((x) => x.startsWith("system.posix_acl_access=")));
+    assert.ok(after.get("tree/acl")!.xattrs.some((x) => x.startsWith("system.posix_acl_default=")));
+    assert.equal(after.get("tree/xattrs")!.mtimeNs, "1612325106123456789");
+    assert.equal(after.get("tree/link")!.mtimeNs, "1612325106987654321");
+    assert.deepEqual([after.get("tree/setuid")!.mode, after.get("tree/sticky")!.mode, after.get("tree/shared")!.mode], ["4755", "1777", "2770"]);
+    assert.deepEqual([after.get("tree/null")!.rdev, after.get("tree/loop200")!.rdev], ["1:3", "7:200"]);
+    assert.equal(after.get("tree/dangling")!.target, "/nowhere/at/all");
+    assert.ok(after.has("tree/renamed\nagain") && !after.has(`tree/${treeNames.newline}`) && !after.has("tree/fifo"));
+    assert.deepEqual([after.get(".")!.mode, after.get(".")!.uid, after.get(".")!.gid], ["750", 4321, 8765]);
+  });
+
+  test("without getfattr in the image, xattrs and ACLs are compared by rsync's own dry run, and the copy still verifies", () => {
+    const dirs = fresh();
+    makeExactTree(dirs.src);
+    const plain = appletPath(false);
+    const first = run({ MODE: "copy" }, dirs, plain);
+    assert.equal(first.code, 0, first.stderr);
+    const sync = run({ MODE: "sync", SINCE: String(first.report["since"]) }, dirs, plain);
+    assert.equal(sync.code, 0, `${sync.stderr} ${JSON.stringify(sync.report)}`);
+    assert.equal(sync.report["xattrs"], "rsync");
+    assertSameTree(hostTree(dirs.dst), hostTree(dirs.src), "copied without getfattr");
+  });
+
+  test("an image without rsync (or an older one) stops before anything is read or written", () => {
+    const dirs = fresh();
+    writeFileSync(join(dirs.src, "a"), "a");
+    const none = mkdtempSync(join(tmpdir(), "appstorage-bb-"));
+    execFileSync(busybox!, ["--install", "-s", none]);
+    const r = run({ MODE: "copy" }, dirs, none);
+    assert.equal(r.code, 1);
+    assert.match(String(r.report["error"]), /^the copy image has no rsync: pass --copy-image with an image that has rsync and sh, find/);
+    assert.ok(!existsSync(join(dirs.dst, "a")));
+    writeFileSync(join(none, "rsync"), "#!/bin/sh\necho 'rsync  version 3.1.2  protocol version 31'\n");
+    chmodSync(join(none, "rsync"), 0o755);
+    const old = run({ MODE: "copy" }, dirs, none);
+    assert.equal(old.code, 1);
+    assert.match(String(old.report["error"]), /^rsync 3\.1\.2 is older than 3\.1\.3/);
+  });
+
+  const mkfs = ["/usr/sbin/mkfs.ext4", "/sbin/mkfs.ext4"].some((p) => existsSync(p));
+  test("lost+found at the top: the file system's own on ext4 (left out, the new volume's own kept); data elsewhere (copied, verified)", { skip: !mkfs && "no mkfs.ext4 (e2fsprogs)" }, (t) => {
+    // An ext4 source with its own lost+found (and a file e2fsck put there) onto a tmpfs new volume.
+    const dirs = fresh();
+    const image = join(dirs.work, "ext4.img");
+    execFileSync("truncate", ["-s", "32M", image]);
+    execFileSync("mkfs.ext4", ["-q", "-F", image]);
+    execFileSync("mount", ["-o", "loop", image, dirs.src]);
+    t.after(() => execFileSync("umount", [dirs.src]));
+    writeFileSync(join(dirs.src, "lost+found/#12"), "the file system's own");
+    writeFileSync(join(dirs.src, "data"), "data");
+    execFileSync("mount", ["-t", "tmpfs", "-o", "size=16m", "appstorage-test", dirs.dst]);
+    t.after(() => execFileSync("umount", [dirs.dst]));
+    const first = run({ MODE: "copy" }, dirs);
+    assert.equal(first.code, 0, first.stderr);
+    const sync = run({ MODE: "sync", SINCE: String(first.report["since"]) }, dirs);
+    assert.equal(sync.code, 0, `${sync.stderr} ${JSON.stringify(sync.report)}`);
+    assert.ok(!existsSync(join(dirs.dst, "lost+found")), "ext4's own lost+found is not copied");
+    assert.equal(sync.report["files"], 1);
+    // The other way: a tmpfs source whose lost+found is data, onto an ext4 new volume with its own.
+    const back = fresh();
+    execFileSync("mount", ["-t", "tmpfs", "-o", "size=16m", "appstorage-test", back.src]);
+    t.after(() => execFileSync("umount", [back.src]));
+    mkdirSync(join(back.src, "lost+found"));
+    writeFileSync(join(back.src, "lost+found/mine"), "a user's file in a folder of that name");
+    chmodSync(join(back.src, "lost+found"), 0o755);
+    const image2 = join(back.work, "ext4.img");
+    execFileSync("truncate", ["-s", "32M", image2]);
+    execFileSync("mkfs.ext4", ["-q", "-F", image2]);
+    execFileSync("mount", ["-o", "loop", image2, back.dst]);
+    t.after(() => execFileSync("umount", [back.dst]));
+    const c = run({ MODE: "copy" }, back);
+    assert.equal(c.code, 0, c.stderr);
+    const s2 = run({ MODE: "sync", SINCE: String(c.report["since"]) }, back);
+    assert.equal(s2.code, 0, `${s2.stderr} ${JSON.stringify(s2.report)}`);
+    assert.equal(readFileSync(join(back.dst, "lost+found/mine"), "utf8"), "a user's file in a folder of that name");
+    assert.equal(s2.report["files"], 1);
+    // And a source without one onto an ext4 new volume: the new volume's own is kept, and verifies.
+    const none = fresh();
+    writeFileSync(join(none.src, "data"), "data");
+    const image3 = join(none.work, "ext4.img");
+    execFileSync("truncate", ["-s", "32M", image3]);
+    execFileSync("mkfs.ext4", ["-q", "-F", image3]);
+    execFileSync("mount", ["-o", "loop", image3, none.dst]);
+    t.after(() => execFileSync("umount", [none.dst]));
+    const c3 = run({ MODE: "copy" }, none);
+    assert.equal(c3.code, 0, c3.stderr);
+    const s3 = run({ MODE: "sync", SINCE: String(c3.report["since"]) }, none);
+    assert.equal(s3.code, 0, `${s3.stderr} ${JSON.stringify(s3.report)}`);
+    assert.ok(existsSync(join(none.dst, "lost+found")), "the new volume's own lost+found is kept");
   });
 
   // Large files with BIG_MIB=2 and BLOCK_MIB=1: a 5.5 MiB file is 6 blocks, the last one partial.
@@ -212,8 +345,10 @@ describe("copy script", () => {
 
   test("a large file whose new-volume copy differs where the source did not change fails the verification, naming it", () => {
     const { dirs, since } = firstLargeCopy();
-    // Corrupted behind the copy's back (its change time moves with it, so its kept hashes are not used).
+    // Corrupted behind the copy's back, its time set back (so rsync finds its size and time equal and
+    // copies nothing); its change time moves with it, so its kept hashes are not used.
     rewrite(join(dirs.dst, "segment"), mib + 5, Buffer.from("corrupt"));
+    sameTime(join(dirs.src, "segment"), join(dirs.dst, "segment"));
     const sync = syncLarge(dirs, since + 3600);
     assert.equal(sync.code, 2, sync.stderr);
     assert.notEqual(sync.report["src"], sync.report["dst"]);
@@ -248,12 +383,28 @@ describe("copy script", () => {
     populate(dirs.src);
     const first = run({ MODE: "copy" }, dirs);
     assert.equal(first.code, 0, first.stderr);
-    // The new volume corrupted behind the copy's back; the source did not change, so nothing is copied again.
+    // The new volume corrupted behind the copy's back, with the same size and time (rsync alone would
+    // trust them); the source did not change, so nothing is copied again.
     writeFileSync(join(dirs.dst, "base/a.dat"), "b".repeat(10_000));
+    sameTime(join(dirs.src, "base/a.dat"), join(dirs.dst, "base/a.dat"));
     const sync = run({ MODE: "sync", SINCE: String(Number(first.report["since"]) + 3600) }, dirs);
     assert.equal(sync.code, 2);
     assert.notEqual(sync.report["src"], sync.report["dst"]);
     assert.match(String(sync.report["diff"]), /a\.dat/);
+  });
+
+  test("a difference rsync can see (another time, another xattr) is repaired by the final copy, and verifies", () => {
+    const dirs = fresh();
+    populate(dirs.src);
+    const first = run({ MODE: "copy" }, dirs);
+    assert.equal(first.code, 0, first.stderr);
+    writeFileSync(join(dirs.dst, "base/a.dat"), "b".repeat(10_000));
+    execFileSync("setfattr", ["-n", "user.behind", "-v", "x", join(dirs.dst, "base/sub/b.dat")]);
+    const sync = run({ MODE: "sync", SINCE: String(Number(first.report["since"]) + 3600) }, dirs);
+    assert.equal(sync.code, 0, `${sync.stderr} ${JSON.stringify(sync.report)}`);
+    assert.equal(sync.report["src"], sync.report["dst"]);
+    assert.equal(readFileSync(join(dirs.dst, "base/a.dat"), "utf8"), "a".repeat(10_000));
+    assert.equal(spawnSync("getfattr", ["-n", "user.behind", join(dirs.dst, "base/sub/b.dat")]).status, 1, "the xattr added behind the copy is gone");
   });
 
   test("data that does not fit is refused before copying", (t) => {

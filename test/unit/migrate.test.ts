@@ -6,8 +6,24 @@ import { commandLine, existingOf } from "../fixtures/command-line";
 import type { PersistentVolume, PersistentVolumeClaim, StatefulSet } from "../../src/api/types";
 import { parseDirectives } from "../../src/plan/directive";
 import { journalFor, journalIsStale } from "../../src/plan/journal";
-import { defaultCopyImage } from "../../src/plan/migration-types";
-import { copyPod, labelValue, movedClaim, newVolumeClaim, parseCopyReport, phaseOrder, retainedAnnotations, retainedLabels, statsUsage } from "../../src/plan/migrate";
+import { copyImageNeeds, defaultCopyImage, type MigrationClaim, type MigrationPhase } from "../../src/plan/migration-types";
+import {
+  copyCapabilities,
+  copyPod,
+  labelValue,
+  movedClaim,
+  newVolumeClaim,
+  parseCopyReport,
+  phaseOrder,
+  probePod,
+  probeRefusal,
+  probeTargets,
+  progressPeriodSeconds,
+  progressProbe,
+  retainedAnnotations,
+  retainedLabels,
+  tolerationsOf,
+} from "../../src/plan/migrate";
 import { buildPlan } from "../../src/plan/plan";
 import { renderPlan } from "../../src/output/plan";
 import type { Observed, PlanRequest } from "../../src/plan/types";
@@ -29,15 +45,12 @@ function observed(s: StatefulSet, extra: Partial<Observed> = {}): Observed {
     pods: [0, 1, 2].map((i) => pod(`db-${i}`, s)),
     storageClasses: [storageClass("fast", { default: true }), storageClass("slow")],
     podNodes: { "db-0": "node-a", "db-1": "node-a", "db-2": "node-b" },
-    volumeUsage: { "data-db-0": 300_000_000, "data-db-1": 200_000_000, "data-db-2": 100_000_000 },
+    nodeTaints: { "node-a": [], "node-b": [{ key: "dedicated", value: "db", effect: "NoSchedule" }] },
     user: "alice",
     now,
     ...extra,
   };
 }
-
-/** A PersistentVolume bound to a claim of the fixture's namespace, with the given volume source. */
-const pv = (name: string, source: Record<string, unknown>, capacity = "1Gi"): PersistentVolume => ({ metadata: { name }, spec: { capacity: { storage: capacity }, ...source } });
 
 const db = () => sts("db").withClaim("data", "1Gi", "fast").replicas(3).live("uid-db", "7");
 const request = (directives: string[]): PlanRequest => ({
@@ -66,19 +79,49 @@ describe("--migrate-existing: the plan", () => {
     assert.deepEqual(JSON.parse(JSON.stringify(plan)), plan);
   });
 
-  test("a shrink that fits by kubelet's stats: no warning, and still measured by a pod once confirmed (the stats can be a minute old)", () => {
+  test("a shrink: every claim measured by a pod once the change is confirmed, said in a warning; no kubelet stats (they need nodes/proxy)", () => {
     const plan = buildPlan(observed(db()), request(["data=512Mi"]));
     assert.deepEqual(plan.refusals, []);
-    assert.equal(plan.migration!.claims.length, 3);
-    assert.ok(!plan.warnings.some((w) => /existing claims keep theirs|volume stats could not tell/.test(w)), plan.warnings.join("\n"));
     assert.deepEqual(
-      plan.migration!.claims.map((c) => [c.claim, c.usedBytes, c.measure]),
+      plan.migration!.claims.map((c) => [c.claim, c.measure]),
       [
-        ["data-db-2", 100_000_000, true],
-        ["data-db-1", 200_000_000, true],
-        ["data-db-0", 300_000_000, true],
+        ["data-db-2", true],
+        ["data-db-1", true],
+        ["data-db-0", true],
       ],
     );
+    assert.deepEqual(
+      plan.warnings.filter((w) => /shrinks/.test(w)),
+      ["data-db-0", "data-db-1", "data-db-2"].map(
+        (c) => `claim ${c} shrinks to 512Mi: set measures its data with a pod once the change is confirmed, and refuses before anything else changes if it does not fit`,
+      ),
+    );
+    // Not a shrink: nothing to measure, nothing said.
+    const other = buildPlan(observed(db()), request(["data=1Gi,slow"]));
+    assert.ok(other.migration!.claims.every((c) => !c.measure));
+    assert.ok(!other.warnings.some((w) => /shrinks/.test(w)));
+  });
+
+  test("the copy pods tolerate exactly their node's taints; a node that could not be read: none, said once per node", () => {
+    const plan = buildPlan(observed(db()), request(["data=1Gi,slow"]));
+    assert.deepEqual(
+      plan.migration!.claims.map((c) => [c.claim, c.tolerations]),
+      [
+        ["data-db-2", [{ key: "dedicated", operator: "Equal", value: "db", effect: "NoSchedule" }]],
+        ["data-db-1", undefined],
+        ["data-db-0", undefined],
+      ],
+    );
+    assert.deepEqual(tolerationsOf([{ key: "gpu", effect: "NoExecute" }]), [{ key: "gpu", operator: "Exists", effect: "NoExecute" }]);
+    const unread = buildPlan(observed(db(), { nodeTaints: { "node-b": [] } }), request(["data=1Gi,slow"]));
+    assert.ok(unread.migration!.claims.every((c) => c.tolerations === undefined));
+    assert.deepEqual(
+      unread.warnings.filter((w) => /could not be read/.test(w)),
+      [
+        "node node-a could not be read (get nodes, cluster scope), so its taints are not known: the copy pods there tolerate no taint, and if it has any they cannot start (the move then stops and says so); kubectl appstorage rbac prints a ClusterRole that allows it",
+      ],
+    );
+    assert.match(renderPlan(plan), /^data-db-2 +2 +db-2 +node-b +1Gi fast +1Gi slow +dedicated=db:NoSchedule +pv-2 +pending$/m);
   });
 
   test("the plan as text: each moving claim says where it goes, the classes what they can do, a shrink that a pod measures it", () => {
@@ -91,48 +134,6 @@ describe("--migrate-existing: the plan", () => {
       text,
       /^ {2}data-db-2 \(pending\): create claim appstorage-new-data-db-2, first copy by pod appstorage-copy-data-db-2, record copied, remove pod appstorage-copy-data-db-2, start pod appstorage-copy-data-db-2 to wait for the final copy, orphan-delete statefulset.apps\/db, evict db-2, record stopped, tell pod appstorage-copy-data-db-2 to make the final copy and verify \(delete it: SIGTERM is its go\), record verified, set volume pv-2 to Retain, hold the new volume \(Retain\), delete claim appstorage-new-data-db-2, delete claim data-db-2, bind the new volume to the claim's name, create claim data-db-2 on the new volume, create statefulset.apps\/db, give the new volume its reclaim policy back, record swapped, record done$/m,
     );
-  });
-
-  test("a shrink below the data by kubelet's stats is refused, in bytes", () => {
-    const plan = buildPlan(observed(db()), request(["data=256Mi"]));
-    assert.deepEqual(
-      plan.refusals.map((r) => r.message),
-      ["claim data-db-0 holds 300000000 bytes (kubelet's volume stats), more than the new size 256Mi (268435456 bytes): choose a size of at least 300000000 bytes"],
-    );
-  });
-
-  test("a local volume's stats (the whole host file system's usage) refuse no shrink: the data is measured by a pod instead", () => {
-    // What kubelet 1.37 reported on the test node for a local-path volume of volumeType local holding 5 MB.
-    const o = observed(db(), {
-      volumeUsage: { "data-db-0": 41_277_243_392, "data-db-1": 200_000_000, "data-db-2": 100_000_000 },
-      volumeCapacity: { "data-db-0": 270_553_174_016, "data-db-1": 1_006_632_960, "data-db-2": 1_006_632_960 },
-      persistentVolumes: [pv("pv-0", { local: { path: "/var/local-path-provisioner/pvc-0_ns_data-db-0" } }), pv("pv-1", { csi: { driver: "csi.example.com" } })],
-    });
-    const plan = buildPlan(o, request(["data=512Mi"]));
-    assert.deepEqual(plan.refusals, []);
-    const db0 = plan.migration!.claims.find((c) => c.claim === "data-db-0")!;
-    assert.deepEqual([db0.usedBytes, db0.measure], [undefined, true]);
-    assert.deepEqual(
-      plan.warnings.filter((w) => /volume stats/.test(w)),
-      [
-        "claim data-db-0 shrinks to 512Mi: kubelet's volume stats could not tell how much data it holds (a local volume (/var/local-path-provisioner/pvc-0_ns_data-db-0): kubelet reports the usage of the whole file system it is on), so set measures it with a pod once the change is confirmed, before anything else changes",
-      ],
-    );
-  });
-
-  test("a shrink whose data kubelet's stats could not tell: measured by a pod before anything changes, said in a warning", () => {
-    const plan = buildPlan(observed(db(), { volumeUsage: undefined, volumeUsageError: "address not allowed" }), request(["data=512Mi"]));
-    assert.deepEqual(plan.refusals, []);
-    assert.deepEqual(
-      plan.migration!.claims.map((c) => c.measure),
-      [true, true, true],
-    );
-    assert.match(
-      plan.warnings.join("\n"),
-      /claim data-db-0 shrinks to 512Mi: kubelet's volume stats could not tell how much data it holds \(address not allowed\), so set measures it with a pod once the change is confirmed, before anything else changes/,
-    );
-    // Not a shrink: nothing to measure.
-    assert.ok(buildPlan(observed(db(), { volumeUsage: undefined }), request(["data=1Gi,slow"])).migration!.claims.every((c) => !c.measure));
   });
 
   test("a block volume is refused; a ReadWriteOncePod claim moves offline, said as a warning (consent is the run's, not the plan's)", () => {
@@ -223,60 +224,77 @@ describe("--migrate-existing: the plan", () => {
   });
 });
 
-describe("--migrate-existing: whether kubelet's volume stats are a claim's data (statsUsage)", () => {
-  const c = (capacity = "1Gi") => bound(claim("data-db-0", capacity, { capacity, storageClass: "fast" }), "pv-0");
-  const stats = (used: number, fileSystem?: number): Partial<Observed> => ({
-    volumeUsage: { "data-db-0": used },
-    ...(fileSystem !== undefined ? { volumeCapacity: { "data-db-0": fileSystem } } : {}),
+describe("--migrate-existing: the pod that proves the copy image starts on a node", () => {
+  const m = buildPlan(observed(db(), { storageClasses: [storageClass("fast", { default: true }), { ...storageClass("slow"), volumeBindingMode: "WaitForFirstConsumer" }] }), request(["data=2Gi,slow"]))
+    .migration!.claims[0]!;
+  test("the copy pod as it would run there (image, node, tolerations, security), mounting no claim, running exit 0", () => {
+    const probe = probePod(m, "default", "db", "img:1");
+    const copy = copyPod(m, "default", "db", "measure", "img:1");
+    assert.equal(probe.metadata.name, undefined);
+    assert.equal(probe.metadata.generateName, "appstorage-probe-");
+    assert.deepEqual(probe.metadata.labels, copy.metadata.labels);
+    const spec = probe.spec as Record<string, unknown> & { containers: { image: string; command: string[]; volumeMounts: unknown[]; env: unknown[] }[]; volumes: unknown[] };
+    const { containers: _c, volumes: _v, ...rest } = spec;
+    const { containers: _cc, volumes: _vv, ...copyRest } = copy.spec as Record<string, unknown>;
+    assert.deepEqual(rest, copyRest, "node affinity, tolerations, security context: the copy pod's");
+    // No claim: only the scratch space the read-only root file system needs.
+    assert.deepEqual(spec.volumes, [{ name: "tmp", emptyDir: {} }]);
+    assert.deepEqual(
+      spec.containers.map((c) => [c.image, c.command, c.volumeMounts, c.env]),
+      [["img:1", ["/bin/sh", "-c", "exit 0"], [{ name: "tmp", mountPath: "/tmp" }], []]],
+    );
   });
-  const cases: { name: string; claim?: PersistentVolumeClaim; observed: Partial<Observed>; podRuns?: boolean; want: ReturnType<typeof statsUsage> }[] = [
-    {
-      name: "a CSI volume: its own file system",
-      observed: { ...stats(45_867_008, 1_006_632_960), persistentVolumes: [pv("pv-0", { csi: { driver: "csi.appstorage.local" } })] },
-      want: { bytes: 45_867_008 },
-    },
-    {
-      name: "a local volume: statfs of a host folder",
-      observed: { ...stats(41_277_243_392, 270_553_174_016), persistentVolumes: [pv("pv-0", { local: { path: "/var/lp/pvc-0" } })] },
-      want: { unknown: "a local volume (/var/lp/pvc-0): kubelet reports the usage of the whole file system it is on" },
-    },
-    {
-      name: "a local volume, whatever its stats say",
-      observed: { ...stats(1_000, 1_000_000_000), persistentVolumes: [pv("pv-0", { local: { path: "/mnt/disk1" } })] },
-      want: { unknown: "a local volume (/mnt/disk1): kubelet reports the usage of the whole file system it is on" },
-    },
-    {
-      name: "a hostPath volume: kubelet has none",
-      observed: { volumeUsage: {}, persistentVolumes: [pv("pv-0", { hostPath: { path: "/tmp/hostpath-provisioner/ns/data-db-0" } })] },
-      podRuns: true,
-      want: { unknown: "a hostPath volume: kubelet has no stats for it" },
-    },
-    {
-      name: "volumes not listed (forbidden): a file system far larger than the claim is shared",
-      observed: stats(41_277_243_392, 270_553_174_016),
-      want: { unknown: "kubelet's stats are of a file system of 270553174016 bytes, larger than the claim's 1073741824: one shared with other data" },
-    },
-    {
-      name: "an NFS subfolder: the export's file system",
-      observed: { ...stats(60_000_000_000, 107_374_182_400), persistentVolumes: [pv("pv-0", { nfs: { server: "nfs", path: "/export/ns-data-db-0" } })] },
-      want: { unknown: "kubelet's stats are of a file system of 107374182400 bytes, larger than the claim's 1073741824: one shared with other data" },
-    },
-    { name: "a volume rounded up a little by its driver", observed: { ...stats(5_000_000, 1_127_428_915), persistentVolumes: [pv("pv-0", { csi: { driver: "d" } })] }, want: { bytes: 5_000_000 } },
-    {
-      name: "a grown claim on its grown file system",
-      claim: c("2Gi"),
-      observed: { ...stats(5_000_000, 2_130_000_000), persistentVolumes: [pv("pv-0", { csi: { driver: "d" } }, "2Gi")] },
-      want: { bytes: 5_000_000 },
-    },
-    { name: "no stats: why they could not be read", observed: { volumeUsageError: "address not allowed" }, podRuns: true, want: { unknown: "address not allowed" } },
-    { name: "no stats for a running pod's volume (kubelet computes them once a minute)", observed: { volumeUsage: {} }, podRuns: true, want: { unknown: "kubelet reports none for its volume yet" } },
-    { name: "no stats, no pod", observed: { volumeUsage: {} }, podRuns: false, want: { unknown: "its pod is not running" } },
-  ];
-  for (const k of cases) {
-    test(k.name, () => {
-      assert.deepEqual(statsUsage(k.claim ?? c(), k.observed, k.podRuns ?? true), k.want);
-    });
-  }
+
+  test("one probe pod per node of the claims whose copy pods are still to run (a move before its final copy), before the journal", () => {
+    const claim = (name: string, phase: MigrationPhase, node?: string): MigrationClaim => ({ ...m, claim: name, phase, ...(node ? { node } : { node: undefined }) });
+    const cases: { name: string; claims: MigrationClaim[]; want: string[] }[] = [
+      { name: "nothing moved yet: one per node, the first claim of each", claims: [claim("d-2", "pending", "a"), claim("d-1", "pending", "b"), claim("d-0", "pending", "a")], want: ["d-2", "d-1"] },
+      {
+        name: "a rerun: claims copied or stopped still copy; verified, swapped and done ones do not",
+        claims: [claim("d-2", "done", "a"), claim("d-1", "verified", "b"), claim("d-0", "stopped", "c"), claim("d-3", "copied", "a")],
+        want: ["d-0", "d-3"],
+      },
+      { name: "every claim past its final copy: no probe at all", claims: [claim("d-1", "swapped", "a"), claim("d-0", "done", "b")], want: [] },
+      { name: "a claim whose replica does not run: one probe where the scheduler puts it", claims: [claim("d-1", "pending"), claim("d-0", "pending")], want: ["d-1"] },
+    ];
+    for (const k of cases)
+      assert.deepEqual(
+        probeTargets({ claims: k.claims }).map((c) => c.claim),
+        k.want,
+        k.name,
+      );
+  });
+
+  test("a probe pod that cannot start refuses the run with one line: the reason, what to do, nothing changed", () => {
+    const onNode = { claim: "data-db-2", node: "node-a", tolerations: [{ key: "dedicated", operator: "Equal" as const, value: "db", effect: "NoSchedule" }] };
+    const cases: { name: string; m: Parameters<typeof probeRefusal>[1]; end: Parameters<typeof probeRefusal>[4]; want: string }[] = [
+      {
+        name: "an image the node cannot pull: --copy-image, and what the image needs",
+        m: onNode,
+        end: { trouble: { reason: "ImagePullBackOff", message: "Back-off pulling image" } },
+        want: `the copy image img:1 cannot start on node node-a: ImagePullBackOff (Back-off pulling image); the pod was removed and nothing was changed: pass --copy-image with an image the node can pull or already has (${copyImageNeeds}), then run the same command again`,
+      },
+      {
+        name: "no room on the replica's node: the node, the taints its copy pods tolerate (that node's, never every taint)",
+        m: onNode,
+        end: { trouble: { reason: "Unschedulable", message: "0/1 nodes are available: 1 Insufficient memory." } },
+        want: "the copy image img:1 cannot start on node node-a: Unschedulable (0/1 nodes are available: 1 Insufficient memory.); the pod was removed and nothing was changed: the copy pods must run on node node-a, where the claim's replica runs, and tolerate only the taints that node had when the change was planned (dedicated:NoSchedule): make room there (or lower the namespace's LimitRange defaults), then run the same command again",
+      },
+      {
+        name: "a container kubelet cannot create: the pod's events (it is removed)",
+        m: onNode,
+        end: { trouble: { reason: "CreateContainerConfigError" } },
+        want: "the copy image img:1 cannot start on node node-a: CreateContainerConfigError; the pod was removed and nothing was changed: let the namespace's policies allow the copy pods (kubectl get events -n shop --field-selector involvedObject.name=appstorage-probe-x1), then run the same command again",
+      },
+      {
+        name: "an image without a shell, a claim whose replica runs nowhere",
+        m: { claim: "data-db-2" },
+        end: { failed: "Error" },
+        want: `the copy image img:1 does not run its shell (/bin/sh) where claim data-db-2's copy pods would run: Error; the pod was removed and nothing was changed: pass --copy-image with an image that has sh (${copyImageNeeds})`,
+      },
+    ];
+    for (const k of cases) assert.equal(probeRefusal("img:1", k.m, "shop", "appstorage-probe-x1", k.end), k.want, k.name);
+  });
 });
 
 describe("--migrate-existing: the objects", () => {
@@ -293,7 +311,7 @@ describe("--migrate-existing: the objects", () => {
     assert.deepEqual(spec["affinity"], {
       nodeAffinity: { requiredDuringSchedulingIgnoredDuringExecution: { nodeSelectorTerms: [{ matchFields: [{ key: "metadata.name", operator: "In", values: ["node-b"] }] }] } },
     });
-    assert.deepEqual(spec["tolerations"], [{ operator: "Exists" }]);
+    assert.deepEqual(spec["tolerations"], [{ key: "dedicated", operator: "Equal", value: "db", effect: "NoSchedule" }], "its node's taints, no blanket toleration");
     // The final copy started before its replica stops waits for SIGTERM (its deletion is the go), and has a day to finish once told.
     assert.deepEqual(spec.containers[0]!.env, [
       { name: "MODE", value: "sync" },
@@ -304,6 +322,7 @@ describe("--migrate-existing: the objects", () => {
     assert.deepEqual(spec.volumes, [
       { name: "src", persistentVolumeClaim: { claimName: "data-db-2", readOnly: true } },
       { name: "dst", persistentVolumeClaim: { claimName: "appstorage-new-data-db-2" } },
+      { name: "tmp", emptyDir: {} },
     ]);
     assert.equal(copy.metadata.annotations?.["appstorage.kubectl.io/start"], "wait");
     // One that goes at once does not wait.
@@ -314,7 +333,18 @@ describe("--migrate-existing: the objects", () => {
     const first = copyPod(m, "default", "db", "copy", "img:1");
     assert.equal(first.metadata.annotations?.["appstorage.kubectl.io/start"], undefined);
     assert.equal((first.spec as { terminationGracePeriodSeconds?: number }).terminationGracePeriodSeconds, undefined);
-    assert.equal((first.spec as { volumes: unknown[] }).volumes.length, 2);
+    assert.equal((first.spec as { volumes: unknown[] }).volumes.length, 3);
+    // A copy says its bytes move by being Ready (the progress probe); the measuring pod has none.
+    const probe = (p: typeof first) => (p.spec as { containers: { readinessProbe?: { exec: { command: string[] }; periodSeconds: number } }[] }).containers[0]!.readinessProbe;
+    for (const c of [copy, now_, first])
+      assert.deepEqual(probe(c), {
+        exec: { command: ["/bin/sh", "-c", progressProbe] },
+        periodSeconds: progressPeriodSeconds,
+        timeoutSeconds: progressPeriodSeconds,
+        successThreshold: 1,
+        failureThreshold: 1,
+      });
+    assert.equal(probe(copyPod(m, "default", "db", "measure", "img:1")), undefined);
     const moved = movedClaim(m, "default", "pv-new");
     assert.deepEqual(moved.metadata, { name: "data-db-2", namespace: "default", labels: { app: "db" } });
     assert.equal(moved.spec.volumeName, "pv-new");
@@ -326,6 +356,45 @@ describe("--migrate-existing: the objects", () => {
       "appstorage.kubectl.io/ordinal": "2",
       "appstorage.kubectl.io/retained-at": "2026-12-01",
     });
+  });
+
+  test("every copy pod is hardened: not privileged, only the capabilities a faithful copy needs, no escalation, RuntimeDefault seccomp, no token, the claim read-only", () => {
+    for (const mode of ["copy", "sync", "measure"] as const) {
+      const p = copyPod({ ...m, copiedSince: 1 }, "default", "db", mode, "img:1", "wait");
+      const spec = p.spec as Record<string, unknown> & {
+        containers: { securityContext: Record<string, unknown>; volumeMounts: { name: string; mountPath: string; readOnly?: boolean }[] }[];
+        volumes: { name: string; persistentVolumeClaim?: { claimName: string; readOnly?: boolean } }[];
+      };
+      assert.equal(spec["automountServiceAccountToken"], false, mode);
+      assert.deepEqual(spec["securityContext"], { runAsUser: 0, runAsGroup: 0, seccompProfile: { type: "RuntimeDefault" } }, mode);
+      assert.equal(spec.containers.length, 1);
+      assert.deepEqual(
+        spec.containers[0]!.securityContext,
+        {
+          privileged: false,
+          allowPrivilegeEscalation: false,
+          readOnlyRootFilesystem: true,
+          capabilities: { drop: ["ALL"], add: mode === "measure" ? ["DAC_OVERRIDE"] : ["CHOWN", "DAC_OVERRIDE", "FOWNER", "FSETID", "MKNOD", "SETFCAP"] },
+          seccompProfile: { type: "RuntimeDefault" },
+        },
+        mode,
+      );
+      // Only capabilities the Pod Security Standards' baseline profile allows adding.
+      const baseline = ["AUDIT_WRITE", "CHOWN", "DAC_OVERRIDE", "FOWNER", "FSETID", "KILL", "MKNOD", "NET_BIND_SERVICE", "SETFCAP", "SETGID", "SETPCAP", "SETUID", "SYS_CHROOT"];
+      assert.ok(
+        copyCapabilities[mode].every((c) => baseline.includes(c)),
+        mode,
+      );
+      assert.deepEqual(
+        spec.containers[0]!.volumeMounts.find((v) => v.name === "src"),
+        { name: "src", mountPath: "/src", readOnly: true },
+        mode,
+      );
+      assert.deepEqual(spec.volumes[0], { name: "src", persistentVolumeClaim: { claimName: "data-db-2", readOnly: true } }, mode);
+      assert.deepEqual(spec["tolerations"], [{ key: "dedicated", operator: "Equal", value: "db", effect: "NoSchedule" }], mode);
+    }
+    // A replica whose node has no taint, or could not be read: its copy pods tolerate nothing.
+    assert.equal((copyPod({ ...m, tolerations: undefined }, "default", "db", "copy", "img:1").spec as Record<string, unknown>)["tolerations"], undefined);
   });
 
   test("both new claims carry the claim's annotations under its new template's, never the binding's (local-path reads volumeType there)", () => {

@@ -7,7 +7,7 @@ import { describe, test } from "node:test";
 import type { Pod } from "../../src/api/types";
 import { copyPod, copyPodName, newVolumeClaimName, startAnnotation } from "../../src/plan/migrate";
 import type { MigrationClaim } from "../../src/plan/migration-types";
-import { copyPodTrouble, movesLeft, nextMoveAction, nodeNote, unschedulableSeconds } from "../../src/plan/move";
+import { afterTrouble, copyPodTrouble, movesLeft, nextMoveAction, nodeNote, noteCopyPod, stallSeconds, type Trouble, triesWhileDown, unschedulableSeconds } from "../../src/plan/move";
 import type { MoveAction, MoveObserved, MoveRun, MoveStepView, MoveTarget } from "../../src/plan/move-types";
 import { act, observe, step, type World, world } from "../fixtures/move-world";
 
@@ -164,7 +164,7 @@ for (const offline of [false, true]) {
       const r = drive(w, m, target);
       assert.match(
         r.stop ?? "",
-        /^claim data-db-2: verification failed \(the volumes differ: -x \+y\); the claim and its volume pv-old-2 were not changed and statefulset.apps\/db is back; the copy on claim appstorage-new-data-db-2 is removed: run the same command again to copy it anew$/,
+        /^claim data-db-2: verification failed \(the volumes differ: -x \+y\); the claim and its volume pv-old-2 were not changed and statefulset.apps\/db is back; the copy on claim appstorage-new-data-db-2 is removed: run the same command again to copy it anew; db-2 is Ready again on its old volume pv-old-2$/,
       );
       assert.deepEqual(w.claims.get(m.claim), original, "the claim is untouched");
       assert.equal(w.volumes.get(m.volume)?.spec.persistentVolumeReclaimPolicy, "Delete", "the old volume as it was");
@@ -179,13 +179,62 @@ for (const offline of [false, true]) {
       assertMoved(w, m);
     });
 
+    test("interrupted from outside after any action (a wait that timed out, a write that failed): the replica back on its old volume, or the swap finished; the next run moves it", () => {
+      const n = drive(world({ offline }).w, world({ offline }).m, world({ offline }).target).actions.length;
+      for (let k = 1; k < n; k++) {
+        const { w, m, target } = world({ offline });
+        const run = freshRun();
+        const actions: MoveAction[] = [];
+        let end: { stop?: string; done: boolean } | undefined;
+        for (let i = 0; i < 1000 && !end; i++) {
+          const a = nextMoveAction(observe(w, m, target, run));
+          if (a.kind === "done") end = { done: true };
+          else if (a.kind === "stop") end = { stop: a.message, done: false };
+          else if (a.kind === "wait") {
+            assert.ok(step(w, m), `interrupted after action ${k}: stuck waiting for ${a.for} (phase ${m.phase})`);
+            seeRemoved(w, run);
+          } else {
+            act(w, a, m, target, run);
+            actions.push(a);
+            // What runMove hands the machine (MoveRun.interrupted) when something outside it failed.
+            if (actions.length === k) run.interrupted = "timed out after 300s waiting for x";
+          }
+        }
+        assert.ok(end, `interrupted after action ${k}: no end`);
+        const where = `interrupted after action ${k} (${actions[k - 1]!.kind}, phase ${m.phase})`;
+        assert.deepEqual(w.violations, [], where);
+        assert.ok(w.sts, `${where}: the StatefulSet is there`);
+        const replica = w.pods.get("db-2");
+        assert.ok(replica && !replica.metadata.deletionTimestamp, `${where}: db-2 runs`);
+        if (end.done) {
+          // Only once the swap had begun: the way up was forward, onto the verified new volume.
+          assertMoved(w, m);
+          continue;
+        }
+        assert.match(end.stop ?? "", /^timed out after 300s waiting for x/, where);
+        if (actions.some((a) => a.kind === "evict")) assert.match(end.stop ?? "", /; db-2 is Ready again on its old volume pv-old-2$/, where);
+        assert.equal(w.claims.get(m.claim)?.metadata.uid, m.uid, `${where}: on its own claim`);
+        assert.equal(w.claims.get(m.claim)?.spec.volumeName, m.volume, `${where}: on its old volume`);
+        assert.ok(
+          (replica.spec?.volumes ?? []).some((v) => v.persistentVolumeClaim?.claimName === m.claim),
+          `${where}: db-2 mounts its claim`,
+        );
+        assert.equal(w.pods.get(copyPodName(m.claim)), undefined, `${where}: no copy pod left`);
+        const again = drive(w, m, target);
+        assert.ok(again.done, `${where}, then run again: ${again.stop}`);
+        assertMoved(w, m);
+      }
+    });
+
     test("a copy pod that cannot pull its image: the run stops with the reason, the image and --copy-image; the pod removed; a run with another image goes on", () => {
       const { w, m, target } = world({ offline });
       w.imagePull = true;
       const r = drive(w, m, target);
       assert.match(
         r.stop ?? "",
-        /^claim data-db-2: copy pod appstorage-copy-data-db-2 cannot start: ImagePullBackOff \(Back-off pulling image\); image img:1: pass --copy-image with an image the node can pull or already has .*; the pod was removed \(and the claim of the new volume, before its first copy\) and nothing else was changed by this step: then run the same command again$/,
+        new RegExp(
+          `^claim data-db-2: copy pod appstorage-copy-data-db-2 cannot start: ImagePullBackOff \\(Back-off pulling image\\); image img:1: pass --copy-image with an image the node can pull or already has .*; the pod was removed \\(and the claim of the new volume, before its first copy\\) and nothing else was changed by this step: then run the same command again${offline ? "; db-2 is Ready again on its old volume pv-old-2" : ""}$`,
+        ),
       );
       assert.equal(w.pods.get(copyPodName(m.claim)), undefined, "the pod was removed");
       assert.equal(w.claims.get(newVolumeClaimName(m.claim)), undefined, "and the claim of the new volume: nothing was copied");
@@ -198,6 +247,61 @@ for (const offline of [false, true]) {
     });
   });
 }
+
+describe("a final copy bounded by its progress", () => {
+  /** Runs the machine with the told final copy's pod as `final` says each step (moving or not), the clock a second a step, until it stops or is done. */
+  function driveFinal(w: World, m: MigrationClaim, target: MoveTarget, run: MoveRun, final: (step: number) => "moving" | "quiet" | "ends"): Drive {
+    const actions: MoveAction[] = [];
+    let n = 0;
+    for (let i = 0; i < 5000; i++) {
+      const o = observe(w, m, target, run);
+      noteCopyPod(run, o.copyPod, o.now);
+      const a = nextMoveAction(o);
+      if (a.kind === "done") return { actions, done: true };
+      if (a.kind === "stop") return { actions, stop: a.message, done: false };
+      if (a.kind !== "wait") {
+        act(w, a, m, target, run);
+        actions.push(a);
+        continue;
+      }
+      const copy = w.pods.get(copyPodName(m.claim));
+      const told = copy && copy.metadata.deletionTimestamp && run.told[copy.metadata.uid!] !== undefined;
+      if (told && a.progress && final(n++) !== "ends") {
+        // The told pod copies (Ready: its bytes move) or is quiet; it does not end.
+        copy.status = running(final(n - 1) === "moving");
+        w.clock += 1000;
+        continue;
+      }
+      step(w, m);
+      seeRemoved(w, run);
+    }
+    return assert.fail(`no end: ${actions.map((a) => a.kind).join(", ")}`);
+  }
+
+  test("a final copy that moves bytes for ten times --timeout: waited for, the move finishes", () => {
+    const { w, m, target } = world();
+    const r = driveFinal(w, m, target, freshRun(), (k) => (k < 3000 ? "moving" : "ends"));
+    assert.ok(r.done, r.stop);
+    assertMoved(w, m);
+  });
+
+  test(`a final copy quiet for ${stallSeconds}s: stopped, the replica back on its old volume, the copy kept; the next run goes on from the first copy`, () => {
+    const { w, m, target } = world();
+    const r = driveFinal(w, m, target, freshRun(), (k) => (k < 30 ? "moving" : "quiet"));
+    assert.match(r.stop ?? "", /moved no byte for 120s .*; db-2 is Ready again on its old volume pv-old-2$/);
+    assert.equal(m.phase, "copied", "back to the first copy done");
+    const kept = w.claims.get(newVolumeClaimName(m.claim));
+    assert.ok(kept, "the new volume's claim (and what was copied) is kept");
+    assert.equal(w.pods.get(copyPodName(m.claim)), undefined, "the stalled copy pod is removed");
+    assert.ok(w.sts && w.pods.get("db-2") && !w.pods.get("db-2")!.metadata.deletionTimestamp, "the replica is back");
+    assert.equal(w.claims.get(m.claim)?.metadata.uid, m.uid, "on its own claim, as it was");
+    assert.deepEqual(w.violations, []);
+    const again = drive(w, m, target);
+    assert.ok(again.done, again.stop);
+    assertMoved(w, m);
+    assert.equal(w.claims.get(m.claim)?.spec.volumeName, kept.spec.volumeName, "the rerun's final copy went onto the same new volume");
+  });
+});
 
 describe("a move whose replica runs again while it must be down", () => {
   test("the StatefulSet re-created by someone after the replica stopped: stopped again, the final copy made again", () => {
@@ -312,7 +416,18 @@ const table: { name: string; o: () => MoveObserved; expect: (a: MoveAction) => v
     name: `a copy pod Unschedulable for ${unschedulableSeconds}s: the run fails with the scheduler's message and where the pod must run`,
     o: () => withNewClaim(base("pending", { copyPod: pod("copy", "go", unschedulable), run: { ...freshRun(), seen: { "uid-copy": 0 } }, now: unschedulableSeconds * 1000 })),
     expect: (a) =>
-      assert.match(a.kind === "fail" ? a.message : "", /cannot start: Unschedulable \(0\/1 nodes are available: 1 Insufficient memory\.\); image img:1: the copy pod must run on node node-a/),
+      assert.match(
+        a.kind === "fail" ? a.message : "",
+        /cannot start: Unschedulable \(0\/1 nodes are available: 1 Insufficient memory\.\); image img:1: the copy pod must run on node node-a, where the claim's replica runs, and tolerates only the taints that node had when the change was planned \(none\): make room there/,
+      ),
+  },
+  {
+    name: "a copy pod Unschedulable on a tainted node: the message names the taints it tolerates (its node's, as planned), never every taint",
+    o: () => {
+      const o = withNewClaim(base("pending", { copyPod: pod("copy", "go", unschedulable), run: { ...freshRun(), seen: { "uid-copy": 0 } }, now: unschedulableSeconds * 1000 }));
+      return { ...o, m: { ...o.m, tolerations: [{ key: "dedicated", operator: "Equal", value: "db", effect: "NoSchedule" }] } };
+    },
+    expect: (a) => assert.match(a.kind === "fail" ? a.message : "", /tolerates only the taints that node had when the change was planned \(dedicated:NoSchedule\)/),
   },
   {
     name: "the server refused this run's copy pod (a ResourceQuota): the run fails saying which and what to do",
@@ -354,7 +469,8 @@ const table: { name: string; o: () => MoveObserved; expect: (a: MoveAction) => v
     expect: (a) =>
       assert.deepEqual(a, {
         kind: "fail",
-        restore: false,
+        // The claim is as it was: a StatefulSet that is gone would come back (here it is there).
+        restore: true,
         message:
           "node node-b, where db-2 runs, was cordoned during the move: stopped before db-2 stops (it could not start on that node again); db-2 runs on its old volume and claim data-db-2 is as it was: uncordon the node (kubectl uncordon node-b), then run the same command again",
       }),
@@ -464,6 +580,134 @@ const table: { name: string; o: () => MoveObserved; expect: (a: MoveAction) => v
     o: () => base("copied", { run: { ...freshRun(), failure: { message: "the reason", restore: true } } }),
     expect: (a) => assert.deepEqual(a, { kind: "stop", message: "the reason" }),
   },
+  {
+    name: "failed, the replica stopped by the move: the StatefulSet first, then the copy pod (a told one removed at once, not awaited)",
+    o: () => {
+      const told = pod("sync", "wait", running());
+      told.metadata = { ...told.metadata, deletionTimestamp: "now", deletionGracePeriodSeconds: 86_400 };
+      const o = base("copied", { statefulSet: undefined, copyPod: told, run: { ...mineRun(0), failure: { message: "x", restore: true, replicaDown: true } } });
+      return { ...o, pods: o.pods.filter((p) => p.metadata.name !== "db-2") };
+    },
+    expect: (a) => assert.deepEqual(a, { kind: "create-statefulset" }),
+  },
+  {
+    name: "failed, the StatefulSet back, a told copy pod still copying: removed at once (its grace period is a day)",
+    o: () => {
+      const told = pod("sync", "wait", running());
+      told.metadata = { ...told.metadata, deletionTimestamp: "now", deletionGracePeriodSeconds: 86_400 };
+      return base("copied", { copyPod: told, run: { ...mineRun(0), failure: { message: "x", restore: true, replicaDown: true } } });
+    },
+    expect: (a) => assert.deepEqual(a, { kind: "remove-copy-pod", uid: "uid-copy" }),
+  },
+  {
+    name: "failed, the move had stopped the replica: wait until it is Ready again on its old volume, then stop saying so",
+    o: () => {
+      const o = base("copied", { run: { ...freshRun(), failure: { message: "the reason", restore: true, replicaDown: true } } });
+      o.pods.find((p) => p.metadata.name === "db-2")!.status = running(false);
+      return o;
+    },
+    expect: (a) => assert.deepEqual(a.kind === "wait" && [a.on, a.for], ["pods", "db-2 to be Ready again on its old volume pv-old-2 (claim data-db-2 as it was)"]),
+  },
+  {
+    name: "failed, the replica Ready again: stop with the failure's message and where the replica is",
+    o: () => base("copied", { run: { ...freshRun(), failure: { message: "the reason", restore: true, replicaDown: true } } }),
+    expect: (a) => assert.deepEqual(a, { kind: "stop", message: "the reason; db-2 is Ready again on its old volume pv-old-2" }),
+  },
+  {
+    name: "failed before its first copy was recorded, a copy that stalled: the claim of the new volume is kept for the next run",
+    o: () => withNewClaim(base("pending", { run: { ...freshRun(), failure: { message: "stalled", restore: true, keepCopy: true } } })),
+    expect: (a) => assert.deepEqual(a, { kind: "stop", message: "stalled" }),
+  },
+  {
+    name: "interrupted from outside (a wait timed out) with the replica stopped: fail, back a phase, the replica to come back",
+    o: () => {
+      const o = withNewClaim(base("stopped", { statefulSet: undefined, run: { ...freshRun(), interrupted: "timed out after 300s waiting for x" } }));
+      return { ...o, pods: o.pods.filter((p) => p.metadata.name !== "db-2") };
+    },
+    expect: (a) => assert.deepEqual(a, { kind: "fail", message: "timed out after 300s waiting for x", restore: true, replicaDown: true, phase: "copied" }),
+  },
+  {
+    name: "interrupted from outside once the swap has begun (the old claim deleted): no way back, the swap goes on",
+    o: () => {
+      const o = withNewClaim(base("verified", { statefulSet: undefined, run: { ...freshRun(), interrupted: "a write failed" } }));
+      o.m.newVolume = "pv-new";
+      o.newVolume = { metadata: { name: "pv-new" }, spec: { persistentVolumeReclaimPolicy: "Retain" } };
+      o.claim = { ...o.claim!, metadata: { ...o.claim!.metadata, deletionTimestamp: "now" } };
+      return { ...o, pods: o.pods.filter((p) => p.metadata.name !== "db-2") };
+    },
+    expect: (a) => assert.notEqual(a.kind, "fail"),
+  },
+  {
+    name: "stopped, the told final copy runs: a wait bounded by its progress, not by --timeout",
+    o: () => {
+      const p = { ...pod("sync", "wait", running(true)), metadata: { ...pod("sync", "wait", running(true)).metadata, deletionTimestamp: "now", deletionGracePeriodSeconds: 86_400 } };
+      const o = withNewClaim(base("stopped", { statefulSet: undefined, copyPod: p, run: mineRun(0) }));
+      return { ...o, pods: o.pods.filter((x) => x.metadata.name !== "db-2") };
+    },
+    expect: (a) => assert.deepEqual(a.kind === "wait" && [a.on, a.progress], ["copy-pod", true]),
+  },
+  {
+    name: `stopped, the told final copy moved no byte for ${stallSeconds}s: fail, back to copied, the copy kept, the replica to come back`,
+    o: () => {
+      const p = { ...pod("sync", "wait", running(false)), metadata: { ...pod("sync", "wait", running(false)).metadata, deletionTimestamp: "now", deletionGracePeriodSeconds: 86_400 } };
+      const o = withNewClaim(
+        base("stopped", { statefulSet: undefined, copyPod: p, run: { ...mineRun(0), running: { "uid-copy": 0 }, progress: { "uid-copy": 5000 } }, now: 5000 + stallSeconds * 1000 }),
+      );
+      return { ...o, pods: o.pods.filter((x) => x.metadata.name !== "db-2") };
+    },
+    expect: (a) => {
+      assert.deepEqual(a.kind === "fail" && [a.restore, a.replicaDown, a.phase, a.keepCopy], [true, true, "copied", true]);
+      assert.match(
+        a.kind === "fail" ? a.message : "",
+        /^claim data-db-2: copy pod appstorage-copy-data-db-2 moved no byte for 120s \(a copy may be quiet for 120s; see kubectl describe pod appstorage-copy-data-db-2 -n default and its node\); the copy was stopped, and what it copied is kept on claim appstorage-new-data-db-2 for the next run: run the same command again$/,
+      );
+    },
+  },
+  {
+    name: `stopped, the told final copy quiet for less than ${stallSeconds}s since its last progress: still waiting`,
+    o: () => {
+      const p = { ...pod("sync", "wait", running(false)), metadata: { ...pod("sync", "wait", running(false)).metadata, deletionTimestamp: "now", deletionGracePeriodSeconds: 86_400 } };
+      const o = withNewClaim(
+        base("stopped", { statefulSet: undefined, copyPod: p, run: { ...mineRun(0), running: { "uid-copy": 0 }, progress: { "uid-copy": 5000 } }, now: 4000 + stallSeconds * 1000 }),
+      );
+      return { ...o, pods: o.pods.filter((x) => x.metadata.name !== "db-2") };
+    },
+    expect: (a) => assert.equal(a.kind, "wait"),
+  },
+  {
+    name: "the first copy runs (the replica too): a wait bounded by its progress, not by --timeout",
+    o: () => withNewClaim(base("pending", { copyPod: pod("copy", "go", running(true)), run: mineRun() })),
+    expect: (a) => assert.deepEqual(a.kind === "wait" && [a.on, a.progress], ["copy-pod", true]),
+  },
+  {
+    name: "the first copy not running yet (Pending): a wait that --timeout bounds",
+    o: () => withNewClaim(base("pending", { copyPod: pod("copy", "go", { phase: "Pending" }), run: mineRun() })),
+    expect: (a) => assert.deepEqual(a.kind === "wait" && [a.on, a.progress], ["copy-pod", undefined]),
+  },
+  {
+    name: `the first copy moved no byte for ${stallSeconds}s: fail, what it copied kept for the next run, the replica never stopped`,
+    o: () =>
+      withNewClaim(base("pending", { copyPod: pod("copy", "go", running(false)), run: { ...mineRun(), running: { "uid-copy": 0 }, progress: { "uid-copy": 1000 } }, now: 1000 + stallSeconds * 1000 })),
+    expect: (a) => {
+      assert.deepEqual(a.kind === "fail" && { restore: a.restore, replicaDown: a.replicaDown, phase: a.phase, keepCopy: a.keepCopy }, {
+        restore: true,
+        replicaDown: undefined,
+        phase: undefined,
+        keepCopy: true,
+      });
+      assert.match(a.kind === "fail" ? a.message : "", /^claim data-db-2: copy pod appstorage-copy-data-db-2 moved no byte for 120s /);
+    },
+  },
+  {
+    name: `the first copy quiet since it was first seen running, for less than ${stallSeconds}s: still waiting`,
+    o: () => withNewClaim(base("pending", { copyPod: pod("copy", "go", running(false)), run: { ...mineRun(), running: { "uid-copy": 1000 } }, now: stallSeconds * 1000 })),
+    expect: (a) => assert.equal(a.kind, "wait"),
+  },
+  {
+    name: "interrupted, and the move went on to done meanwhile (a delete of the claim whose answer was lost, which the server did): done, not a failure",
+    o: () => base("done", { run: { ...freshRun(), interrupted: "the server did not answer" } }),
+    expect: (a) => assert.deepEqual(a, { kind: "done" }),
+  },
   { name: "done: done", o: () => base("done"), expect: (a) => assert.deepEqual(a, { kind: "done" }) },
 ];
 
@@ -503,4 +747,41 @@ describe("nodeNote: a move that timed out on a node's pods names the node and wh
     );
     assert.match(nodeNote("data-db-2", "node-c", undefined, false), /^; node node-c, where claim data-db-2's move runs, no longer exists: /);
   });
+});
+
+describe("noteCopyPod: what a run learns of a copy pod each time it sees one", () => {
+  test("when it first saw it, first saw it run, and last saw its bytes move (Ready)", () => {
+    const run = freshRun();
+    const p = pod("copy", "go", { phase: "Pending" });
+    noteCopyPod(run, p, 1000);
+    assert.deepEqual([run.seen["uid-copy"], run.running, run.progress], [1000, undefined, undefined]);
+    noteCopyPod(run, { ...p, status: running(false) }, 2000);
+    assert.deepEqual([run.seen["uid-copy"], run.running, run.progress], [1000, { "uid-copy": 2000 }, undefined]);
+    noteCopyPod(run, { ...p, status: running(true) }, 3000);
+    noteCopyPod(run, { ...p, status: running(false) }, 4000);
+    assert.deepEqual([run.running, run.progress], [{ "uid-copy": 2000 }, { "uid-copy": 3000 }], "first seen running stays; the last progress is when it was last Ready");
+    noteCopyPod(run, undefined, 5000);
+    assert.deepEqual(run.progress, { "uid-copy": 3000 }, "no pod: nothing learned");
+  });
+});
+
+describe("afterTrouble: what a run does after a failure outside the machine", () => {
+  const t = (more: Partial<Trouble>): Trouble => ({ mayBeDown: true, windingDown: false, timedOut: false, tries: 1, elapsedMs: 0, timeoutMs: 300_000, swapBegun: false, phase: "copied", ...more });
+  const cases: { name: string; t: Trouble; want: ReturnType<typeof afterTrouble> }[] = [
+    { name: "nothing down because of this run (and the StatefulSet not deleted by it): the run ends there, as before any change", t: t({ mayBeDown: false, phase: "pending" }), want: "end" },
+    { name: "the replica may be down, its claim as it was: handed to the machine, which brings it back", t: t({ phase: "stopped" }), want: "back" },
+    { name: "a wait that timed out with the replica down: back as well", t: t({ phase: "stopped", timedOut: true }), want: "back" },
+    { name: "the copy verified, a request that failed: forward onto the new volume first", t: t({ phase: "verified" }), want: "forward" },
+    { name: `the copy verified, forward failed ${triesWhileDown} times: back onto the old volume`, t: t({ phase: "verified", tries: triesWhileDown + 1 }), want: "back" },
+    { name: "the copy verified, forward for longer than --timeout: back", t: t({ phase: "verified", tries: 2, elapsedMs: 300_001 }), want: "back" },
+    { name: "the copy verified, a wait that timed out: back (a wait is not tried again)", t: t({ phase: "verified", timedOut: true }), want: "back" },
+    { name: "the swap begun, a request that failed: forward only, however many tries", t: t({ phase: "verified", swapBegun: true, tries: 10, elapsedMs: 299_000 }), want: "forward" },
+    { name: "the swap begun, forward for longer than --timeout: the run ends saying where the replica is", t: t({ phase: "swapped", swapBegun: true, tries: 10, elapsedMs: 300_001 }), want: "down" },
+    { name: "the swap begun, a wait that timed out: the machine's own words end the run", t: t({ phase: "swapped", swapBegun: true, timedOut: true }), want: "end" },
+    { name: "winding down, a request that failed: tried again", t: t({ windingDown: "failure", tries: 2 }), want: "again" },
+    { name: "winding down after an interruption: tried again", t: t({ windingDown: "interrupted", tries: triesWhileDown }), want: "again" },
+    { name: `winding down failed ${triesWhileDown + 1} times: the run ends saying where the replica is`, t: t({ windingDown: "failure", tries: triesWhileDown + 1 }), want: "down" },
+    { name: "winding down, a wait that timed out: the run ends saying where the replica is", t: t({ windingDown: "interrupted", timedOut: true }), want: "down" },
+  ];
+  for (const k of cases) test(k.name, () => assert.equal(afterTrouble(k.t), k.want));
 });

@@ -12,7 +12,7 @@ import { describe, test } from "node:test";
 import type { PersistentVolume, PersistentVolumeClaim } from "../../src/api/types";
 import { startFaultProxy } from "../shared/faultproxy";
 import { eventually, kubeconfig, kubectl, kubectlJson, namespace, runPlugin } from "../shared/harness";
-import { allReady, create, deleteKeptVolumes, maxDown, payloadSha, watchPods, whenTwoDown, workloadImage } from "../shared/node";
+import { allReady, copyImage, create, deleteKeptVolumes, maxDown, payloadSha, watchPods, whenTwoDown } from "../shared/node";
 import { withUidWriter } from "../shared/move";
 import { clusterScript, nodeObjects, placement, readyOf, spread, troubleEvents } from "./zones";
 
@@ -44,7 +44,7 @@ async function moveTo(ns: string, cls: string): Promise<void> {
   const data = Object.fromEntries(names.map((n) => [n, payloadSha(ns, n)]));
   const old = Object.fromEntries(names.map((n) => [n, claimOf(ns, `data-${n}`)]));
   const watch = watchPods(ns);
-  const r = await runPlugin(["set", "db", `data=1Gi,${cls}`, "--migrate-existing", "--copy-image", workloadImage, "--timeout", "240s", "-n", ns, "--yes"]);
+  const r = await runPlugin(["set", "db", `data=1Gi,${cls}`, "--migrate-existing", "--copy-image", copyImage, "--timeout", "240s", "-n", ns, "--yes"]);
   await watch.stop();
   assert.equal(r.code, 0, r.stderr);
   const after = await allReady(ns, "db", 3);
@@ -95,7 +95,7 @@ describe("zones: --migrate-existing over three zones", { timeout: 1_800_000 }, (
         .items.map((p) => p.metadata.uid)
         .sort();
     const pods = podUids();
-    const args = ["set", "db", "data=1Gi,appstorage-csi-b", "--migrate-existing", "--copy-image", workloadImage, "--timeout", "240s", "-n", ns, "--yes"];
+    const args = ["set", "db", "data=1Gi,appstorage-csi-b", "--migrate-existing", "--copy-image", copyImage, "--timeout", "240s", "-n", ns, "--yes"];
     const unchanged = () => {
       for (const n of names) assert.equal(claimOf(ns, `data-${n}`).metadata.uid, uids[n], `${n}: the same claim`);
       assert.deepEqual(podUids(), pods, "no pod created or deleted");
@@ -133,9 +133,11 @@ describe("zones: --migrate-existing over three zones", { timeout: 1_800_000 }, (
     const node = nodes["db-2"]!;
     const data = Object.fromEntries(names.map((n) => [n, payloadSha(ns, n)]));
     const uids = Object.fromEntries(names.map((n) => [n, claimOf(ns, `data-${n}`).metadata.uid]));
-    const args = ["set", "db", "data=1Gi,appstorage-csi-b", "--migrate-existing", "--copy-image", workloadImage, "--timeout", "60s", "-n", ns, "--yes"];
+    const args = ["set", "db", "data=1Gi,appstorage-csi-b", "--migrate-existing", "--copy-image", copyImage, "--timeout", "60s", "-n", ns, "--yes"];
     // Held at the first copy pod's create (data-db-2's, the highest ordinal): its node's kubelet stops first.
-    const proxy = await startFaultProxy(kubeconfig(), [{ kind: "hold", signature: "create pods" }]);
+    // Counted from the first claim the move creates: the pods that prove the copy image starts on each
+    // node are created before it (before the journal), and are not the move's.
+    const proxy = await startFaultProxy(kubeconfig(), [{ kind: "hold", signature: "create pods", after: "create persistentvolumeclaims" }]);
     let r: Awaited<ReturnType<typeof runPlugin>>;
     let started = 0;
     try {
