@@ -170,22 +170,27 @@ function splitShell(line: string): string[] {
   return [...line.matchAll(/'([^']*)'|(\S+)/g)].map((m) => m[1] ?? m[2]!);
 }
 
+/** A StatefulSet db that Flux's Kustomization apps applies (labels), in a namespace of its own; suspend() reads the Kustomization's spec.suspend. */
+async function kustomized(t: TestContext, prefix: string): Promise<{ ns: string; suspend: () => string }> {
+  installOwnerCrds();
+  const ns = namespace(t, prefix);
+  apply(
+    {
+      apiVersion: "kustomize.toolkit.fluxcd.io/v1",
+      kind: "Kustomization",
+      metadata: { name: "apps", namespace: ns },
+      spec: { interval: "10m", prune: true, sourceRef: { kind: "GitRepository", name: "shop" }, path: "./db" },
+    },
+    ns,
+  );
+  apply(sts("db", ns).withClaim("pgdata", "1Gi").labels({ "kustomize.toolkit.fluxcd.io/name": "apps", "kustomize.toolkit.fluxcd.io/namespace": ns }).build(), ns);
+  await settled(ns, "db", 1);
+  return { ns, suspend: () => kubectl(["get", "kustomization", "apps", "-n", ns, "-o", "jsonpath={.spec.suspend}"]) };
+}
+
 describe("Flux", () => {
   test("a run that stops resumes the Kustomization at once, with the journal kept; the rerun pauses it again and resumes it at the end", async (t) => {
-    installOwnerCrds();
-    const ns = namespace(t, "flux");
-    apply(
-      {
-        apiVersion: "kustomize.toolkit.fluxcd.io/v1",
-        kind: "Kustomization",
-        metadata: { name: "apps", namespace: ns },
-        spec: { interval: "10m", prune: true, sourceRef: { kind: "GitRepository", name: "shop" }, path: "./db" },
-      },
-      ns,
-    );
-    apply(sts("db", ns).withClaim("pgdata", "1Gi").labels({ "kustomize.toolkit.fluxcd.io/name": "apps", "kustomize.toolkit.fluxcd.io/namespace": ns }).build(), ns);
-    await settled(ns, "db", 1);
-    const suspend = () => kubectl(["get", "kustomization", "apps", "-n", ns, "-o", "jsonpath={.spec.suspend}"]);
+    const { ns, suspend } = await kustomized(t, "flux");
     const diff = await runPlugin(["diff", "db", "pgdata=2Gi", "-n", ns]);
     assert.ok(
       diff.stderr.includes(
@@ -212,20 +217,7 @@ describe("Flux", () => {
   });
 
   test("a SIGKILL at the re-create, after the pause, leaves the Kustomization suspended and says so in the journal; the rerun, without the flag, finishes and resumes it", async (t) => {
-    installOwnerCrds();
-    const ns = namespace(t, "fluxkill");
-    apply(
-      {
-        apiVersion: "kustomize.toolkit.fluxcd.io/v1",
-        kind: "Kustomization",
-        metadata: { name: "apps", namespace: ns },
-        spec: { interval: "10m", prune: true, sourceRef: { kind: "GitRepository", name: "shop" }, path: "./db" },
-      },
-      ns,
-    );
-    apply(sts("db", ns).withClaim("pgdata", "1Gi").labels({ "kustomize.toolkit.fluxcd.io/name": "apps", "kustomize.toolkit.fluxcd.io/namespace": ns }).build(), ns);
-    await settled(ns, "db", 1);
-    const suspend = () => kubectl(["get", "kustomization", "apps", "-n", ns, "-o", "jsonpath={.spec.suspend}"]);
+    const { ns, suspend } = await kustomized(t, "fluxkill");
     await killAt(["set", "db", "pgdata=2Gi", "-n", ns, "--yes", "--pause-owner"], { signature: "create statefulsets", nth: 0 }, "hold");
     assert.equal(suspend(), "true", "still suspended after the kill");
     const journal = journalOf(ns);
