@@ -14,33 +14,14 @@ import { describe, type TestContext, test } from "node:test";
 import type { Plan } from "../../src/plan/types";
 import type { StatefulSet } from "../../src/api/types";
 import { sts } from "../fixtures/builders";
-import { apply, claims, eventually, getSts, kubectl, kubectlTry, markReady, namespace, runPlugin, settled, storageClassFor, uids } from "../shared/harness";
+import { apply, claims, eventually, getSts, kubectl, kubectlTry, markReady, namespace, runPlugin, settled, storageClassFor, uids, volumeFor } from "../shared/harness";
 
 /** db: two replicas on `node` (a Node object of the test's), their claims bound to volumes of class `cls`. */
 async function onNode(t: TestContext, ns: string, cls: string): Promise<string> {
   const node = `appstorage-${ns}`;
   kubectl(["create", "-f", "-"], { input: JSON.stringify({ apiVersion: "v1", kind: "Node", metadata: { name: node } }) });
   t.after(() => kubectlTry(["delete", "node", node, "--wait=false"]));
-  for (let i = 0; i < 2; i++) {
-    const name = `pv-${ns}-${i}`;
-    apply(
-      {
-        apiVersion: "v1",
-        kind: "PersistentVolume",
-        metadata: { name },
-        spec: {
-          capacity: { storage: "1Gi" },
-          accessModes: ["ReadWriteOnce"],
-          persistentVolumeReclaimPolicy: "Retain",
-          storageClassName: cls,
-          hostPath: { path: `/tmp/appstorage-e2e/${name}` },
-          claimRef: { namespace: ns, name: `data-db-${i}` },
-        },
-      },
-      ns,
-    );
-    t.after(() => kubectlTry(["delete", "pv", name, "--wait=false"]));
-  }
+  for (let i = 0; i < 2; i++) volumeFor(t, ns, `data-db-${i}`, "1Gi", cls);
   apply(sts("db", ns).withClaim("data", "1Gi", cls).replicas(2).parallel().build(), ns);
   await settled(ns, "db", 2);
   await eventually("2 claims bound", () => claims(ns).filter((c) => c.status?.phase === "Bound").length === 2, 60_000);

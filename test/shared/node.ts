@@ -187,19 +187,26 @@ export function watchPods(ns: string): { seen: PodSeen[]; stop: () => Promise<vo
     '{.metadata.name} {.metadata.uid} {.metadata.deletionTimestamp}|{.status.containerStatuses[0].state.terminated.exitCode}|{.status.conditions[?(@.type=="Ready")].status}|{.status.containerStatuses[0].restartCount}{"\\n"}';
   const child = tracked(spawn("kubectl", ["--kubeconfig", kubeconfig(), "get", "pods", "-n", ns, "-w", "-o", `jsonpath=${line}`], { stdio: ["ignore", "pipe", "ignore"] }));
   const seen: PodSeen[] = [];
+  onLines(child, (l) => {
+    const [head = "", exitCode = "", ready = "", restarts = ""] = l.split("|");
+    const [name = "", uid = "", deletion = ""] = head.split(" ");
+    if (name) seen.push({ name, uid, deleting: deletion !== "", exitCode, ready: ready === "True", restarts });
+  });
+  return { seen, stop: () => stopChild(child) };
+}
+
+/** Calls f with each line the child writes to stdout, as it comes (a line split across chunks is put together). */
+function onLines(child: ChildProcess, f: (line: string) => void): void {
   let buf = "";
-  child.stdout.on("data", (d: Buffer) => {
+  child.stdout!.on("data", (d: Buffer) => {
     buf += d.toString();
     let i: number;
     while ((i = buf.indexOf("\n")) >= 0) {
-      const l = buf.slice(0, i);
+      const line = buf.slice(0, i);
       buf = buf.slice(i + 1);
-      const [head = "", exitCode = "", ready = "", restarts = ""] = l.split("|");
-      const [name = "", uid = "", deletion = ""] = head.split(" ");
-      if (name) seen.push({ name, uid, deleting: deletion !== "", exitCode, ready: ready === "True", restarts });
+      f(line);
     }
   });
-  return { seen, stop: () => stopChild(child) };
 }
 
 /** Ends a watch and resolves once it has closed (again: the same promise). */
@@ -226,16 +233,10 @@ export function watchClaimConditions(ns: string): { seen: Set<string>; stop: () 
   const line = '{.metadata.name}|{.status.conditions[*].type}|{.status.conditions[*].status}{"\\n"}';
   const child = tracked(spawn("kubectl", ["--kubeconfig", kubeconfig(), "get", "pvc", "-n", ns, "-w", "-o", `jsonpath=${line}`], { stdio: ["ignore", "pipe", "ignore"] }));
   const seen = new Set<string>();
-  let buf = "";
-  child.stdout.on("data", (d: Buffer) => {
-    buf += d.toString();
-    let i: number;
-    while ((i = buf.indexOf("\n")) >= 0) {
-      const [name = "", types = "", statuses = ""] = buf.slice(0, i).split("|");
-      buf = buf.slice(i + 1);
-      const status = statuses.split(" ");
-      for (const [k, t] of types.split(" ").entries()) if (name && t && status[k] === "True") seen.add(`${name}/${t}`);
-    }
+  onLines(child, (l) => {
+    const [name = "", types = "", statuses = ""] = l.split("|");
+    const status = statuses.split(" ");
+    for (const [k, t] of types.split(" ").entries()) if (name && t && status[k] === "True") seen.add(`${name}/${t}`);
   });
   return { seen, stop: () => stopChild(child) };
 }
@@ -316,17 +317,10 @@ export function watchToolPods(ns: string): { pods: Map<string, Pod>; stop: () =>
     }),
   );
   const seen = new Map<string, Pod>();
-  let buf = "";
-  child.stdout.on("data", (d: Buffer) => {
-    buf += d.toString();
-    let i: number;
-    while ((i = buf.indexOf("\n")) >= 0) {
-      const line = buf.slice(0, i);
-      buf = buf.slice(i + 1);
-      if (!line.trim()) continue;
-      const event = JSON.parse(line) as { type: string; object: Pod };
-      if (event.object.metadata?.uid && !seen.has(event.object.metadata.uid)) seen.set(event.object.metadata.uid, event.object);
-    }
+  onLines(child, (line) => {
+    if (!line.trim()) return;
+    const event = JSON.parse(line) as { type: string; object: Pod };
+    if (event.object.metadata?.uid && !seen.has(event.object.metadata.uid)) seen.set(event.object.metadata.uid, event.object);
   });
   return {
     pods: seen,
@@ -347,15 +341,9 @@ export function watchCopyPods(ns: string): { nodes: Map<string, string>; stop: (
     }),
   );
   const nodes = new Map<string, string>();
-  let buf = "";
-  child.stdout.on("data", (d: Buffer) => {
-    buf += d.toString();
-    let i: number;
-    while ((i = buf.indexOf("\n")) >= 0) {
-      const [name = "", node = ""] = buf.slice(0, i).split(" ");
-      buf = buf.slice(i + 1);
-      if (name && node) nodes.set(name, node);
-    }
+  onLines(child, (l) => {
+    const [name = "", node = ""] = l.split(" ");
+    if (name && node) nodes.set(name, node);
   });
   return {
     nodes,

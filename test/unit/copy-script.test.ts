@@ -30,7 +30,7 @@ import {
 } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { describe, test } from "node:test";
+import { describe, type TestContext, test } from "node:test";
 import { copyScript } from "../../src/plan/copy-script";
 import { assertSameTree, hostTree, makeExactTree, treeNames } from "../shared/tree";
 
@@ -67,6 +67,15 @@ function run(env: Record<string, string>, dirs: { src: string; dst: string; work
 
 const bin = appletPath();
 const root = process.getuid?.() === 0;
+
+/** A 32 MiB ext4 file system (its image in WORK) mounted at DIR until the test ends: a volume with its own lost+found. */
+function ext4At(t: TestContext, work: string, dir: string): void {
+  const image = join(work, "ext4.img");
+  execFileSync("truncate", ["-s", "32M", image]);
+  execFileSync("mkfs.ext4", ["-q", "-F", image]);
+  execFileSync("mount", ["-o", "loop", image, dir]);
+  t.after(() => execFileSync("umount", [dir]));
+}
 
 function fresh(): { src: string; dst: string; work: string } {
   const base = mkdtempSync(join(tmpdir(), "appstorage-copy-"));
@@ -217,11 +226,7 @@ describe("copy script", () => {
   test("lost+found at the top: the file system's own on ext4 (left out, the new volume's own kept); data elsewhere (copied, verified)", { skip: !mkfs && "no mkfs.ext4 (e2fsprogs)" }, (t) => {
     // An ext4 source with its own lost+found (and a file e2fsck put there) onto a tmpfs new volume.
     const dirs = fresh();
-    const image = join(dirs.work, "ext4.img");
-    execFileSync("truncate", ["-s", "32M", image]);
-    execFileSync("mkfs.ext4", ["-q", "-F", image]);
-    execFileSync("mount", ["-o", "loop", image, dirs.src]);
-    t.after(() => execFileSync("umount", [dirs.src]));
+    ext4At(t, dirs.work, dirs.src);
     writeFileSync(join(dirs.src, "lost+found/#12"), "the file system's own");
     writeFileSync(join(dirs.src, "data"), "data");
     execFileSync("mount", ["-t", "tmpfs", "-o", "size=16m", "appstorage-test", dirs.dst]);
@@ -239,11 +244,7 @@ describe("copy script", () => {
     mkdirSync(join(back.src, "lost+found"));
     writeFileSync(join(back.src, "lost+found/mine"), "a user's file in a folder of that name");
     chmodSync(join(back.src, "lost+found"), 0o755);
-    const image2 = join(back.work, "ext4.img");
-    execFileSync("truncate", ["-s", "32M", image2]);
-    execFileSync("mkfs.ext4", ["-q", "-F", image2]);
-    execFileSync("mount", ["-o", "loop", image2, back.dst]);
-    t.after(() => execFileSync("umount", [back.dst]));
+    ext4At(t, back.work, back.dst);
     const c = run({ MODE: "copy" }, back);
     assert.equal(c.code, 0, c.stderr);
     const s2 = run({ MODE: "sync", SINCE: String(c.report["since"]) }, back);
@@ -253,11 +254,7 @@ describe("copy script", () => {
     // And a source without one onto an ext4 new volume: the new volume's own is kept, and verifies.
     const none = fresh();
     writeFileSync(join(none.src, "data"), "data");
-    const image3 = join(none.work, "ext4.img");
-    execFileSync("truncate", ["-s", "32M", image3]);
-    execFileSync("mkfs.ext4", ["-q", "-F", image3]);
-    execFileSync("mount", ["-o", "loop", image3, none.dst]);
-    t.after(() => execFileSync("umount", [none.dst]));
+    ext4At(t, none.work, none.dst);
     const c3 = run({ MODE: "copy" }, none);
     assert.equal(c3.code, 0, c3.stderr);
     const s3 = run({ MODE: "sync", SINCE: String(c3.report["since"]) }, none);
