@@ -5,6 +5,7 @@
 // own resumes it at once (Lease.run's onStop). Both are safe to repeat.
 import { customObjectsPath } from "../kube/paths";
 import { mergePatchCustomObject } from "../kube/write";
+import { patchCommand } from "../plan/owner";
 import type { OwnerPause } from "../plan/owner-types";
 import type { ApplyContext } from "./context";
 import type { Lease } from "./lease";
@@ -21,9 +22,7 @@ export async function pauseOwner(pause: OwnerPause, ctx: ApplyContext, lease: Le
 /** After the last write: put back as read; an operator's switch (keep) is left for the user, with the command. */
 export async function resumeOwner(pause: OwnerPause, ctx: ApplyContext, lease: Lease): Promise<void> {
   if (pause.keep) {
-    ctx.progress.warn(
-      `left ${where(pause)} paused (${pause.what}): change its storage to what this run set, then resume it with: kubectl patch ${pause.ref.resource}.${pause.ref.group} ${pause.ref.name} -n ${pause.ref.namespace} --type merge -p '${JSON.stringify(pause.resume)}'`,
-    );
+    ctx.progress.warn(`left ${where(pause)} paused (${pause.what}): change its storage to what this run set, then resume it with: ${patchCommand(pause.ref, pause.resume)}`);
     return;
   }
   await mergePatchCustomObject(ctx.client, path(pause), pause.resume);

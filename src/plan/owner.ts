@@ -112,7 +112,8 @@ export function ownerLookups(sts: StatefulSet): OwnerResourceRef[] {
 /** A word for the shell, single-quoted when it needs it. */
 const shellWord = (s: string) => (/^[\w@%+=:,./-]+$/.test(s) ? s : `'${s.replaceAll("'", `'\\''`)}'`);
 
-function patchCommand(ref: OwnerResourceRef & { namespace: string }, patch: unknown): string {
+/** The kubectl command that applies a JSON merge patch to the owner's object. */
+export function patchCommand(ref: OwnerResourceRef & { namespace: string }, patch: unknown): string {
   return `kubectl patch ${ref.resource}.${ref.group} ${ref.name} -n ${ref.namespace} --type merge -p ${shellWord(JSON.stringify(patch))}`;
 }
 

@@ -49,13 +49,22 @@ export const crdSources: CrdSource[] = [
 ];
 
 /** The Prometheus Operator's, of the release lab/tools/prometheus-operator builds. */
-export const operatorCrdSources: CrdSource[] = ["alertmanagers", "alertmanagerconfigs"].map((plural, i) => ({
-  module: "github.com/prometheus-operator/prometheus-operator",
-  version: "v0.85.0",
-  file: `example/prometheus-operator-crd/monitoring.coreos.com_${plural}.yaml`,
-  sha256: ["5a7bdf7900fd58053f3403abc9daaa301a90cd8dd1bbdf1362788704a87d04a4", "7e34fd1f9abf3a2756eb53895f1ca6b291ce3cac929152c9e3919d8d7fb85ccf"][i]!,
-  name: `${plural}.monitoring.coreos.com`,
-}));
+export const operatorCrdSources: CrdSource[] = [
+  {
+    module: "github.com/prometheus-operator/prometheus-operator",
+    version: "v0.85.0",
+    file: "example/prometheus-operator-crd/monitoring.coreos.com_alertmanagers.yaml",
+    sha256: "5a7bdf7900fd58053f3403abc9daaa301a90cd8dd1bbdf1362788704a87d04a4",
+    name: "alertmanagers.monitoring.coreos.com",
+  },
+  {
+    module: "github.com/prometheus-operator/prometheus-operator",
+    version: "v0.85.0",
+    file: "example/prometheus-operator-crd/monitoring.coreos.com_alertmanagerconfigs.yaml",
+    sha256: "7e34fd1f9abf3a2756eb53895f1ca6b291ce3cac929152c9e3919d8d7fb85ccf",
+    name: "alertmanagerconfigs.monitoring.coreos.com",
+  },
+];
 
 const cacheDir = () => join(process.env["APPSTORAGE_CACHE"] ?? join(homedir(), ".cache", "kubectl-appstorage"), "crds");
 const proxy = () => (process.env["GOPROXY"] ?? "https://proxy.golang.org").split(/[,|]/).find((p) => p.startsWith("http")) ?? "https://proxy.golang.org";
